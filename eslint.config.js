@@ -1,0 +1,19 @@
+// Lint rules for every workspace: typescript-eslint's recommended set on the TypeScript sources.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['**/dist/**', '**/node_modules/**', 'data/**', 'server/src/db/migrations/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      'no-console': ['error', { allow: ['error'] }],
+    },
+  },
+  {
+    files: ['server/src/main.ts', 'server/src/cli/**', 'bench/**', '**/*.test.ts', 'server/test/**'],
+    rules: { 'no-console': 'off' },
+  },
+);

@@ -1,0 +1,147 @@
+// `herald admin …`: operator commands that work straight on the database, for set-up and scripting.
+import { parseArgs } from 'node:util';
+import { eq } from 'drizzle-orm';
+import type { Db } from '../db/database.js';
+import { projects } from '../db/schema.js';
+import { ApiKeyService } from '../modules/api-keys/api-key.service.js';
+import { hashPassword } from '../modules/auth/password.js';
+import * as users from '../modules/auth/user.repository.js';
+import * as orgs from '../modules/organizations/organization.repository.js';
+import { ProjectService } from '../modules/projects/project.service.js';
+import { ROLES, type Role } from '../modules/tenancy.js';
+import { newId } from '../shared/ids.js';
+import { randomToken } from '../shared/secrets.js';
+
+export const ADMIN_USAGE = `Usage: herald admin <command> [options]   (prints JSON)
+
+  create-user     --email E [--password P] [--name N]       a password is generated when omitted
+  create-org      --name N --owner EMAIL
+  add-member      --org ORG_ID --email E --role OWNER|ADMIN|MEMBER|VIEWER
+  create-project  --org ORG_ID --name N [--domain example.com]
+  create-api-key  --project PROJECT_ID --mode live|test [--name N]
+  set-rate-limit  --project PROJECT_ID [--default N] [--ingest N] [--transactional N]
+`;
+
+class UsageError extends Error {}
+
+function required(values: Record<string, string | undefined>, name: string): string {
+  const value = values[name];
+  if (!value) throw new UsageError(`--${name} is required`);
+  return value;
+}
+
+function positive(value: string | undefined, name: string): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new UsageError(`--${name} must be a positive integer`);
+  return n;
+}
+
+async function userByEmail(db: Db, email: string) {
+  const user = await users.findUserByEmail(db, email);
+  if (!user) throw new UsageError(`no user with email ${email}`);
+  return user;
+}
+
+async function projectById(db: Db, projectId: string) {
+  const [row] = await db.select().from(projects).where(eq(projects.id, projectId));
+  if (!row) throw new UsageError(`no project ${projectId}`);
+  return row;
+}
+
+const options = {
+  email: { type: 'string' },
+  password: { type: 'string' },
+  name: { type: 'string' },
+  owner: { type: 'string' },
+  org: { type: 'string' },
+  role: { type: 'string' },
+  domain: { type: 'string' },
+  project: { type: 'string' },
+  mode: { type: 'string' },
+  default: { type: 'string' },
+  ingest: { type: 'string' },
+  transactional: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+async function execute(db: Db, command: string, v: Record<string, string | undefined>): Promise<unknown> {
+  switch (command) {
+    case 'create-user': {
+      const email = required(v, 'email');
+      if (await users.findUserByEmail(db, email)) throw new UsageError(`a user with email ${email} exists`);
+      const password = v.password ?? randomToken(20);
+      if (password.length < 8) throw new UsageError('--password must be at least 8 characters');
+      const user = await users.insertUser(db, {
+        id: newId('usr'),
+        email,
+        name: v.name ?? email.split('@')[0]!,
+        passwordHash: await hashPassword(password),
+      });
+      return { id: user.id, email: user.email, name: user.name, ...(v.password ? {} : { password }) };
+    }
+    case 'create-org': {
+      const owner = await userByEmail(db, required(v, 'owner'));
+      const org = await orgs.insertOrganization(db, { id: newId('org'), name: required(v, 'name') }, owner.id);
+      return { id: org.id, name: org.name, owner: owner.email };
+    }
+    case 'add-member': {
+      const role = required(v, 'role') as Role;
+      if (!ROLES.includes(role)) throw new UsageError(`--role must be one of ${ROLES.join(', ')}`);
+      const user = await userByEmail(db, required(v, 'email'));
+      const orgId = required(v, 'org');
+      if (!(await orgs.insertMembership(db, orgId, user.id, role))) throw new UsageError('already a member');
+      return { organizationId: orgId, userId: user.id, role };
+    }
+    case 'create-project':
+      return new ProjectService(db).create(required(v, 'org'), {
+        name: required(v, 'name'),
+        ...(v.domain && { emailConfig: { domain: v.domain.toLowerCase() } }),
+      });
+    case 'create-api-key': {
+      const mode = required(v, 'mode');
+      if (mode !== 'live' && mode !== 'test') throw new UsageError('--mode must be live or test');
+      const project = await projectById(db, required(v, 'project'));
+      return new ApiKeyService(db).create(
+        { organizationId: project.organizationId, projectId: project.id, sandbox: mode === 'test' },
+        { name: v.name ?? `${mode} key`, mode },
+      );
+    }
+    case 'set-rate-limit': {
+      const project = await projectById(db, required(v, 'project'));
+      const rateLimits = {
+        ...project.settings.rateLimits,
+        ...Object.fromEntries(
+          (['default', 'ingest', 'transactional'] as const)
+            .map((group) => [group, positive(v[group], group)] as const)
+            .filter(([, n]) => n !== undefined),
+        ),
+      };
+      await new ProjectService(db).setRateLimits(project.organizationId, project.id, rateLimits);
+      return { projectId: project.id, rateLimits };
+    }
+    default:
+      throw new UsageError(`unknown admin command: ${command}`);
+  }
+}
+
+/** Runs one admin command and returns the process exit code. */
+export async function runAdminCommand(db: Db, argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    const { values } = parseArgs({ args: rest, options, strict: true });
+    if (!command || values.help || command === '--help') {
+      process.stdout.write(ADMIN_USAGE);
+      return command ? 0 : 2;
+    }
+    const result = await execute(db, command, values as Record<string, string | undefined>);
+    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    return 0;
+  } catch (error) {
+    if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      process.stderr.write(`herald admin: ${(error as Error).message}\n\n${ADMIN_USAGE}`);
+      return 2;
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,126 @@
+// Herald's configuration: the one schema for every setting and the sole reader of process.env.
+import { z } from 'zod';
+
+const durationPattern = /^(\d+)\s*(ms|s|m|h|d)?$/;
+const unitSeconds = { ms: 0.001, s: 1, m: 60, h: 3600, d: 86400 } as const;
+
+/** Parses `900`, `15m`, `12h` or `7d` into whole seconds. */
+export function parseDurationSeconds(value: string): number | undefined {
+  const match = durationPattern.exec(value.trim());
+  if (!match) return undefined;
+  const unit = (match[2] ?? 's') as keyof typeof unitSeconds;
+  const seconds = Math.floor(Number(match[1]) * unitSeconds[unit]);
+  return seconds > 0 ? seconds : undefined;
+}
+
+const duration = (fallback: string) =>
+  z
+    .string()
+    .default(fallback)
+    .transform((value, ctx) => {
+      const seconds = parseDurationSeconds(value);
+      if (seconds === undefined) {
+        ctx.addIssue({ code: 'custom', message: 'must be a duration such as 900, 15m, 12h or 7d' });
+        return z.NEVER;
+      }
+      return seconds;
+    });
+
+const integer = (fallback: number, min = 1) => z.coerce.number().int().min(min).default(fallback);
+const optionalString = z.string().trim().min(1).optional();
+const boolean = (fallback: boolean) =>
+  z
+    .enum(['true', 'false', '1', '0', 'yes', 'no'])
+    .default(fallback ? 'true' : 'false')
+    .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+const envSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().min(1).default('0.0.0.0'),
+  PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
+  DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
+  DATA_DIR: z.string().min(1).default('./data'),
+  DB_POOL_MAX: integer(10),
+  JWT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+  JWT_TTL: duration('7d'),
+  ADMIN_EMAIL: z.email().optional(),
+  ADMIN_PASSWORD: z.string().min(8, 'must be at least 8 characters').optional(),
+  REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  TRUST_PROXY: boolean(false),
+  RATE_LIMIT_ENABLED: boolean(true),
+  RATE_LIMIT_WINDOW: duration('1m'),
+  RATE_LIMIT_DEFAULT: integer(600),
+  RATE_LIMIT_INGEST: integer(120),
+  RATE_LIMIT_TRANSACTIONAL: integer(120),
+  WORKER_CONCURRENCY: integer(4),
+  SHUTDOWN_TIMEOUT: duration('30s'),
+});
+
+export type Env = Record<string, string | undefined>;
+
+export interface Config {
+  port: number;
+  host: string;
+  publicUrl: string;
+  databaseUrl: string | undefined;
+  dataDir: string;
+  dbPoolMax: number;
+  jwtSecret: string | undefined;
+  jwtTtlSeconds: number;
+  adminEmail: string | undefined;
+  adminPassword: string | undefined;
+  redisUrl: string | undefined;
+  logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
+  trustProxy: boolean;
+  rateLimit: {
+    enabled: boolean;
+    windowSeconds: number;
+    default: number;
+    ingest: number;
+    transactional: number;
+  };
+  workerConcurrency: number;
+  shutdownTimeoutSeconds: number;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Reads and validates the environment; throws a ConfigError naming every bad key at once. */
+export function loadConfig(env: Env = process.env): Config {
+  const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ''));
+  const parsed = envSchema.safeParse(present);
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`));
+  }
+  const e = parsed.data;
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    publicUrl: (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
+    databaseUrl: e.DATABASE_URL,
+    dataDir: e.DATA_DIR,
+    dbPoolMax: e.DB_POOL_MAX,
+    jwtSecret: e.JWT_SECRET,
+    jwtTtlSeconds: e.JWT_TTL,
+    adminEmail: e.ADMIN_EMAIL,
+    adminPassword: e.ADMIN_PASSWORD,
+    redisUrl: e.REDIS_URL,
+    logLevel: e.LOG_LEVEL,
+    trustProxy: e.TRUST_PROXY,
+    rateLimit: {
+      enabled: e.RATE_LIMIT_ENABLED,
+      windowSeconds: e.RATE_LIMIT_WINDOW,
+      default: e.RATE_LIMIT_DEFAULT,
+      ingest: e.RATE_LIMIT_INGEST,
+      transactional: e.RATE_LIMIT_TRANSACTIONAL,
+    },
+    workerConcurrency: e.WORKER_CONCURRENCY,
+    shutdownTimeoutSeconds: e.SHUTDOWN_TIMEOUT,
+  };
+}

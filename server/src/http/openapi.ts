@@ -1,0 +1,62 @@
+// The OpenAPI 3.1 document, generated from the routes' Zod schemas, and the Swagger UI playground at /docs.
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { FastifyInstance } from 'fastify';
+import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
+import type { Access } from './access.js';
+
+const jwt = { bearerAuth: [], orgId: [] };
+
+/** The security requirement a route's access declaration means, so /docs shows and sends the right headers. */
+export function securityFor(access: Access): Record<string, string[]>[] {
+  switch (access.auth) {
+    case 'public':
+      return [];
+    case 'user':
+      return [{ bearerAuth: [] }];
+    case 'organization':
+      return [jwt];
+    case 'project':
+      if (access.credentials === 'apiKey') return [{ apiKey: [] }];
+      if (access.credentials === 'jwt') return [jwt];
+      return [{ apiKey: [] }, jwt];
+  }
+}
+
+export async function registerOpenApi(app: FastifyInstance, publicUrl: string) {
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Herald API',
+        version: '0.1.0',
+        description: [
+          'Multi-channel messaging: web push, email, SMS and WhatsApp.',
+          '',
+          'Authenticate with a project API key (`x-api-key`), or with a dashboard token from `POST /auth/login`',
+          '(`Authorization: Bearer …`) plus the organization to act in (`x-org-id`).',
+          'Every non-2xx answer is an error envelope: `statusCode`, `code`, `message`, `requestId`, and `details` on 422.',
+          'Lists take `page` (1-based) and `pageSize` (default 20, max 100) and answer `{data, page, pageSize, total}`.',
+        ].join('\n'),
+      },
+      servers: [{ url: publicUrl }],
+      components: {
+        securitySchemes: {
+          apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'Project API key (hrd_live_… or hrd_test_…)' },
+          bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'access_token from POST /auth/login' },
+          orgId: { type: 'apiKey', in: 'header', name: 'x-org-id', description: 'Organization to act in (with a JWT)' },
+        },
+      },
+    },
+    transform: (input) => {
+      const transformed = jsonSchemaTransform(input);
+      const access = input.route.config?.access;
+      return access ? { ...transformed, schema: { ...transformed.schema, security: securityFor(access) } } : transformed;
+    },
+    transformObject: jsonSchemaTransformObject,
+  });
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    uiConfig: { persistAuthorization: true, tryItOutEnabled: true },
+  });
+}

@@ -1,0 +1,38 @@
+// The background job runner (graphile-worker on the same PostgreSQL): migrations, the task list, start and stop.
+import { Logger as WorkerLogger, run, runMigrations, type Runner, type TaskList } from 'graphile-worker';
+import type { Pool } from 'pg';
+import type { Logger } from 'pino';
+
+export const WORKER_SCHEMA = 'graphile_worker';
+
+function workerLogger(logger: Logger) {
+  return new WorkerLogger((scope) => (level, message, meta) => {
+    const method = level === 'warning' ? 'warn' : level === 'error' ? 'error' : level === 'debug' ? 'debug' : 'info';
+    logger[method]({ worker: scope, ...meta }, message);
+  });
+}
+
+export async function migrateWorkerSchema(pool: Pool, logger: Logger): Promise<void> {
+  await runMigrations({ pgPool: pool, schema: WORKER_SCHEMA, logger: workerLogger(logger) });
+}
+
+export interface WorkerOptions {
+  pool: Pool;
+  logger: Logger;
+  concurrency: number;
+  taskList: TaskList;
+}
+
+/** Starts picking up jobs (LISTEN/NOTIFY, with polling as a fallback); stop() lets running jobs finish. */
+export function startWorker(options: WorkerOptions): Promise<Runner> {
+  return run({
+    pgPool: options.pool,
+    schema: WORKER_SCHEMA,
+    concurrency: options.concurrency,
+    taskList: options.taskList,
+    crontab: '',
+    noHandleSignals: true,
+    pollInterval: 2000,
+    logger: workerLogger(options.logger.child({ component: 'worker' })),
+  });
+}

@@ -1,0 +1,50 @@
+// The pino logger: request ids on every line, and credentials, passwords and key secrets redacted.
+import type { IncomingMessage } from 'node:http';
+import { pino, type DestinationStream, type Logger } from 'pino';
+
+const REDACTED = '[redacted]';
+const SECRET_QUERY = /([?&](?:token|key|api_key|password)=)[^&]*/gi;
+
+export function redactUrl(url: string | undefined): string | undefined {
+  return url?.replace(SECRET_QUERY, `$1${REDACTED}`);
+}
+
+export function createLogger(level: string, destination?: DestinationStream): Logger {
+  return pino(
+    {
+      level,
+      redact: {
+        paths: [
+          'req.headers.authorization',
+          'req.headers["x-api-key"]',
+          'req.headers.cookie',
+          'password',
+          '*.password',
+          '*.newPassword',
+          '*.currentPassword',
+          '*.temporaryPassword',
+          'access_token',
+          '*.access_token',
+          'key',
+          '*.key',
+          'secret',
+          '*.secret',
+          'jwtSecret',
+          '*.jwtSecret',
+        ],
+        censor: REDACTED,
+      },
+      serializers: {
+        req: (req: IncomingMessage & { id?: string; ip?: string }) => ({
+          id: req.id,
+          method: req.method,
+          url: redactUrl(req.url),
+          remoteAddress: req.ip ?? req.socket?.remoteAddress,
+        }),
+        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+        err: pino.stdSerializers.err,
+      },
+    },
+    destination,
+  );
+}

@@ -1,0 +1,127 @@
+// The `herald` command line: serve | api | worker | migrate | admin …
+import { ConfigError, loadConfig, type Config } from './config.js';
+import { joinDatabase } from './db/connect.js';
+import { openDatabase } from './db/database.js';
+import { DataDirLockedError } from './db/embedded-postgres.js';
+import { createLogger } from './logger.js';
+import { runAdminCommand } from './cli/admin.js';
+import { migrateAll, startHerald, type ProcessRole } from './runtime.js';
+import type { FirstRun } from './modules/organizations/bootstrap.js';
+
+const USAGE = `Usage: herald <command>
+
+Commands:
+  serve     API, dashboard, docs and workers in one process (embedded PostgreSQL unless DATABASE_URL is set)
+  api       the HTTP API only (needs DATABASE_URL)
+  worker    background jobs only (needs DATABASE_URL)
+  migrate   apply database migrations and exit
+  admin     create users, organizations, projects and API keys (herald admin --help)
+`;
+
+function printFirstRun(firstRun: FirstRun, config: Config) {
+  const lines = [
+    '',
+    '  Herald is set up. These credentials are shown once and never again:',
+    '',
+    `    Dashboard login   ${firstRun.email}`,
+    `    Password          ${firstRun.generatedPassword ?? '(ADMIN_PASSWORD)'}`,
+    `    Organization      ${firstRun.organizationId}`,
+    `    Project "Demo"    ${firstRun.projectId}`,
+    `    Live API key      ${firstRun.liveKey}`,
+    `    Test API key      ${firstRun.testKey}`,
+    '',
+    `  API docs: ${config.publicUrl}/docs`,
+    '',
+  ];
+  process.stdout.write(lines.join('\n') + '\n');
+}
+
+async function runRole(role: ProcessRole, config: Config) {
+  const logger = createLogger(config.logLevel);
+  const herald = await startHerald(role, config, logger, { onFirstRun: (firstRun) => printFirstRun(firstRun, config) });
+  logger.info({ role, url: herald.url }, 'herald started');
+
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) {
+      logger.warn({ signal }, 'second signal: exiting now');
+      process.exit(1);
+    }
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    const timer = setTimeout(() => {
+      logger.error('shutdown timed out');
+      process.exit(1);
+    }, config.shutdownTimeoutSeconds * 1000);
+    timer.unref();
+    herald.stop().then(
+      () => {
+        logger.info('herald stopped');
+        process.exit(0);
+      },
+      (error: unknown) => {
+        logger.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+}
+
+async function runMigrate(config: Config) {
+  const logger = createLogger(config.logLevel);
+  const server = await joinDatabase(config, (message) => logger.info(message));
+  try {
+    await migrateAll(server.connectionString, logger);
+    logger.info('migrations applied');
+  } finally {
+    await server.release();
+  }
+}
+
+async function main(argv: string[]) {
+  const [command, ...rest] = argv;
+  if (!command || command === '--help' || command === '-h' || command === 'help') {
+    process.stdout.write(USAGE);
+    return;
+  }
+  const config = loadConfig();
+  switch (command) {
+    case 'serve':
+    case 'api':
+    case 'worker':
+      return runRole(command, config);
+    case 'migrate':
+      return runMigrate(config);
+    case 'admin': {
+      const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel);
+      const server = await joinDatabase(config, (message) => logger.info(message));
+      await migrateAll(server.connectionString, logger);
+      const database = openDatabase(server.connectionString, 2);
+      try {
+        process.exitCode = await runAdminCommand(database.db, rest);
+      } finally {
+        await database.close();
+        await server.release();
+      }
+      return;
+    }
+    default:
+      process.stderr.write(`Unknown command: ${command}\n\n${USAGE}`);
+      process.exitCode = 2;
+  }
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  if (error instanceof ConfigError) {
+    process.stderr.write(`${error.message}\n`);
+    process.exit(2);
+  }
+  if (error instanceof DataDirLockedError) {
+    process.stderr.write(`${error.message}\n`);
+    process.exit(3);
+  }
+  process.stderr.write(`herald: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,106 @@
+// Login, tokens and the JWT lifecycle through HTTP on a real database.
+import { SignJWT } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTenant, type Tenant } from '../../../test/fixtures.js';
+import { startTestApp, TEST_JWT_SECRET, type TestApp } from '../../../test/harness.js';
+
+let t: TestApp;
+let tenant: Tenant;
+
+beforeAll(async () => {
+  t = await startTestApp();
+  tenant = await createTenant(t);
+});
+afterAll(() => t.close());
+
+const secretKey = new TextEncoder().encode(TEST_JWT_SECRET);
+
+describe('POST /auth/login', () => {
+  it('returns access_token and the user with organizations', async () => {
+    const res = await t.app.inject({ method: 'POST', url: '/auth/login', payload: { email: tenant.email, password: tenant.password } });
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    expect(typeof body.access_token).toBe('string');
+    expect(body.user).toEqual({
+      id: tenant.userId,
+      email: tenant.email,
+      name: 'Owner',
+      organizations: [{ id: tenant.orgId, name: 'Org', role: 'OWNER' }],
+    });
+  });
+
+  it('answers a wrong password and an unknown email with the same 401', async () => {
+    const wrong = await t.app.inject({ method: 'POST', url: '/auth/login', payload: { email: tenant.email, password: 'nope' } });
+    const unknown = await t.app.inject({ method: 'POST', url: '/auth/login', payload: { email: 'ghost@example.com', password: 'nope' } });
+    expect(wrong.statusCode).toBe(401);
+    expect(unknown.statusCode).toBe(401);
+    expect(wrong.json().message).toBe(unknown.json().message);
+    expect(wrong.json()).toMatchObject({ statusCode: 401, code: 'invalid_credentials' });
+  });
+
+  it('matches the email case-insensitively', async () => {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/auth/login',
+      payload: { email: tenant.email.toUpperCase(), password: tenant.password },
+    });
+    expect(res.statusCode).toBe(200);
+  });
+});
+
+describe('JWT', () => {
+  const me = (authorization: string) => t.app.inject({ method: 'GET', url: '/auth/me', headers: { authorization } });
+
+  it('opens GET /auth/me', async () => {
+    const res = await me(`Bearer ${tenant.token}`);
+    expect(res.statusCode).toBe(200);
+    expect(res.json().id).toBe(tenant.userId);
+  });
+
+  it.each([
+    ['missing', ''],
+    ['malformed', 'Bearer not-a-jwt'],
+    ['tampered', `Bearer ${tenant?.token ?? ''}x`],
+  ])('rejects a %s token with 401 Invalid or expired token', async (_name, header) => {
+    const res = await me(header || `Bearer ${tenant.token.slice(0, -2)}xx`);
+    expect(res.statusCode).toBe(401);
+    expect(res.json()).toMatchObject({ statusCode: 401, message: 'Invalid or expired token' });
+  });
+
+  it('rejects an expired token', async () => {
+    const expired = await new SignJWT({})
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject(tenant.userId)
+      .setIssuer('herald')
+      .setIssuedAt(Math.floor(Date.now() / 1000) - 3600)
+      .setExpirationTime(Math.floor(Date.now() / 1000) - 60)
+      .sign(secretKey);
+    expect((await me(`Bearer ${expired}`)).statusCode).toBe(401);
+  });
+
+  it('rejects alg none and other algorithms', async () => {
+    const b64 = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
+    const claims = { sub: tenant.userId, iss: 'herald', exp: Math.floor(Date.now() / 1000) + 3600 };
+    const none = `${b64({ alg: 'none', typ: 'JWT' })}.${b64(claims)}.`;
+    expect((await me(`Bearer ${none}`)).statusCode).toBe(401);
+    const hs512 = await new SignJWT(claims).setProtectedHeader({ alg: 'HS512' }).sign(new Uint8Array(64).fill(1));
+    expect((await me(`Bearer ${hs512}`)).statusCode).toBe(401);
+    const hs512SameKey = await new SignJWT(claims).setProtectedHeader({ alg: 'HS512' }).sign(secretKey);
+    expect((await me(`Bearer ${hs512SameKey}`)).statusCode).toBe(401);
+  });
+
+  it('expires after JWT_TTL', async () => {
+    const short = await startTestApp({ JWT_TTL: '1s' });
+    try {
+      const { login } = await import('../../../test/fixtures.js');
+      const other = await createTenant(short);
+      const token = await login(short, other.email, other.password);
+      const call = () => short.app.inject({ method: 'GET', url: '/auth/me', headers: { authorization: `Bearer ${token}` } });
+      expect((await call()).statusCode).toBe(200);
+      await new Promise((resolve) => setTimeout(resolve, 2100));
+      expect((await call()).statusCode).toBe(401);
+    } finally {
+      await short.close();
+    }
+  });
+});

@@ -1,0 +1,118 @@
+// Projects of the x-org-id organization (spec 4.2), plus the one project an API key opens.
+import { z } from 'zod';
+import { organizationOf, projectOf } from '../../http/access.js';
+import { commonErrors, paginated, paginationQuery, timestamp } from '../../http/schemas.js';
+import type { App } from '../../http/types.js';
+import type { ProjectService } from './project.service.js';
+
+const domain = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .regex(/^(?=.{1,253}$)([a-z0-9](-?[a-z0-9])*\.)+[a-z]{2,63}$/, 'must be a domain name such as example.com');
+
+const timezone = z.string().refine((zone) => {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}, 'must be an IANA time zone such as Europe/Paris');
+
+const settingsInput = z
+  .strictObject({ timezone: timezone.optional().describe('Default time zone for subscribers whose own is unknown') })
+  .describe('Project settings; later capabilities add keys here');
+
+const project = z
+  .object({
+    id: z.string(),
+    organizationId: z.string(),
+    name: z.string(),
+    emailConfig: z.object({ domain: z.string().nullable().describe('Verified sending domain') }),
+    settings: z.record(z.string(), z.unknown()),
+    vapidPublicKey: z.string().describe('VAPID public key (base64url) for web push subscriptions'),
+    createdAt: timestamp,
+    updatedAt: timestamp,
+  })
+  .meta({ id: 'Project' });
+
+const projectInput = z.strictObject({
+  name: z.string().trim().min(1).max(200),
+  emailConfig: z.strictObject({ domain: domain.nullable() }).optional(),
+  settings: settingsInput.optional(),
+});
+
+const idParams = z.object({ id: z.string() });
+
+export async function projectRoutes(app: App, projects: ProjectService) {
+  app.get(
+    '/projects',
+    {
+      config: { access: { auth: 'organization' } },
+      schema: {
+        tags: ['Projects'],
+        summary: 'Projects of the x-org-id organization',
+        querystring: z.strictObject(paginationQuery),
+        response: { 200: paginated(project), ...commonErrors },
+      },
+    },
+    (request) => projects.list(organizationOf(request), request.query.page, request.query.pageSize),
+  );
+
+  app.post(
+    '/projects',
+    {
+      config: { access: { auth: 'organization', minRole: 'ADMIN' } },
+      schema: {
+        tags: ['Projects'],
+        summary: 'Create a project (OWNER or ADMIN); it gets its own VAPID key pair',
+        body: projectInput,
+        response: { 201: project, ...commonErrors },
+      },
+    },
+    async (request, reply) => reply.status(201).send(await projects.create(organizationOf(request).organizationId, request.body)),
+  );
+
+  app.get(
+    '/projects/:id',
+    {
+      config: { access: { auth: 'project', project: 'params.id' } },
+      schema: { tags: ['Projects'], summary: 'One project', params: idParams, response: { 200: project, ...commonErrors } },
+    },
+    (request) => projects.get(projectOf(request)),
+  );
+
+  app.patch(
+    '/projects/:id',
+    {
+      config: { access: { auth: 'project', credentials: 'jwt', project: 'params.id', minRole: 'ADMIN' } },
+      schema: {
+        tags: ['Projects'],
+        summary: 'Update a project (OWNER or ADMIN)',
+        description: 'Fields left out are kept; `settings` keys merge into the stored settings.',
+        params: idParams,
+        body: projectInput.partial(),
+        response: { 200: project, ...commonErrors },
+      },
+    },
+    (request) => projects.update(projectOf(request), request.body),
+  );
+
+  app.delete(
+    '/projects/:id',
+    {
+      config: { access: { auth: 'project', credentials: 'jwt', project: 'params.id', minRole: 'ADMIN' } },
+      schema: {
+        tags: ['Projects'],
+        summary: 'Delete a project and everything in it (OWNER or ADMIN)',
+        params: idParams,
+        response: { 204: z.null(), ...commonErrors },
+      },
+    },
+    async (request, reply) => {
+      await projects.remove(projectOf(request));
+      return reply.status(204).send(null);
+    },
+  );
+}

@@ -1,0 +1,94 @@
+// Projects of an organization: the unit every subscriber, campaign and API key belongs to.
+import type { Db } from '../../db/database.js';
+import type { ProjectSettings } from '../../db/schema.js';
+import { notFound } from '../../shared/errors.js';
+import { newId } from '../../shared/ids.js';
+import type { OrganizationTenant, ProjectScope } from '../tenancy.js';
+import * as repo from './project.repository.js';
+import { generateVapidKeys } from './vapid.js';
+
+export interface Project {
+  id: string;
+  organizationId: string;
+  name: string;
+  emailConfig: { domain: string | null };
+  settings: ProjectSettings;
+  vapidPublicKey: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface ProjectInput {
+  name?: string | undefined;
+  emailConfig?: { domain: string | null } | undefined;
+  settings?: ProjectSettings | undefined;
+}
+
+export function toProject(row: repo.ProjectRow): Project {
+  // Operator-granted rate-limit raises stay internal: a project owner reads and writes the rest.
+  const { rateLimits: _operatorOnly, ...settings } = row.settings;
+  return {
+    id: row.id,
+    organizationId: row.organizationId,
+    name: row.name,
+    emailConfig: { domain: row.emailDomain },
+    settings,
+    vapidPublicKey: row.vapidPublicKey,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
+}
+
+export class ProjectService {
+  constructor(private readonly db: Db) {}
+
+  async list(tenant: OrganizationTenant, page: number, pageSize: number) {
+    const { rows, total } = await repo.listProjects(this.db, tenant.organizationId, pageSize, (page - 1) * pageSize);
+    return { data: rows.map(toProject), page, pageSize, total };
+  }
+
+  async create(organizationId: string, input: ProjectInput & { name: string }): Promise<Project> {
+    const vapid = generateVapidKeys();
+    const row = await repo.insertProject(this.db, {
+      id: newId('prj'),
+      organizationId,
+      name: input.name,
+      emailDomain: input.emailConfig?.domain ?? null,
+      settings: input.settings ?? {},
+      vapidPublicKey: vapid.publicKey,
+      vapidPrivateKey: vapid.privateKey,
+    });
+    return toProject(row);
+  }
+
+  /** The raw row, for the tenancy guard and other services; undefined when the org does not own it. */
+  findRow(organizationId: string, projectId: string) {
+    return repo.findProject(this.db, organizationId, projectId);
+  }
+
+  async get(scope: ProjectScope): Promise<Project> {
+    const row = await repo.findProject(this.db, scope.organizationId, scope.projectId);
+    if (!row) throw notFound('Project');
+    return toProject(row);
+  }
+
+  async update(scope: ProjectScope, input: ProjectInput): Promise<Project> {
+    const row = await repo.updateProject(this.db, scope.organizationId, scope.projectId, {
+      name: input.name,
+      emailDomain: input.emailConfig === undefined ? undefined : input.emailConfig.domain,
+      settings: input.settings,
+    });
+    if (!row) throw notFound('Project');
+    return toProject(row);
+  }
+
+  async remove(scope: ProjectScope): Promise<void> {
+    if (!(await repo.deleteProject(this.db, scope.organizationId, scope.projectId))) throw notFound('Project');
+  }
+
+  /** Operator-only: raise a project's per-IP rate limits (granted on request, set from the CLI). */
+  async setRateLimits(organizationId: string, projectId: string, rateLimits: NonNullable<ProjectSettings['rateLimits']>) {
+    const row = await repo.updateProject(this.db, organizationId, projectId, { settings: { rateLimits } });
+    if (!row) throw notFound('Project');
+  }
+}

@@ -1,0 +1,15 @@
+// VAPID key pairs (RFC 8292): one P-256 key per project, kept as base64url raw public point and private scalar.
+import { generateKeyPairSync } from 'node:crypto';
+
+export interface VapidKeys {
+  publicKey: string;
+  privateKey: string;
+}
+
+export function generateVapidKeys(): VapidKeys {
+  const { publicKey, privateKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+  const pub = publicKey.export({ format: 'jwk' });
+  const priv = privateKey.export({ format: 'jwk' });
+  const point = Buffer.concat([Buffer.from([4]), Buffer.from(pub.x!, 'base64url'), Buffer.from(pub.y!, 'base64url')]);
+  return { publicKey: point.toString('base64url'), privateKey: priv.d! };
+}

@@ -1,0 +1,91 @@
+// Starts and stops Herald's process roles: `serve` (everything), `api` (HTTP only) and `worker` (jobs only).
+import { Redis } from 'ioredis';
+import type { Runner } from 'graphile-worker';
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+import { acquireDatabase, type DatabaseServer } from './db/connect.js';
+import { migrateDatabase, openDatabase, type Database } from './db/database.js';
+import { buildApp } from './http/app.js';
+import type { App } from './http/types.js';
+import { createTaskList } from './jobs/task-list.js';
+import { migrateWorkerSchema, startWorker } from './jobs/worker.js';
+import { resolveJwtSecret } from './modules/auth/jwt-secret.js';
+import { bootstrapFirstRun, type FirstRun } from './modules/organizations/bootstrap.js';
+import { createServices } from './services.js';
+
+export type ProcessRole = 'serve' | 'api' | 'worker';
+
+export interface Herald {
+  app: App | undefined;
+  /** The address the HTTP server listens on, when this role serves HTTP. */
+  url: string | undefined;
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  /** Shown the first-run credentials once; they are never logged. */
+  onFirstRun?: (firstRun: FirstRun) => void;
+}
+
+export async function migrateAll(connectionString: string, logger: Logger): Promise<void> {
+  await migrateDatabase(connectionString);
+  const database = openDatabase(connectionString, 2);
+  try {
+    await migrateWorkerSchema(database.pool, logger);
+  } finally {
+    await database.close();
+  }
+}
+
+export async function startHerald(role: ProcessRole, config: Config, logger: Logger, options: StartOptions = {}): Promise<Herald> {
+  if (role !== 'serve' && !config.databaseUrl) {
+    throw new Error(`herald ${role} needs DATABASE_URL: split roles share one external PostgreSQL (use herald serve for the embedded one)`);
+  }
+  const cleanups: (() => Promise<void>)[] = [];
+  const stopAll = async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) {
+      await cleanup().catch((error: unknown) => logger.error({ err: error }, 'error during shutdown'));
+    }
+  };
+
+  try {
+    const server: DatabaseServer = await acquireDatabase(config, (message) => logger.info(message));
+    cleanups.push(() => server.release());
+    await migrateAll(server.connectionString, logger);
+
+    const database: Database = openDatabase(server.connectionString, config.dbPoolMax);
+    cleanups.push(() => database.close());
+    const services = createServices(database.db, config, await resolveJwtSecret(database.db, config.jwtSecret));
+
+    let runner: Runner | undefined;
+    if (role !== 'api') {
+      runner = await startWorker({
+        pool: database.pool,
+        logger,
+        concurrency: config.workerConcurrency,
+        taskList: createTaskList(services),
+      });
+      cleanups.push(() => runner!.stop());
+    }
+
+    let app: App | undefined;
+    let url: string | undefined;
+    if (role !== 'worker') {
+      const firstRun = await bootstrapFirstRun(database.db, { email: config.adminEmail, password: config.adminPassword });
+      if (firstRun) options.onFirstRun?.(firstRun);
+      const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1, connectTimeout: 2000 }) : undefined;
+      if (redis) {
+        redis.on('error', (error) => logger.warn({ err: error }, 'redis error'));
+        cleanups.push(async () => void (await redis.quit()));
+      }
+      app = await buildApp({ config, logger, pool: database.pool, services, redis });
+      // Closing the app stops accepting connections and waits for in-flight requests; it runs before the pool closes.
+      cleanups.push(() => app!.close());
+      url = await app.listen({ port: config.port, host: config.host });
+    }
+    return { app, url, stop: stopAll };
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
+}

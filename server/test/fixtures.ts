@@ -1,0 +1,70 @@
+// Test fixtures: a user with an organization, a project and keys, created through the real services and login.
+import { hashPassword } from '../src/modules/auth/password.js';
+import { insertUser } from '../src/modules/auth/user.repository.js';
+import type { Role } from '../src/modules/tenancy.js';
+import { newId } from '../src/shared/ids.js';
+import { randomToken } from '../src/shared/secrets.js';
+import type { TestApp } from './harness.js';
+
+export interface Tenant {
+  userId: string;
+  email: string;
+  password: string;
+  token: string;
+  orgId: string;
+  projectId: string;
+  liveKey: string;
+  testKey: string;
+  /** Headers for the dashboard user (JWT + x-org-id). */
+  jwt: Record<string, string>;
+  /** Headers for the project's live key. */
+  live: Record<string, string>;
+  /** Headers for the project's test key. */
+  test: Record<string, string>;
+}
+
+export async function login(t: TestApp, email: string, password: string): Promise<string> {
+  const res = await t.app.inject({ method: 'POST', url: '/auth/login', payload: { email, password } });
+  if (res.statusCode !== 200) throw new Error(`login failed: ${res.statusCode} ${res.body}`);
+  return res.json<{ access_token: string }>().access_token;
+}
+
+/** A fresh organization owned by a new user, with one project and a live and a test key. */
+export async function createTenant(t: TestApp): Promise<Tenant> {
+  const email = `owner-${randomToken(8)}@example.com`;
+  const password = 'correct horse battery staple';
+  const user = await insertUser(t.database.db, { id: newId('usr'), email, name: 'Owner', passwordHash: await hashPassword(password) });
+  const org = await t.services.organizations.create(user.id, 'Org');
+  const project = await t.services.projects.create(org.id, { name: 'Project' });
+  const scope = { organizationId: org.id, projectId: project.id, sandbox: false };
+  const live = await t.services.apiKeys.create(scope, { name: 'live', mode: 'live' });
+  const test = await t.services.apiKeys.create(scope, { name: 'test', mode: 'test' });
+  const token = await login(t, email, password);
+  return {
+    userId: user.id,
+    email,
+    password,
+    token,
+    orgId: org.id,
+    projectId: project.id,
+    liveKey: live.key,
+    testKey: test.key,
+    jwt: { authorization: `Bearer ${token}`, 'x-org-id': org.id },
+    live: { 'x-api-key': live.key },
+    test: { 'x-api-key': test.key },
+  };
+}
+
+/** Adds a new user with `role` to the tenant's organization and returns their JWT headers. */
+export async function addMember(t: TestApp, tenant: Tenant, role: Role): Promise<{ userId: string; headers: Record<string, string> }> {
+  const res = await t.app.inject({
+    method: 'POST',
+    url: '/members',
+    headers: tenant.jwt,
+    payload: { email: `${role.toLowerCase()}-${randomToken(8)}@example.com`, role },
+  });
+  if (res.statusCode !== 201) throw new Error(`add member failed: ${res.statusCode} ${res.body}`);
+  const member = res.json<{ userId: string; email: string; temporaryPassword: string }>();
+  const token = await login(t, member.email, member.temporaryPassword);
+  return { userId: member.userId, headers: { authorization: `Bearer ${token}`, 'x-org-id': tenant.orgId } };
+}

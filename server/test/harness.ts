@@ -1,0 +1,77 @@
+// Test harness: a fresh database per test file (cloned from the migrated template) and the app built on it.
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { inject } from 'vitest';
+import { loadConfig, type Config, type Env } from '../src/config.js';
+import { openDatabase, type Database } from '../src/db/database.js';
+import { buildApp } from '../src/http/app.js';
+import type { App } from '../src/http/types.js';
+import { createLogger } from '../src/logger.js';
+import { createServices, type Services } from '../src/services.js';
+import { withDatabase } from './global-setup.js';
+
+export const TEST_JWT_SECRET = 'test-secret-test-secret-test-secret-0123456789';
+
+export interface TestDatabase {
+  url: string;
+  name: string;
+  drop(): Promise<void>;
+}
+
+async function adminQuery(sql: string) {
+  const client = new pg.Client({ connectionString: inject('adminDatabaseUrl') });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+/** A new database with every migration applied, private to the caller. */
+export async function createTestDatabase(options: { empty?: boolean } = {}): Promise<TestDatabase> {
+  const name = `${inject('databasePrefix')}${randomBytes(5).toString('hex')}`;
+  await adminQuery(
+    options.empty ? `CREATE DATABASE ${name}` : `CREATE DATABASE ${name} TEMPLATE ${inject('templateDatabase')}`,
+  );
+  return {
+    name,
+    url: withDatabase(inject('adminDatabaseUrl'), name),
+    drop: () => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+  };
+}
+
+export interface TestApp {
+  app: App;
+  database: Database;
+  services: Services;
+  config: Config;
+  close(): Promise<void>;
+}
+
+/** The real app on a fresh database, with rate limits off unless the env turns them on. */
+export async function startTestApp(env: Env = {}): Promise<TestApp> {
+  const testDb = await createTestDatabase();
+  const config = loadConfig({
+    DATABASE_URL: testDb.url,
+    LOG_LEVEL: 'silent',
+    JWT_SECRET: TEST_JWT_SECRET,
+    RATE_LIMIT_ENABLED: 'false',
+    ...env,
+  });
+  const database = openDatabase(testDb.url, 5);
+  const services = createServices(database.db, config, config.jwtSecret!);
+  const app = await buildApp({ config, logger: createLogger('silent'), pool: database.pool, services });
+  await app.ready();
+  return {
+    app,
+    database,
+    services,
+    config,
+    async close() {
+      await app.close();
+      await database.close();
+      await testDb.drop();
+    },
+  };
+}

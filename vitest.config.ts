@@ -1,0 +1,12 @@
+// Vitest: every workspace's tests, one PostgreSQL for the run (see server/test/global-setup.ts).
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['server/**/*.test.ts'],
+    globalSetup: ['server/test/global-setup.ts'],
+    pool: 'forks',
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+  },
+});
