@@ -27,7 +27,6 @@ const duration = (fallback: string) =>
     });
 
 const integer = (fallback: number, min = 1) => z.coerce.number().int().min(min).default(fallback);
-const optionalString = z.string().trim().min(1).optional();
 const boolean = (fallback: boolean) =>
   z
     .enum(['true', 'false', '1', '0', 'yes', 'no'])
