@@ -3,7 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import { pino, type DestinationStream, type Logger } from 'pino';
 
 const REDACTED = '[redacted]';
-const SECRET_QUERY = /([?&](?:token|key|api_key|password)=)[^&]*/gi;
+const SECRET_QUERY = /([?&](?:token|access_token|key|api_key|password|secret)=)[^&]*/gi;
 
 export function redactUrl(url: string | undefined): string | undefined {
   return url?.replace(SECRET_QUERY, `$1${REDACTED}`);
@@ -18,6 +18,15 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
           'req.headers.authorization',
           'req.headers["x-api-key"]',
           'req.headers.cookie',
+          // Headers logged outside a request serializer, e.g. an outgoing provider call.
+          'headers.authorization',
+          'headers.Authorization',
+          'headers["x-api-key"]',
+          'headers.cookie',
+          '*.headers.authorization',
+          '*.headers.Authorization',
+          '*.headers["x-api-key"]',
+          '*.headers.cookie',
           'password',
           '*.password',
           '*.newPassword',

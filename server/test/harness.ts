@@ -1,6 +1,8 @@
 // Test harness: a fresh database per test file (cloned from the migrated template) and the app built on it.
 import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
 import pg from 'pg';
+import type { Logger } from 'pino';
 import { inject } from 'vitest';
 import { loadConfig, type Config, type Env } from '../src/config.js';
 import { openDatabase, type Database } from '../src/db/database.js';
@@ -49,9 +51,19 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
+export interface TestAppOptions {
+  /** Called after every route is registered and before app.ready(): register test-only routes or hooks here. */
+  beforeReady?: (app: App) => void | Promise<void>;
+  /** The logger the app writes to (default: silent). */
+  logger?: Logger;
+  /** Build on this existing database instead of a fresh one; close() then leaves it in place. */
+  database?: TestDatabase;
+}
+
 /** The real app on a fresh database, with rate limits off unless the env turns them on. */
-export async function startTestApp(env: Env = {}): Promise<TestApp> {
-  const testDb = await createTestDatabase();
+export async function startTestApp(env: Env = {}, options: TestAppOptions = {}): Promise<TestApp> {
+  const testDb = options.database ?? (await createTestDatabase());
+  const ownsDatabase = options.database === undefined;
   const config = loadConfig({
     DATABASE_URL: testDb.url,
     LOG_LEVEL: 'silent',
@@ -61,7 +73,11 @@ export async function startTestApp(env: Env = {}): Promise<TestApp> {
   });
   const database = openDatabase(testDb.url, 5);
   const services = createServices(database.db, config, config.jwtSecret!);
-  const app = await buildApp({ config, logger: createLogger('silent'), pool: database.pool, services });
+  // Like runtime.ts: with REDIS_URL, rate-limit counters live in Redis.
+  const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1, connectTimeout: 2000 }) : undefined;
+  redis?.on('error', () => {});
+  const app = await buildApp({ config, logger: options.logger ?? createLogger('silent'), pool: database.pool, services, redis });
+  await options.beforeReady?.(app);
   await app.ready();
   return {
     app,
@@ -70,8 +86,9 @@ export async function startTestApp(env: Env = {}): Promise<TestApp> {
     config,
     async close() {
       await app.close();
+      if (redis) await redis.quit();
       await database.close();
-      await testDb.drop();
+      if (ownsDatabase) await testDb.drop();
     },
   };
 }

@@ -2,7 +2,7 @@
 import { parseArgs } from 'node:util';
 import { eq } from 'drizzle-orm';
 import type { Db } from '../db/database.js';
-import { projects } from '../db/schema.js';
+import { organizations, projects } from '../db/schema.js';
 import { ApiKeyService } from '../modules/api-keys/api-key.service.js';
 import { hashPassword } from '../modules/auth/password.js';
 import * as users from '../modules/auth/user.repository.js';
@@ -41,6 +41,12 @@ async function userByEmail(db: Db, email: string) {
   const user = await users.findUserByEmail(db, email);
   if (!user) throw new UsageError(`no user with email ${email}`);
   return user;
+}
+
+async function organizationById(db: Db, organizationId: string) {
+  const [row] = await db.select().from(organizations).where(eq(organizations.id, organizationId));
+  if (!row) throw new UsageError(`no organization ${organizationId}`);
+  return row;
 }
 
 async function projectById(db: Db, projectId: string) {
@@ -89,12 +95,12 @@ async function execute(db: Db, command: string, v: Record<string, string | undef
       const role = required(v, 'role') as Role;
       if (!ROLES.includes(role)) throw new UsageError(`--role must be one of ${ROLES.join(', ')}`);
       const user = await userByEmail(db, required(v, 'email'));
-      const orgId = required(v, 'org');
+      const orgId = (await organizationById(db, required(v, 'org'))).id;
       if (!(await orgs.insertMembership(db, orgId, user.id, role))) throw new UsageError('already a member');
       return { organizationId: orgId, userId: user.id, role };
     }
     case 'create-project':
-      return new ProjectService(db).create(required(v, 'org'), {
+      return new ProjectService(db).create((await organizationById(db, required(v, 'org'))).id, {
         name: required(v, 'name'),
         ...(v.domain && { emailConfig: { domain: v.domain.toLowerCase() } }),
       });
@@ -131,7 +137,8 @@ export async function runAdminCommand(db: Db, argv: string[]): Promise<number> {
   try {
     const { values } = parseArgs({ args: rest, options, strict: true });
     if (!command || values.help || command === '--help') {
-      process.stdout.write(ADMIN_USAGE);
+      // Asked for: stdout and exit 0; missing command: a usage error on stderr.
+      (command ? process.stdout : process.stderr).write(ADMIN_USAGE);
       return command ? 0 : 2;
     }
     const result = await execute(db, command, values as Record<string, string | undefined>);

@@ -57,9 +57,11 @@ export async function pendingMigrations(pool: pg.Pool): Promise<number> {
     };
     expectedMigrations = journal.entries.length;
   }
-  const { rows } = await pool.query<{ applied: number }>(
-    `SELECT CASE WHEN to_regclass('drizzle.__drizzle_migrations') IS NULL THEN 0
-            ELSE (SELECT count(*)::int FROM drizzle.__drizzle_migrations) END AS applied`,
+  // Two statements: a query naming the table fails to parse while it does not exist, whatever CASE guards it.
+  const { rows: tables } = await pool.query<{ exists: boolean }>(
+    `SELECT to_regclass('drizzle.__drizzle_migrations') IS NOT NULL AS exists`,
   );
+  if (!tables[0]?.exists) return expectedMigrations;
+  const { rows } = await pool.query<{ applied: number }>('SELECT count(*)::int AS applied FROM drizzle.__drizzle_migrations');
   return Math.max(0, expectedMigrations - (rows[0]?.applied ?? 0));
 }

@@ -1,7 +1,7 @@
 // The embedded PostgreSQL server used when DATABASE_URL is unset: init, start, stop and crash recovery under DATA_DIR.
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmod, chown, mkdir, open, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, chown, link, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
@@ -68,6 +68,25 @@ function isAlive(pid: number): boolean {
   }
 }
 
+/**
+ * Linux: when the process started (clock ticks since boot, from /proc/<pid>/stat), `zombie` for a dead process
+ * not yet reaped, undefined where /proc is not available. Tells a pid reused after a crash or reboot from the original.
+ */
+async function processStart(pid: number): Promise<string | undefined> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
+  if (!stat) return undefined;
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // fields[0] is field 3 (state)
+  return fields[0] === 'Z' ? 'zombie' : fields[19]; // field 22: starttime
+}
+
+/** Whether the process recorded in a lock file (pid and, on Linux, its start time) is still the one running. */
+async function isLockHolder(pid: number, recordedStart: string | undefined): Promise<boolean> {
+  if (!(pid > 0) || pid === process.pid || !isAlive(pid)) return false;
+  const start = await processStart(pid);
+  if (start === 'zombie') return false;
+  return recordedStart === undefined || start === undefined || start === recordedStart;
+}
+
 export class DataDirLockedError extends Error {
   constructor(dataDir: string, pid: number) {
     super(`Another Herald process (pid ${pid}) is already running on DATA_DIR ${dataDir}. Stop it first or choose another DATA_DIR.`);
@@ -76,25 +95,31 @@ export class DataDirLockedError extends Error {
 }
 
 /**
- * Holds DATA_DIR for this process: an exclusive pid file. A file left by a process that no longer exists
- * (kill -9, power loss) is taken over.
+ * Holds DATA_DIR for this process: an exclusive pid file (pid and start time). A file left by a process that no
+ * longer exists (kill -9, power loss), or whose pid now belongs to another process, is taken over.
  */
 export async function lockDataDir(dataDir: string): Promise<() => Promise<void>> {
   await mkdir(dataDir, { recursive: true });
   const lockPath = path.join(dataDir, 'herald.pid');
   for (let attempt = 0; attempt < 5; attempt++) {
     try {
-      const handle = await open(lockPath, 'wx');
-      await handle.writeFile(String(process.pid));
-      await handle.close();
+      // Written aside and linked into place: the lock file never exists without its content, so a concurrent
+      // start cannot read it empty and take it for a stale one.
+      const pending = `${lockPath}.${process.pid}`;
+      await writeFile(pending, [process.pid, await processStart(process.pid)].filter(Boolean).join(' '));
+      try {
+        await link(pending, lockPath);
+      } finally {
+        await rm(pending, { force: true });
+      }
       return async () => {
         const owner = await readFile(lockPath, 'utf8').catch(() => '');
-        if (owner.trim() === String(process.pid)) await rm(lockPath, { force: true });
+        if (owner.trim().split(/\s+/)[0] === String(process.pid)) await rm(lockPath, { force: true });
       };
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      const pid = Number((await readFile(lockPath, 'utf8').catch(() => '')).trim());
-      if (pid > 0 && pid !== process.pid && isAlive(pid)) throw new DataDirLockedError(dataDir, pid);
+      const [pid, start] = (await readFile(lockPath, 'utf8').catch(() => '')).trim().split(/\s+/);
+      if (await isLockHolder(Number(pid), start)) throw new DataDirLockedError(dataDir, Number(pid));
       await rm(lockPath, { force: true });
     }
   }

@@ -42,6 +42,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     ajv: { customOptions: { removeAdditional: false } },
   }).withTypeProvider<ZodTypeProvider>();
 
+  // JSON only: a text/plain body is a wrong content type (400), not a string that then fails validation (422).
+  app.removeContentTypeParser('text/plain');
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   app.addHook('onRequest', async (request, reply) => {

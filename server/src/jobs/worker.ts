@@ -30,7 +30,11 @@ export function startWorker(options: WorkerOptions): Promise<Runner> {
     schema: WORKER_SCHEMA,
     concurrency: options.concurrency,
     taskList: options.taskList,
-    crontab: '',
+    // No cron schedule: an empty list, so graphile-worker does not look for a `crontab` file in the working directory.
+    parsedCronItems: [],
+    // Completions and failures go through graphile-worker's batcher, which stop() flushes: without it a job's
+    // completion is written after stop() resolves, races the pool closing, and the finished job is run again later.
+    preset: { worker: { completeJobBatchDelay: 0, failJobBatchDelay: 0 } },
     noHandleSignals: true,
     pollInterval: 2000,
     logger: workerLogger(options.logger.child({ component: 'worker' })),

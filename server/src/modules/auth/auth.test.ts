@@ -1,7 +1,7 @@
 // Login, tokens and the JWT lifecycle through HTTP on a real database.
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTenant, type Tenant } from '../../../test/fixtures.js';
+import { createTenant, login, type Tenant } from '../../../test/fixtures.js';
 import { startTestApp, TEST_JWT_SECRET, type TestApp } from '../../../test/harness.js';
 
 let t: TestApp;
@@ -57,14 +57,14 @@ describe('JWT', () => {
     expect(res.json().id).toBe(tenant.userId);
   });
 
-  it.each([
-    ['missing', ''],
-    ['malformed', 'Bearer not-a-jwt'],
-    ['tampered', `Bearer ${tenant?.token ?? ''}x`],
-  ])('rejects a %s token with 401 Invalid or expired token', async (_name, header) => {
-    const res = await me(header || `Bearer ${tenant.token.slice(0, -2)}xx`);
-    expect(res.statusCode).toBe(401);
-    expect(res.json()).toMatchObject({ statusCode: 401, message: 'Invalid or expired token' });
+  it('rejects a missing, malformed or tampered token with 401 Invalid or expired token', async () => {
+    const [header, payload] = tenant.token.split('.');
+    const forged = Buffer.from(JSON.stringify({ sub: 'usr_someone_else', iss: 'herald', exp: 9999999999 })).toString('base64url');
+    for (const authorization of ['', 'Bearer', 'Bearer not-a-jwt', `Bearer ${header}.${forged}.${tenant.token.split('.')[2]}`, `Bearer ${header}.${payload}.AAAA`]) {
+      const res = await me(authorization);
+      expect(res.statusCode, authorization).toBe(401);
+      expect(res.json()).toMatchObject({ statusCode: 401, message: 'Invalid or expired token' });
+    }
   });
 
   it('rejects an expired token', async () => {
@@ -92,7 +92,6 @@ describe('JWT', () => {
   it('expires after JWT_TTL', async () => {
     const short = await startTestApp({ JWT_TTL: '1s' });
     try {
-      const { login } = await import('../../../test/fixtures.js');
       const other = await createTenant(short);
       const token = await login(short, other.email, other.password);
       const call = () => short.app.inject({ method: 'GET', url: '/auth/me', headers: { authorization: `Bearer ${token}` } });

@@ -1,0 +1,120 @@
+// The configuration module: defaults, durations, and every bad key reported at once.
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig, parseDurationSeconds } from './config.js';
+
+function problemsOf(env: Record<string, string>): string[] {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return (error as ConfigError).problems;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('loadConfig defaults', () => {
+  it('starts on port 3000 with an embedded database under ./data and a 7-day JWT', () => {
+    const config = loadConfig({});
+    expect(config.port).toBe(3000);
+    expect(config.host).toBe('0.0.0.0');
+    expect(config.publicUrl).toBe('http://localhost:3000');
+    expect(config.databaseUrl).toBeUndefined();
+    expect(config.dataDir).toBe('./data');
+    expect(config.jwtSecret).toBeUndefined();
+    expect(config.jwtTtlSeconds).toBe(604_800);
+    expect(config.adminEmail).toBeUndefined();
+    expect(config.adminPassword).toBeUndefined();
+    expect(config.redisUrl).toBeUndefined();
+    expect(config.logLevel).toBe('info');
+    expect(config.rateLimit).toEqual({ enabled: true, windowSeconds: 60, default: 600, ingest: 120, transactional: 120 });
+  });
+
+  it('treats empty variables as unset', () => {
+    const config = loadConfig({ PORT: '', JWT_SECRET: '', DATABASE_URL: '' });
+    expect(config.port).toBe(3000);
+    expect(config.jwtSecret).toBeUndefined();
+    expect(config.databaseUrl).toBeUndefined();
+  });
+
+  it('reads every setting it is given', () => {
+    const config = loadConfig({
+      PORT: '8080',
+      HOST: '127.0.0.1',
+      PUBLIC_URL: 'https://herald.example.com/',
+      DATABASE_URL: 'postgres://u:p@db:5432/herald',
+      DATA_DIR: '/var/lib/herald',
+      JWT_SECRET: 'x'.repeat(32),
+      JWT_TTL: '12h',
+      ADMIN_EMAIL: 'ops@example.com',
+      ADMIN_PASSWORD: 'long enough password',
+      REDIS_URL: 'redis://cache:6379',
+      LOG_LEVEL: 'debug',
+      RATE_LIMIT_ENABLED: 'false',
+      RATE_LIMIT_WINDOW: '30s',
+      RATE_LIMIT_DEFAULT: '1000',
+    });
+    expect(config).toMatchObject({
+      port: 8080,
+      host: '127.0.0.1',
+      publicUrl: 'https://herald.example.com',
+      databaseUrl: 'postgres://u:p@db:5432/herald',
+      dataDir: '/var/lib/herald',
+      jwtSecret: 'x'.repeat(32),
+      jwtTtlSeconds: 43_200,
+      adminEmail: 'ops@example.com',
+      adminPassword: 'long enough password',
+      redisUrl: 'redis://cache:6379',
+      logLevel: 'debug',
+      rateLimit: { enabled: false, windowSeconds: 30, default: 1000 },
+    });
+    expect(loadConfig({ PORT: '4000' }).publicUrl).toBe('http://localhost:4000');
+  });
+});
+
+describe('durations', () => {
+  it.each([
+    ['900', 900],
+    ['15m', 900],
+    ['12h', 43_200],
+    ['7d', 604_800],
+    ['30s', 30],
+    ['2500ms', 2],
+  ])('parses %s as %i seconds', (text, seconds) => {
+    expect(parseDurationSeconds(text)).toBe(seconds);
+    expect(loadConfig({ JWT_TTL: text }).jwtTtlSeconds).toBe(seconds);
+  });
+
+  it.each(['0', '-5m', '15 minutes', '1.5h', 'forever', '10ms'])('rejects %s', (text) => {
+    expect(parseDurationSeconds(text)).toBeUndefined();
+    expect(problemsOf({ JWT_TTL: text })).toEqual([expect.stringMatching(/^JWT_TTL: must be a duration/)]);
+  });
+});
+
+describe('bad configuration', () => {
+  it('names every bad key at once', () => {
+    const problems = problemsOf({ PORT: 'abc', JWT_SECRET: 'short', DATABASE_URL: 'mysql://x', LOG_LEVEL: 'loud' });
+    expect(problems.map((p) => p.split(':')[0]).sort()).toEqual(['DATABASE_URL', 'JWT_SECRET', 'LOG_LEVEL', 'PORT']);
+    expect(problems.find((p) => p.startsWith('JWT_SECRET'))).toMatch(/at least 32 characters/);
+  });
+
+  it.each([
+    ['PORT', '70000'],
+    ['PORT', '80.5'],
+    ['PUBLIC_URL', 'ftp://example.com'],
+    ['DATABASE_URL', 'not a url'],
+    ['REDIS_URL', 'http://cache:6379'],
+    ['ADMIN_EMAIL', 'not-an-email'],
+    ['ADMIN_PASSWORD', 'short'],
+    ['RATE_LIMIT_ENABLED', 'maybe'],
+    ['RATE_LIMIT_DEFAULT', '0'],
+    ['DB_POOL_MAX', 'many'],
+  ])('rejects %s=%s', (key, value) => {
+    const problems = problemsOf({ [key]: value });
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(new RegExp(`^${key}: `));
+  });
+
+  it('puts every problem in the error message', () => {
+    expect(() => loadConfig({ PORT: 'abc', LOG_LEVEL: 'loud' })).toThrow(/Invalid configuration:\n {2}- PORT: .*\n {2}- LOG_LEVEL: /);
+  });
+});
