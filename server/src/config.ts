@@ -54,6 +54,7 @@ const envSchema = z.object({
   RATE_LIMIT_TRANSACTIONAL: integer(120),
   WORKER_CONCURRENCY: integer(4),
   SHUTDOWN_TIMEOUT: duration('30s'),
+  ALLOW_INSECURE_PUSH_ENDPOINTS: boolean(false),
 });
 
 export type Env = Record<string, string | undefined>;
@@ -81,6 +82,8 @@ export interface Config {
   };
   workerConcurrency: number;
   shutdownTimeoutSeconds: number;
+  /** Accept http:// push endpoints on loopback hosts (local testing against a fake push service only). */
+  allowInsecurePushEndpoints: boolean;
 }
 
 export class ConfigError extends Error {
@@ -121,5 +124,6 @@ export function loadConfig(env: Env = process.env): Config {
     },
     workerConcurrency: e.WORKER_CONCURRENCY,
     shutdownTimeoutSeconds: e.SHUTDOWN_TIMEOUT,
+    allowInsecurePushEndpoints: e.ALLOW_INSECURE_PUSH_ENDPOINTS,
   };
 }

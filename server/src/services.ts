@@ -6,12 +6,16 @@ import { AuthService } from './modules/auth/auth.service.js';
 import { createTokenService } from './modules/auth/tokens.js';
 import { OrganizationService } from './modules/organizations/organization.service.js';
 import { ProjectService } from './modules/projects/project.service.js';
+import { SegmentService } from './modules/segments/segment.service.js';
+import { SubscriberService } from './modules/subscribers/subscriber.service.js';
 
 export interface Services {
   auth: AuthService;
   organizations: OrganizationService;
   projects: ProjectService;
   apiKeys: ApiKeyService;
+  subscribers: SubscriberService;
+  segments: SegmentService;
 }
 
 export function createServices(db: Db, config: Pick<Config, 'jwtTtlSeconds'>, jwtSecret: string): Services {
@@ -20,5 +24,7 @@ export function createServices(db: Db, config: Pick<Config, 'jwtTtlSeconds'>, jw
     organizations: new OrganizationService(db),
     projects: new ProjectService(db),
     apiKeys: new ApiKeyService(db),
+    subscribers: new SubscriberService(db),
+    segments: new SegmentService(db),
   };
 }

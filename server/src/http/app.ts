@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger } from 'fastify';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Redis } from 'ioredis';
+import { z } from 'zod';
 import type { Logger } from 'pino';
 import type { Pool } from 'pg';
 import type { Config } from '../config.js';
@@ -10,6 +11,8 @@ import { apiKeyRoutes } from '../modules/api-keys/api-key.routes.js';
 import { authRoutes } from '../modules/auth/auth.routes.js';
 import { organizationRoutes } from '../modules/organizations/organization.routes.js';
 import { projectRoutes } from '../modules/projects/project.routes.js';
+import { segmentRoutes } from '../modules/segments/segment.routes.js';
+import { subscriberRoutes } from '../modules/subscribers/subscriber.routes.js';
 import type { Services } from '../services.js';
 import access from './access.js';
 import { registerErrorHandling } from './errors.js';
@@ -46,6 +49,11 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   app.removeContentTypeParser('text/plain');
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
+  // Unknown fields are rejected, not dropped: a route that declares no query parameters accepts none.
+  app.addHook('onRoute', (route) => {
+    if (route.url === '/docs' || route.url.startsWith('/docs/')) return;
+    route.schema = { ...route.schema, querystring: route.schema?.querystring ?? z.strictObject({}) };
+  });
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
@@ -62,5 +70,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await organizationRoutes(app, deps.services.organizations);
   await projectRoutes(app, deps.services.projects);
   await apiKeyRoutes(app, deps.services.apiKeys);
+  await subscriberRoutes(app, deps.services.subscribers, deps.config);
+  await segmentRoutes(app, deps.services.segments);
   return app;
 }

@@ -132,6 +132,12 @@ describe('422 Validation failed', () => {
     expect((body.details as { field: string }[]).map((d) => d.field).sort()).toEqual(['query.page', 'query.sort']);
   });
 
+  it('rejects query parameters on a route that declares none', async () => {
+    const res = await t.app.inject({ method: 'GET', url: `/projects/${tenant.projectId}?expand=keys`, headers: tenant.jwt });
+    const body = expectEnvelope(res, 422, 'validation_failed');
+    expect(body.details).toEqual([{ field: 'query.expand', error: 'is not an allowed field' }]);
+  });
+
   it('answers a POST without a body with 422 naming the body', async () => {
     const res = await t.app.inject({ method: 'POST', url: '/auth/login' });
     const body = expectEnvelope(res, 422, 'validation_failed');

@@ -24,6 +24,18 @@ export const paginated = <T extends z.ZodType>(item: T) =>
 
 export const timestamp = z.string().describe('ISO 8601 timestamp');
 
+export const timezone = z
+  .string()
+  .max(64)
+  .refine((zone) => {
+    try {
+      new Intl.DateTimeFormat('en-US', { timeZone: zone });
+      return true;
+    } catch {
+      return false;
+    }
+  }, 'must be an IANA time zone such as Europe/Paris');
+
 /** Error responses every authenticated route can produce, for the OpenAPI document. */
 export const commonErrors = {
   400: errorEnvelope,

@@ -1,7 +1,7 @@
 // Projects of the x-org-id organization (spec 4.2), plus the one project an API key opens.
 import { z } from 'zod';
 import { organizationOf, projectOf } from '../../http/access.js';
-import { commonErrors, paginated, paginationQuery, timestamp } from '../../http/schemas.js';
+import { commonErrors, paginated, paginationQuery, timestamp, timezone } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import type { ProjectService } from './project.service.js';
 
@@ -11,15 +11,6 @@ const domain = z
   .toLowerCase()
   // Labels of 1-63 letters, digits and inner hyphens (so IDN A-labels such as xn--bcher-kva pass), then a TLD.
   .regex(/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+([a-z]{2,63}|xn--[a-z0-9-]{1,59})$/, 'must be a domain name such as example.com');
-
-const timezone = z.string().refine((zone) => {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: zone });
-    return true;
-  } catch {
-    return false;
-  }
-}, 'must be an IANA time zone such as Europe/Paris');
 
 const settingsInput = z
   .strictObject({ timezone: timezone.optional().describe('Default time zone for subscribers whose own is unknown') })

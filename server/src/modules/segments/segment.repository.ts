@@ -1,0 +1,102 @@
+// Saved segments and audience queries; every function is confined to the caller's project(s).
+import { and, asc, count, desc, eq, gt, type SQL } from 'drizzle-orm';
+import type { Db } from '../../db/database.js';
+import { segments, subscribers } from '../../db/schema.js';
+import { projectOfTenant } from '../../db/tenant-scope.js';
+import type { ProjectScope, Tenant } from '../tenancy.js';
+
+export type SegmentRow = typeof segments.$inferSelect;
+
+/** A caller cleared for one project, or any tenant (routes addressed by segment id). */
+export type SegmentReach = ProjectScope | Tenant;
+
+function segmentsOf(db: Db, reach: SegmentReach): SQL {
+  if ('kind' in reach && reach.kind === 'organization') return projectOfTenant(db, reach, segments.projectId);
+  return eq(segments.projectId, (reach as ProjectScope).projectId);
+}
+
+export async function insertSegment(db: Db, row: typeof segments.$inferInsert): Promise<SegmentRow> {
+  const [inserted] = await db.insert(segments).values(row).returning();
+  return inserted!;
+}
+
+export async function listSegments(db: Db, projectId: string, limit: number, offset: number) {
+  const where = eq(segments.projectId, projectId);
+  const [rows, [total]] = await Promise.all([
+    db.select().from(segments).where(where).orderBy(desc(segments.createdAt), desc(segments.id)).limit(limit).offset(offset),
+    db.select({ total: count() }).from(segments).where(where),
+  ]);
+  return { rows, total: total?.total ?? 0 };
+}
+
+export async function findSegment(db: Db, reach: SegmentReach, id: string): Promise<SegmentRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(segments)
+    .where(and(segmentsOf(db, reach), eq(segments.id, id)));
+  return row;
+}
+
+export async function updateSegment(
+  db: Db,
+  reach: SegmentReach,
+  id: string,
+  change: { name?: string | undefined; filters?: Record<string, unknown> | undefined },
+): Promise<SegmentRow | undefined> {
+  const [row] = await db
+    .update(segments)
+    .set({
+      ...(change.name !== undefined && { name: change.name }),
+      ...(change.filters !== undefined && { filters: change.filters }),
+      updatedAt: new Date(),
+    })
+    .where(and(segmentsOf(db, reach), eq(segments.id, id)))
+    .returning();
+  return row;
+}
+
+export async function deleteSegment(db: Db, reach: SegmentReach, id: string): Promise<boolean> {
+  const deleted = await db
+    .delete(segments)
+    .where(and(segmentsOf(db, reach), eq(segments.id, id)))
+    .returning({ id: segments.id });
+  return deleted.length > 0;
+}
+
+/**
+ * The subscribers a send from this scope would reach: the project's active subscribers of the same environment
+ * (live for dashboard users and live keys, sandbox for test keys), narrowed by the compiled filter.
+ */
+export function audience(scope: ProjectScope, filter: SQL | undefined): SQL {
+  return and(
+    eq(subscribers.projectId, scope.projectId),
+    eq(subscribers.sandbox, scope.sandbox),
+    eq(subscribers.status, 'active'),
+    filter,
+  )!;
+}
+
+export async function countAudience(db: Db, scope: ProjectScope, filter: SQL | undefined): Promise<number> {
+  const [row] = await db.select({ total: count() }).from(subscribers).where(audience(scope, filter));
+  return row?.total ?? 0;
+}
+
+/** Keyset page (by id) of the audience, with the export columns: exports stream batch by batch in constant memory. */
+export function pageAudience(db: Db, scope: ProjectScope, filter: SQL | undefined, afterId: string | undefined, limit: number) {
+  return db
+    .select({
+      id: subscribers.id,
+      externalId: subscribers.externalId,
+      token: subscribers.token,
+      email: subscribers.email,
+      country: subscribers.country,
+      platform: subscribers.platform,
+      tags: subscribers.tags,
+      subscribedAt: subscribers.subscribedAt,
+      lastSeenAt: subscribers.lastSeenAt,
+    })
+    .from(subscribers)
+    .where(and(audience(scope, filter), afterId !== undefined ? gt(subscribers.id, afterId) : undefined))
+    .orderBy(asc(subscribers.id))
+    .limit(limit);
+}

@@ -1,0 +1,169 @@
+// Segment routes: saved segments CRUD, reach estimates and the streamed CSV export of spec 4.5.
+import { Readable, pipeline } from 'node:stream';
+import { stringify } from 'csv-stringify';
+import type { FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { projectOf, tenantOf } from '../../http/access.js';
+import { commonErrors, paginated, paginationQuery, timestamp } from '../../http/schemas.js';
+import type { App } from '../../http/types.js';
+import { escapeCell } from './csv.js';
+import { segmentFilterSchema } from './segment-filter.js';
+import type { SegmentReach } from './segment.repository.js';
+import type { ExportRow, SegmentService } from './segment.service.js';
+
+const tags = ['Segments'];
+const segment = z
+  .object({
+    id: z.string(),
+    projectId: z.string(),
+    name: z.string(),
+    filters: segmentFilterSchema,
+    createdAt: timestamp,
+    updatedAt: timestamp,
+  })
+  .meta({ id: 'Segment' });
+
+const name = z.string().trim().min(1).max(200);
+const idParams = z.object({ id: z.string() });
+const projectParams = z.object({ projectId: z.string() });
+const reachOf = (request: FastifyRequest): SegmentReach => request.project ?? tenantOf(request);
+
+export const EXPORT_COLUMNS = ['externalId', 'token', 'email', 'country', 'platform', 'tags', 'subscribedAt', 'lastSeenAt'] as const;
+
+function toCsvRecord(row: ExportRow): string[] {
+  return [
+    escapeCell(row.externalId),
+    escapeCell(row.token),
+    escapeCell(row.email),
+    escapeCell(row.country),
+    escapeCell(row.platform),
+    escapeCell(row.tags.join(',')),
+    row.subscribedAt.toISOString(),
+    row.lastSeenAt.toISOString(),
+  ];
+}
+
+export async function segmentRoutes(app: App, segments: SegmentService) {
+  app.post(
+    '/segments',
+    {
+      config: { access: { auth: 'project', project: 'body.projectId' } },
+      schema: {
+        tags,
+        summary: 'Save a segment: a name and filters combined with AND',
+        body: z.strictObject({ projectId: z.string(), name, filters: segmentFilterSchema }),
+        response: { 201: segment, ...commonErrors },
+      },
+    },
+    async (request, reply) => {
+      const { name: segmentName, filters } = request.body;
+      return reply.status(201).send(await segments.create(projectOf(request), { name: segmentName, filters }));
+    },
+  );
+
+  app.get(
+    '/segments/project/:projectId',
+    {
+      config: { access: { auth: 'project', project: 'params.projectId' } },
+      schema: {
+        tags,
+        summary: 'Saved segments of a project, newest first',
+        params: projectParams,
+        querystring: z.strictObject(paginationQuery),
+        response: { 200: paginated(segment), ...commonErrors },
+      },
+    },
+    (request) => segments.list(projectOf(request), request.query.page, request.query.pageSize),
+  );
+
+  app.post(
+    '/segments/reach',
+    {
+      config: { access: { auth: 'project', project: 'body.projectId' } },
+      schema: {
+        tags,
+        summary: 'Exact number of active subscribers matching inline filters or a saved segment (cached 30 s)',
+        description:
+          'Give exactly one of `filters` and `segmentId`. Counts active subscribers of the caller\'s environment ' +
+          '(sandbox subscribers for a test key, live ones otherwise). The count is exact; the same (project, filters) ' +
+          'within 30 seconds answers from a cache (`cached: true`).',
+        body: z.strictObject({ projectId: z.string(), filters: segmentFilterSchema.optional(), segmentId: z.string().optional() }),
+        response: {
+          200: z.object({ count: z.number().int(), computedAt: timestamp, cached: z.boolean() }),
+          ...commonErrors,
+        },
+      },
+    },
+    (request) => segments.reach(projectOf(request), { filters: request.body.filters, segmentId: request.body.segmentId }),
+  );
+
+  app.get(
+    '/segments/project/:projectId/export.csv',
+    {
+      config: { access: { auth: 'project', project: 'params.projectId' } },
+      schema: {
+        tags,
+        summary: 'CSV stream of the active subscribers currently matching a saved segment',
+        description:
+          `Columns: ${EXPORT_COLUMNS.join(', ')}. tags are joined with commas in one cell; timestamps are ISO 8601. ` +
+          'Cells starting with = + - @ tab, CR or NUL are prefixed with an apostrophe (formula injection).',
+        params: projectParams,
+        querystring: z.strictObject({ segmentId: z.string().min(1) }),
+        produces: ['text/csv'],
+        response: { 200: z.any().describe('text/csv stream'), ...commonErrors },
+      },
+    },
+    async (request, reply) => {
+      const rows = await segments.openExport(projectOf(request), request.query.segmentId);
+      const csv = stringify({ header: true, columns: [...EXPORT_COLUMNS] });
+      const source = Readable.from(
+        (async function* () {
+          for await (const row of rows) yield toCsvRecord(row);
+        })(),
+      );
+      pipeline(source, csv, (error) => {
+        if (error) request.log.warn({ err: error }, 'segment export stopped');
+      });
+      return reply
+        .header('content-type', 'text/csv; charset=utf-8')
+        .header('content-disposition', `attachment; filename="segment-${request.query.segmentId}.csv"`)
+        .send(csv);
+    },
+  );
+
+  app.get(
+    '/segments/:id',
+    {
+      config: { access: { auth: 'project' } },
+      schema: { tags, summary: 'One saved segment', params: idParams, response: { 200: segment, ...commonErrors } },
+    },
+    (request) => segments.get(reachOf(request), request.params.id),
+  );
+
+  app.patch(
+    '/segments/:id',
+    {
+      config: { access: { auth: 'project' } },
+      schema: {
+        tags,
+        summary: 'Rename a segment or replace its filters',
+        params: idParams,
+        body: z.strictObject({ name: name.optional(), filters: segmentFilterSchema.optional() }),
+        response: { 200: segment, ...commonErrors },
+      },
+    },
+    (request) => segments.update(reachOf(request), request.params.id, request.body),
+  );
+
+  app.delete(
+    '/segments/:id',
+    {
+      config: { access: { auth: 'project' } },
+      schema: { tags, summary: 'Delete a saved segment', params: idParams, response: { 204: z.null(), ...commonErrors } },
+    },
+    async (request, reply) => {
+      await segments.remove(reachOf(request), request.params.id);
+      return reply.status(204).send(null);
+    },
+  );
+}

@@ -1,0 +1,138 @@
+// Saved segments, exact reach estimates (cached 30 s per project and filters) and streamed audience exports.
+import type { Db } from '../../db/database.js';
+import { AppError, notFound, validationFailed } from '../../shared/errors.js';
+import { newId } from '../../shared/ids.js';
+import type { ProjectScope } from '../tenancy.js';
+import { compileSegmentFilter, filterKey, segmentFilterSchema, type SegmentFilter } from './segment-filter.js';
+import * as repo from './segment.repository.js';
+
+export interface Segment {
+  id: string;
+  projectId: string;
+  name: string;
+  filters: SegmentFilter;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** Stored filters are re-read through the schema; a stored filter the schema no longer accepts is a server fault. */
+function storedFilter(row: repo.SegmentRow): SegmentFilter {
+  const parsed = segmentFilterSchema.safeParse(row.filters);
+  if (!parsed.success) throw new AppError(500, 'invalid_stored_segment', `Segment ${row.id} has filters Herald cannot read`);
+  return parsed.data;
+}
+
+const toSegment = (row: repo.SegmentRow): Segment => ({
+  id: row.id,
+  projectId: row.projectId,
+  name: row.name,
+  filters: storedFilter(row),
+  createdAt: row.createdAt.toISOString(),
+  updatedAt: row.updatedAt.toISOString(),
+});
+
+export const REACH_CACHE_SECONDS = 30;
+const REACH_CACHE_MAX = 5_000;
+const EXPORT_BATCH = 1_000;
+
+export interface Reach {
+  count: number;
+  computedAt: string;
+  cached: boolean;
+}
+
+export interface ExportRow {
+  externalId: string | null;
+  token: string;
+  email: string | null;
+  country: string | null;
+  platform: string | null;
+  tags: string[];
+  subscribedAt: Date;
+  lastSeenAt: Date;
+}
+
+export class SegmentService {
+  private readonly reachCache = new Map<string, { count: number; computedAt: number }>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly clock: () => number = Date.now,
+  ) {}
+
+  async create(scope: ProjectScope, input: { name: string; filters: SegmentFilter }): Promise<Segment> {
+    const row = await repo.insertSegment(this.db, {
+      id: newId('seg'),
+      projectId: scope.projectId,
+      name: input.name,
+      filters: input.filters as Record<string, unknown>,
+    });
+    return toSegment(row);
+  }
+
+  async list(scope: ProjectScope, page: number, pageSize: number) {
+    const { rows, total } = await repo.listSegments(this.db, scope.projectId, pageSize, (page - 1) * pageSize);
+    return { data: rows.map(toSegment), page, pageSize, total };
+  }
+
+  async get(reach: repo.SegmentReach, id: string): Promise<Segment> {
+    const row = await repo.findSegment(this.db, reach, id);
+    if (!row) throw notFound('Segment');
+    return toSegment(row);
+  }
+
+  async update(reach: repo.SegmentReach, id: string, change: { name?: string | undefined; filters?: SegmentFilter | undefined }) {
+    const row = await repo.updateSegment(this.db, reach, id, {
+      name: change.name,
+      filters: change.filters as Record<string, unknown> | undefined,
+    });
+    if (!row) throw notFound('Segment');
+    return toSegment(row);
+  }
+
+  async remove(reach: repo.SegmentReach, id: string): Promise<void> {
+    if (!(await repo.deleteSegment(this.db, reach, id))) throw notFound('Segment');
+  }
+
+  /** The filters of a saved segment of this project (404 for another project's segment). */
+  private async filtersOf(scope: ProjectScope, segmentId: string): Promise<SegmentFilter> {
+    const row = await repo.findSegment(this.db, scope, segmentId);
+    if (!row) throw notFound('Segment');
+    return storedFilter(row);
+  }
+
+  /** Exact audience size for inline filters or a saved segment, cached 30 s per (project, environment, filters). */
+  async reach(scope: ProjectScope, input: { filters?: SegmentFilter | undefined; segmentId?: string | undefined }): Promise<Reach> {
+    if ((input.filters === undefined) === (input.segmentId === undefined)) {
+      throw validationFailed([{ field: 'filters', error: 'give exactly one of filters and segmentId' }]);
+    }
+    const filters = input.filters ?? (await this.filtersOf(scope, input.segmentId!));
+    const key = `${scope.projectId}|${scope.sandbox ? 'sandbox' : 'live'}|${filterKey(filters)}`;
+    const now = this.clock();
+    const hit = this.reachCache.get(key);
+    if (hit && now - hit.computedAt < REACH_CACHE_SECONDS * 1000) {
+      return { count: hit.count, computedAt: new Date(hit.computedAt).toISOString(), cached: true };
+    }
+    const count = await repo.countAudience(this.db, scope, compileSegmentFilter(filters));
+    this.reachCache.delete(key);
+    this.reachCache.set(key, { count, computedAt: now });
+    // Oldest entries go first (a Map keeps insertion order), so the cache stays bounded.
+    while (this.reachCache.size > REACH_CACHE_MAX) this.reachCache.delete(this.reachCache.keys().next().value!);
+    return { count, computedAt: new Date(now).toISOString(), cached: false };
+  }
+
+  /** Checks the segment now (so a 404 comes before any CSV byte), then yields matching subscribers batch by batch. */
+  async openExport(scope: ProjectScope, segmentId: string): Promise<AsyncGenerator<ExportRow>> {
+    const filter = compileSegmentFilter(await this.filtersOf(scope, segmentId));
+    const db = this.db;
+    return (async function* () {
+      let after: string | undefined;
+      for (;;) {
+        const rows = await repo.pageAudience(db, scope, filter, after, EXPORT_BATCH);
+        for (const row of rows) yield row;
+        if (rows.length < EXPORT_BATCH) return;
+        after = rows[rows.length - 1]!.id;
+      }
+    })();
+  }
+}

@@ -1,0 +1,46 @@
+// Validation of a browser push subscription (endpoint, p256dh, auth) before it is stored.
+import { ECDH } from 'node:crypto';
+
+const BASE64URL = /^[A-Za-z0-9_-]+={0,2}$/;
+
+function decodeBase64Url(value: string): Buffer | undefined {
+  if (!BASE64URL.test(value)) return undefined;
+  return Buffer.from(value.replace(/=+$/, ''), 'base64url');
+}
+
+/** Why p256dh is unusable, or undefined when it is a base64url uncompressed P-256 point on the curve. */
+export function p256dhProblem(value: string): string | undefined {
+  const bytes = decodeBase64Url(value);
+  if (!bytes) return 'must be base64url';
+  if (bytes.length !== 65 || bytes[0] !== 0x04) return 'must be an uncompressed P-256 public key (65 bytes starting with 0x04)';
+  try {
+    // OpenSSL's point decoding rejects points that are not on the curve.
+    ECDH.convertKey(bytes, 'prime256v1', undefined, undefined, 'uncompressed');
+    return undefined;
+  } catch {
+    return 'is not a point on the P-256 curve';
+  }
+}
+
+/** Why auth is unusable, or undefined when it is 16 bytes of base64url. */
+export function authSecretProblem(value: string): string | undefined {
+  const bytes = decodeBase64Url(value);
+  if (!bytes) return 'must be base64url';
+  return bytes.length === 16 ? undefined : 'must be 16 bytes';
+}
+
+const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
+
+/** Why endpoint is unusable: https only, or http on a loopback host when insecure endpoints are allowed. */
+export function endpointProblem(value: string, allowInsecure: boolean): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return 'must be a URL';
+  }
+  if (url.username || url.password) return 'must not carry credentials';
+  if (url.protocol === 'https:') return undefined;
+  if (url.protocol === 'http:' && allowInsecure && LOOPBACK.test(url.hostname)) return undefined;
+  return allowInsecure ? 'must be an https URL (http only on a loopback host)' : 'must be an https URL';
+}

@@ -1,0 +1,174 @@
+// Subscribers: every query is confined to what the caller may see (a project, or the projects of an organization;
+// a test key sees only sandbox subscribers).
+import { and, count, desc, eq, gte, lt, sql, type SQL } from 'drizzle-orm';
+import type { Db } from '../../db/database.js';
+import { subscribers } from '../../db/schema.js';
+import { projectOfTenant } from '../../db/tenant-scope.js';
+import type { ProjectScope, Tenant } from '../tenancy.js';
+
+export type SubscriberRow = typeof subscribers.$inferSelect;
+export type NewSubscriberRow = typeof subscribers.$inferInsert;
+
+/** A caller cleared for one project (ProjectScope) or any tenant (by-id and by-token routes). */
+export type SubscriberReach = ProjectScope | Tenant;
+
+/** The predicate confining a query to the subscribers a caller may see. */
+export function visibleTo(db: Db, reach: SubscriberReach): SQL {
+  if ('kind' in reach && reach.kind === 'organization') return projectOfTenant(db, reach, subscribers.projectId);
+  const scope = reach as ProjectScope;
+  const project = eq(subscribers.projectId, scope.projectId);
+  return scope.sandbox ? and(project, eq(subscribers.sandbox, true))! : project;
+}
+
+/** Inserts a subscriber, or returns undefined when the project already has this endpoint. */
+export async function insertSubscriber(db: Db, row: NewSubscriberRow): Promise<SubscriberRow | undefined> {
+  const [inserted] = await db
+    .insert(subscribers)
+    .values(row)
+    .onConflictDoNothing({ target: [subscribers.projectId, subscribers.endpoint] })
+    .returning();
+  return inserted;
+}
+
+export async function findByEndpoint(db: Db, projectId: string, endpoint: string): Promise<SubscriberRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(subscribers)
+    .where(and(eq(subscribers.projectId, projectId), eq(subscribers.endpoint, endpoint)));
+  return row;
+}
+
+export async function findById(db: Db, reach: SubscriberReach, id: string): Promise<SubscriberRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(subscribers)
+    .where(and(visibleTo(db, reach), eq(subscribers.id, id)));
+  return row;
+}
+
+export async function findByToken(db: Db, reach: SubscriberReach, token: string): Promise<SubscriberRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(subscribers)
+    .where(and(visibleTo(db, reach), eq(subscribers.token, token)));
+  return row;
+}
+
+/** Every device linked to an externalId, newest first (bounded: a user has a handful of devices). */
+export function findByExternalId(db: Db, scope: ProjectScope, externalId: string, limit: number): Promise<SubscriberRow[]> {
+  return db
+    .select()
+    .from(subscribers)
+    .where(and(visibleTo(db, scope), eq(subscribers.externalId, externalId)))
+    .orderBy(desc(subscribers.createdAt), desc(subscribers.id))
+    .limit(limit);
+}
+
+export async function deleteById(db: Db, reach: SubscriberReach, id: string): Promise<boolean> {
+  const deleted = await db
+    .delete(subscribers)
+    .where(and(visibleTo(db, reach), eq(subscribers.id, id)))
+    .returning({ id: subscribers.id });
+  return deleted.length > 0;
+}
+
+/** Applies `set` to the subscriber with this token, if the caller may see it; lastSeenAt and updatedAt move too. */
+export async function updateByToken(
+  db: Db,
+  reach: SubscriberReach,
+  token: string,
+  set: Partial<Record<keyof NewSubscriberRow, unknown>>,
+): Promise<SubscriberRow | undefined> {
+  const now = new Date();
+  const [row] = await db
+    .update(subscribers)
+    .set({ updatedAt: now, lastSeenAt: now, ...(set as Partial<NewSubscriberRow>) })
+    .where(and(visibleTo(db, reach), eq(subscribers.token, token)))
+    .returning();
+  return row;
+}
+
+/** Appends tags not yet present, keeping the existing order. */
+export const appendTags = (tags: string[]) =>
+  sql`array(select t from unnest(${subscribers.tags} || ${sql.param(tags)}::text[]) with ordinality as u(t, n) group by t order by min(n))`;
+
+export const removeTags = (tags: string[]) =>
+  sql`array(select t from unnest(${subscribers.tags}) as u(t) where t <> all(${sql.param(tags)}::text[]))`;
+
+/** Marks a subscriber as seen, without touching updatedAt. */
+export async function touchByToken(db: Db, reach: SubscriberReach, token: string) {
+  const [row] = await db
+    .update(subscribers)
+    .set({ lastSeenAt: new Date() })
+    .where(and(visibleTo(db, reach), eq(subscribers.token, token)))
+    .returning({ id: subscribers.id, lastSeenAt: subscribers.lastSeenAt });
+  return row;
+}
+
+export interface ListFilters {
+  platform?: NonNullable<SubscriberRow['platform']> | undefined;
+  country?: string | undefined;
+  browser?: NonNullable<SubscriberRow['browser']> | undefined;
+  os?: NonNullable<SubscriberRow['os']> | undefined;
+  tag?: string | undefined;
+  status?: SubscriberRow['status'] | undefined;
+  createdAfter?: Date | undefined;
+  createdBefore?: Date | undefined;
+}
+
+export async function listSubscribers(db: Db, scope: ProjectScope, filters: ListFilters, limit: number, offset: number) {
+  const where = and(
+    visibleTo(db, scope),
+    filters.platform !== undefined ? eq(subscribers.platform, filters.platform) : undefined,
+    filters.country !== undefined ? eq(subscribers.country, filters.country) : undefined,
+    filters.browser !== undefined ? eq(subscribers.browser, filters.browser) : undefined,
+    filters.os !== undefined ? eq(subscribers.os, filters.os) : undefined,
+    filters.tag !== undefined ? sql`${subscribers.tags} @> ${sql.param([filters.tag])}::text[]` : undefined,
+    filters.status !== undefined ? eq(subscribers.status, filters.status) : undefined,
+    filters.createdAfter === undefined ? undefined : gte(subscribers.createdAt, filters.createdAfter),
+    filters.createdBefore === undefined ? undefined : lt(subscribers.createdAt, filters.createdBefore),
+  );
+  const [rows, [total]] = await Promise.all([
+    db
+      .select()
+      .from(subscribers)
+      .where(where)
+      .orderBy(desc(subscribers.createdAt), desc(subscribers.id))
+      .limit(limit)
+      .offset(offset),
+    db.select({ total: count() }).from(subscribers).where(where),
+  ]);
+  return { rows, total: total?.total ?? 0 };
+}
+
+export const ANALYTICS_DIMENSIONS = ['country', 'platform', 'browser', 'os', 'device', 'city'] as const;
+export type AnalyticsDimension = (typeof ANALYTICS_DIMENSIONS)[number];
+
+/** Active subscribers counted by each dimension in one scan (GROUPING SETS); null values are left out. */
+export async function countByDimensions(db: Db, scope: ProjectScope, limitPerDimension: number) {
+  const { rows } = await db.execute<{ dimension: AnalyticsDimension; key: string; count: number }>(sql`
+    with grouped as (
+      select case
+               when grouping(${subscribers.country}) = 0 then 'country'
+               when grouping(${subscribers.platform}) = 0 then 'platform'
+               when grouping(${subscribers.browser}) = 0 then 'browser'
+               when grouping(${subscribers.os}) = 0 then 'os'
+               when grouping(${subscribers.device}) = 0 then 'device'
+               else 'city'
+             end as dimension,
+             coalesce(${subscribers.country}, ${subscribers.platform}::text, ${subscribers.browser}::text,
+                      ${subscribers.os}::text, ${subscribers.device}, ${subscribers.city}) as key,
+             count(*)::int as count
+      from ${subscribers}
+      where ${and(visibleTo(db, scope), eq(subscribers.status, 'active'))}
+      group by grouping sets ((${subscribers.country}), (${subscribers.platform}), (${subscribers.browser}),
+                              (${subscribers.os}), (${subscribers.device}), (${subscribers.city}))
+    ),
+    ranked as (
+      select dimension, key, count,
+             row_number() over (partition by dimension order by count desc, key asc) as rank
+      from grouped where key is not null
+    )
+    select dimension, key, count from ranked where rank <= ${limitPerDimension} order by dimension, rank`);
+  return rows;
+}

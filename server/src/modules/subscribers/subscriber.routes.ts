@@ -1,0 +1,196 @@
+// Subscriber routes (spec 4.3): registration by the SDK, identify/tag/untag/seen by token, and project reads.
+import type { FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { projectOf, tenantOf } from '../../http/access.js';
+import { commonErrors, paginated, paginationQuery } from '../../http/schemas.js';
+import type { App } from '../../http/types.js';
+import type { SubscriberReach } from './subscriber.repository.js';
+import * as s from './subscriber.schemas.js';
+import type { SubscriberService } from './subscriber.service.js';
+
+export interface SubscriberRouteOptions {
+  allowInsecurePushEndpoints: boolean;
+}
+
+/** The project a key opens, else the caller's organization (routes addressed by token or id). */
+const reachOf = (request: FastifyRequest): SubscriberReach => request.project ?? tenantOf(request);
+
+const tags = ['Subscribers'];
+const byToken = { auth: 'project' } as const;
+const idParams = z.object({ id: z.string() });
+const projectParams = z.object({ projectId: z.string() });
+
+export async function subscriberRoutes(app: App, subscribers: SubscriberService, options: SubscriberRouteOptions) {
+  app.post(
+    '/subscribers',
+    {
+      config: { access: { auth: 'project', project: 'body.projectId' } },
+      schema: {
+        tags,
+        summary: 'Register a push subscription (normally called by the browser SDK with a project key)',
+        description:
+          'platform, browser, os and device are derived from userAgent; language from the body, else Accept-Language. ' +
+          'A test key registers a sandbox subscriber. A second registration of the same endpoint answers 409 with the ' +
+          'error envelope plus `subscriber`, the existing record.',
+        body: s.registrationBody(options.allowInsecurePushEndpoints),
+        response: { 201: s.registered, ...commonErrors, 409: s.duplicateSubscriber },
+      },
+    },
+    async (request, reply) => {
+      const { projectId: _, ...input } = request.body;
+      const result = await subscribers.register(projectOf(request), input, { acceptLanguage: request.headers['accept-language'] });
+      if (!result.created) {
+        return reply.status(409).send({
+          statusCode: 409,
+          code: 'subscriber_exists',
+          message: 'A subscriber with this endpoint is already registered',
+          requestId: request.id,
+          ...(result.existing && { subscriber: result.existing }),
+        });
+      }
+      const { id, token, projectId, status } = result.subscriber;
+      return reply.status(201).send({ id, token, projectId, status });
+    },
+  );
+
+  app.post(
+    '/subscribers/identify',
+    {
+      config: { access: byToken },
+      schema: {
+        tags,
+        summary: 'Link a subscriber to your own user id (several devices may share one externalId)',
+        body: s.tokenBody.extend({ externalId: z.string().trim().min(1).max(255) }),
+        response: {
+          200: z.object({ id: z.string(), token: z.string(), externalId: z.string().nullable(), updatedAt: z.string() }),
+          ...commonErrors,
+        },
+      },
+    },
+    (request) => subscribers.identify(reachOf(request), request.body.token, request.body.externalId),
+  );
+
+  const tagsResponse = { 200: z.object({ id: z.string(), tags: z.array(z.string()) }), ...commonErrors };
+  app.post(
+    '/subscribers/tag',
+    {
+      config: { access: byToken },
+      schema: {
+        tags,
+        summary: 'Add tags (additive and deduplicated: existing tags are kept, in order)',
+        body: s.tagsBody,
+        response: tagsResponse,
+      },
+    },
+    (request) => subscribers.tag(reachOf(request), request.body.token, request.body.tags),
+  );
+
+  app.post(
+    '/subscribers/untag',
+    {
+      config: { access: byToken },
+      schema: { tags, summary: 'Remove the listed tags', body: s.tagsBody, response: tagsResponse },
+    },
+    (request) => subscribers.untag(reachOf(request), request.body.token, request.body.tags),
+  );
+
+  app.post(
+    '/subscribers/seen',
+    {
+      config: { access: byToken },
+      schema: {
+        tags,
+        summary: 'Record that the subscriber was seen now (lastSeenAt), e.g. on each page view',
+        body: s.tokenBody,
+        response: { 200: z.object({ id: z.string(), lastSeenAt: z.string() }), ...commonErrors },
+      },
+    },
+    (request) => subscribers.seen(reachOf(request), request.body.token),
+  );
+
+  app.get(
+    '/subscribers/project/:projectId',
+    {
+      config: { access: { auth: 'project', project: 'params.projectId' } },
+      schema: {
+        tags,
+        summary: 'Subscribers of a project, newest first, with filters',
+        params: projectParams,
+        querystring: z.strictObject({ ...paginationQuery, ...s.listQuery }),
+        response: { 200: paginated(s.subscriber), ...commonErrors },
+      },
+    },
+    (request) => {
+      const { page, pageSize, ...filters } = request.query;
+      return subscribers.list(projectOf(request), filters, page, pageSize);
+    },
+  );
+
+  app.get(
+    '/subscribers/analytics/project/:projectId',
+    {
+      config: { access: { auth: 'project', project: 'params.projectId' } },
+      schema: {
+        tags,
+        summary: 'Active subscribers by country, platform, browser, os, device and city, computed live',
+        params: projectParams,
+        response: { 200: s.analytics, ...commonErrors },
+      },
+    },
+    (request) => subscribers.analytics(projectOf(request)),
+  );
+
+  app.get(
+    '/subscribers/project/:projectId/external-id/:externalId',
+    {
+      config: { access: { auth: 'project', project: 'params.projectId' } },
+      schema: {
+        tags,
+        summary: 'The subscribers (devices) identified with an externalId, newest first (at most 100)',
+        params: projectParams.extend({ externalId: z.string().min(1).max(255) }),
+        response: { 200: z.object({ data: z.array(s.subscriber) }), ...commonErrors },
+      },
+    },
+    (request) => subscribers.byExternalId(projectOf(request), request.params.externalId),
+  );
+
+  app.get(
+    '/subscribers/token/:token',
+    {
+      config: { access: { auth: 'project' } },
+      schema: {
+        tags,
+        summary: 'One subscriber by its token',
+        params: z.object({ token: z.string().min(1).max(100) }),
+        response: { 200: s.subscriber, ...commonErrors },
+      },
+    },
+    (request) => subscribers.getByToken(reachOf(request), request.params.token),
+  );
+
+  app.get(
+    '/subscribers/:id',
+    {
+      config: { access: { auth: 'project' } },
+      schema: { tags, summary: 'One subscriber', params: idParams, response: { 200: s.subscriber, ...commonErrors } },
+    },
+    (request) => subscribers.get(reachOf(request), request.params.id),
+  );
+
+  app.delete(
+    '/subscribers/:id',
+    {
+      config: { access: { auth: 'project' } },
+      schema: {
+        tags,
+        summary: 'Delete a subscriber and its personal data',
+        params: idParams,
+        response: { 204: z.null(), ...commonErrors },
+      },
+    },
+    async (request, reply) => {
+      await subscribers.remove(reachOf(request), request.params.id);
+      return reply.status(204).send(null);
+    },
+  );
+}

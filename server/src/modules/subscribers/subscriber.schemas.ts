@@ -1,0 +1,123 @@
+// Zod schemas of the subscriber routes: request validation, response shapes and their OpenAPI documentation.
+import { z } from 'zod';
+import { EMAIL_STATUSES, SUBSCRIBER_BROWSERS, SUBSCRIBER_OSES, SUBSCRIBER_PLATFORMS, SUBSCRIBER_STATUSES } from '../../db/schema.js';
+import { errorEnvelope, timestamp, timezone } from '../../http/schemas.js';
+import { authSecretProblem, endpointProblem, p256dhProblem } from './push-keys.js';
+import { canonicalLanguage } from './user-agent.js';
+
+export const language = z
+  .string()
+  .max(35)
+  .refine((tag) => canonicalLanguage(tag) !== null, 'must be a BCP 47 language tag such as en-US');
+
+export const tag = z.string().trim().min(1).max(64);
+
+/** Problems reported through Zod so they join the other fields in one 422. */
+const check = (problem: (value: string) => string | undefined) => (value: string, ctx: z.core.$RefinementCtx<string>) => {
+  const message = problem(value);
+  if (message) ctx.addIssue({ code: 'custom', message });
+};
+
+export const registrationBody = (allowInsecureEndpoints: boolean) =>
+  z.strictObject({
+    projectId: z.string().min(1).describe('The project the device subscribes to'),
+    endpoint: z
+      .string()
+      .max(2048)
+      .superRefine(check((v) => endpointProblem(v, allowInsecureEndpoints)))
+      .describe('Push subscription endpoint (https URL) from PushSubscription.endpoint'),
+    p256dh: z
+      .string()
+      .max(200)
+      .superRefine(check(p256dhProblem))
+      .describe('base64url uncompressed P-256 public key (PushSubscription.getKey("p256dh"))'),
+    auth: z.string().max(100).superRefine(check(authSecretProblem)).describe('base64url 16-byte auth secret'),
+    userAgent: z.string().max(1024).describe('navigator.userAgent; platform, browser, os and device are derived from it'),
+    timezone: timezone.optional().describe('IANA time zone of the device'),
+    language: language.optional().describe('BCP 47 language; defaults to the Accept-Language header'),
+  });
+
+export const registered = z
+  .object({
+    id: z.string(),
+    token: z.string().describe('Opaque subscriber token: keep it in the SDK for identify, tag, untag and seen'),
+    projectId: z.string(),
+    status: z.enum(SUBSCRIBER_STATUSES),
+  })
+  .meta({ id: 'SubscriberRegistration' });
+
+export const subscriber = z
+  .object({
+    id: z.string(),
+    token: z.string(),
+    projectId: z.string(),
+    externalId: z.string().nullable(),
+    endpoint: z.string().nullable(),
+    userAgent: z.string().nullable(),
+    platform: z.enum(SUBSCRIBER_PLATFORMS).nullable(),
+    browser: z.enum(SUBSCRIBER_BROWSERS).nullable(),
+    os: z.enum(SUBSCRIBER_OSES).nullable(),
+    device: z.string().nullable(),
+    country: z.string().nullable().describe('ISO 3166-1 alpha-2'),
+    city: z.string().nullable(),
+    language: z.string().nullable().describe('BCP 47'),
+    timezone: z.string().nullable(),
+    email: z.string().nullable(),
+    phone: z.string().nullable(),
+    emailStatus: z.enum(EMAIL_STATUSES),
+    status: z
+      .enum(SUBSCRIBER_STATUSES)
+      .describe(
+        'active: deliverable; unsubscribed: permission revoked or the push service reported the subscription gone; ' +
+          'inactive: deactivated by Herald or an operator',
+      ),
+    sandbox: z.boolean().describe('Registered with a test key: reachable only from the sandbox'),
+    tags: z.array(z.string()),
+    attributes: z.record(z.string(), z.unknown()),
+    preferences: z.record(z.string(), z.unknown()),
+    createdAt: timestamp,
+    updatedAt: timestamp,
+    subscribedAt: timestamp,
+    lastSeenAt: timestamp,
+  })
+  .meta({ id: 'Subscriber', description: 'A subscriber; the push keys p256dh and auth are write-only and never returned' });
+
+export const duplicateSubscriber = errorEnvelope
+  .extend({
+    subscriber: subscriber
+      .optional()
+      .describe('The subscriber already registered with this endpoint (left out when the caller may not see it)'),
+  })
+  .meta({ id: 'DuplicateSubscriber' });
+
+export const tokenBody = z.strictObject({ token: z.string().min(1).max(100) });
+export const tagsBody = tokenBody.extend({ tags: z.array(tag).min(1).max(100) });
+
+const instant = z.union([z.iso.datetime({ offset: true }), z.iso.date()]).transform((v) => new Date(v));
+
+export const listQuery = {
+  platform: z.enum(SUBSCRIBER_PLATFORMS).optional(),
+  country: z
+    .string()
+    .regex(/^[A-Za-z]{2}$/, 'must be an ISO 3166-1 alpha-2 code')
+    .transform((v) => v.toUpperCase())
+    .optional(),
+  browser: z.enum(SUBSCRIBER_BROWSERS).optional(),
+  os: z.enum(SUBSCRIBER_OSES).optional(),
+  tag: tag.optional().describe('Subscribers carrying this tag'),
+  status: z.enum(SUBSCRIBER_STATUSES).optional(),
+  createdAfter: instant.optional().describe('ISO date or timestamp; createdAt at or after it'),
+  createdBefore: instant.optional().describe('ISO date or timestamp; createdAt strictly before it'),
+};
+
+const count = z.object({ key: z.string(), count: z.number().int() });
+export const analytics = z
+  .object({
+    country: z.array(count),
+    platform: z.array(count),
+    browser: z.array(count),
+    os: z.array(count),
+    device: z.array(count),
+    city: z.array(count),
+  })
+  .meta({ id: 'SubscriberAnalytics', description: 'Active subscribers by value, largest count first, top 250 per key; unknown values left out' });

@@ -1,0 +1,183 @@
+// Subscribers: registration of push devices, identify/tag, lookups, listing and live audience analytics.
+import type { Db } from '../../db/database.js';
+import { notFound } from '../../shared/errors.js';
+import { newId } from '../../shared/ids.js';
+import { randomToken } from '../../shared/secrets.js';
+import type { ProjectScope } from '../tenancy.js';
+import * as repo from './subscriber.repository.js';
+import { canonicalLanguage, languageFromHeader, parseUserAgent } from './user-agent.js';
+
+export interface Subscriber {
+  id: string;
+  token: string;
+  projectId: string;
+  externalId: string | null;
+  endpoint: string | null;
+  userAgent: string | null;
+  platform: repo.SubscriberRow['platform'];
+  browser: repo.SubscriberRow['browser'];
+  os: repo.SubscriberRow['os'];
+  device: string | null;
+  country: string | null;
+  city: string | null;
+  language: string | null;
+  timezone: string | null;
+  email: string | null;
+  phone: string | null;
+  emailStatus: repo.SubscriberRow['emailStatus'];
+  status: repo.SubscriberRow['status'];
+  sandbox: boolean;
+  tags: string[];
+  attributes: Record<string, unknown>;
+  preferences: repo.SubscriberRow['preferences'];
+  createdAt: string;
+  updatedAt: string;
+  subscribedAt: string;
+  lastSeenAt: string;
+}
+
+/** The push keys (p256dh, auth) are write-only: they never leave the server. */
+export function toSubscriber(row: repo.SubscriberRow): Subscriber {
+  return {
+    id: row.id,
+    token: row.token,
+    projectId: row.projectId,
+    externalId: row.externalId,
+    endpoint: row.endpoint,
+    userAgent: row.userAgent,
+    platform: row.platform,
+    browser: row.browser,
+    os: row.os,
+    device: row.device,
+    country: row.country,
+    city: row.city,
+    language: row.language,
+    timezone: row.timezone,
+    email: row.email,
+    phone: row.phone,
+    emailStatus: row.emailStatus,
+    status: row.status,
+    sandbox: row.sandbox,
+    tags: row.tags,
+    attributes: row.attributes,
+    preferences: row.preferences,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+    subscribedAt: row.subscribedAt.toISOString(),
+    lastSeenAt: row.lastSeenAt.toISOString(),
+  };
+}
+
+export interface RegistrationInput {
+  endpoint: string;
+  p256dh: string;
+  auth: string;
+  userAgent: string;
+  timezone?: string | undefined;
+  language?: string | undefined;
+}
+
+export interface RequestContext {
+  acceptLanguage?: string | undefined;
+}
+
+export type RegistrationResult = { created: true; subscriber: Subscriber } | { created: false; existing: Subscriber | undefined };
+
+const TOKEN_LENGTH = 32; // 160 bits
+
+export class SubscriberService {
+  constructor(private readonly db: Db) {}
+
+  /** Registers a push device; a test key registers a sandbox subscriber. A known endpoint is not overwritten. */
+  async register(scope: ProjectScope, input: RegistrationInput, context: RequestContext = {}): Promise<RegistrationResult> {
+    const device = parseUserAgent(input.userAgent);
+    const language =
+      (input.language !== undefined ? canonicalLanguage(input.language) : null) ?? languageFromHeader(context.acceptLanguage);
+    const now = new Date();
+    const row = await repo.insertSubscriber(this.db, {
+      id: newId('sub'),
+      projectId: scope.projectId,
+      token: `st_${randomToken(TOKEN_LENGTH)}`,
+      endpoint: input.endpoint,
+      p256dh: input.p256dh,
+      auth: input.auth,
+      userAgent: input.userAgent,
+      ...device,
+      language,
+      timezone: input.timezone ?? null,
+      sandbox: scope.sandbox,
+      status: 'active',
+      createdAt: now,
+      subscribedAt: now,
+      updatedAt: now,
+      lastSeenAt: now,
+    });
+    if (row) return { created: true, subscriber: toSubscriber(row) };
+    const existing = await repo.findByEndpoint(this.db, scope.projectId, input.endpoint);
+    // A test key is not shown a live subscriber (and the other way round is harmless but kept symmetric).
+    const visible = existing && existing.sandbox === scope.sandbox ? toSubscriber(existing) : undefined;
+    return { created: false, existing: visible };
+  }
+
+  async get(reach: repo.SubscriberReach, id: string): Promise<Subscriber> {
+    const row = await repo.findById(this.db, reach, id);
+    if (!row) throw notFound('Subscriber');
+    return toSubscriber(row);
+  }
+
+  async getByToken(reach: repo.SubscriberReach, token: string): Promise<Subscriber> {
+    const row = await repo.findByToken(this.db, reach, token);
+    if (!row) throw notFound('Subscriber');
+    return toSubscriber(row);
+  }
+
+  /** The devices of one of the caller's users (at most 100). */
+  async byExternalId(scope: ProjectScope, externalId: string) {
+    return { data: (await repo.findByExternalId(this.db, scope, externalId, 100)).map(toSubscriber) };
+  }
+
+  async remove(reach: repo.SubscriberReach, id: string): Promise<void> {
+    if (!(await repo.deleteById(this.db, reach, id))) throw notFound('Subscriber');
+  }
+
+  async identify(reach: repo.SubscriberReach, token: string, externalId: string) {
+    const row = await repo.updateByToken(this.db, reach, token, { externalId });
+    if (!row) throw notFound('Subscriber');
+    return { id: row.id, token: row.token, externalId: row.externalId, updatedAt: row.updatedAt.toISOString() };
+  }
+
+  async tag(reach: repo.SubscriberReach, token: string, tags: string[]) {
+    const row = await repo.updateByToken(this.db, reach, token, { tags: repo.appendTags(tags) });
+    if (!row) throw notFound('Subscriber');
+    return { id: row.id, tags: row.tags };
+  }
+
+  async untag(reach: repo.SubscriberReach, token: string, tags: string[]) {
+    const row = await repo.updateByToken(this.db, reach, token, { tags: repo.removeTags(tags) });
+    if (!row) throw notFound('Subscriber');
+    return { id: row.id, tags: row.tags };
+  }
+
+  async seen(reach: repo.SubscriberReach, token: string) {
+    const row = await repo.touchByToken(this.db, reach, token);
+    if (!row) throw notFound('Subscriber');
+    return { id: row.id, lastSeenAt: row.lastSeenAt.toISOString() };
+  }
+
+  async list(scope: ProjectScope, filters: repo.ListFilters, page: number, pageSize: number) {
+    const { rows, total } = await repo.listSubscribers(this.db, scope, filters, pageSize, (page - 1) * pageSize);
+    return { data: rows.map(toSubscriber), page, pageSize, total };
+  }
+
+  /** Active subscribers per country, platform, browser, os, device and city, largest first (top 250 each). */
+  async analytics(scope: ProjectScope) {
+    const result = Object.fromEntries(repo.ANALYTICS_DIMENSIONS.map((d) => [d, [] as { key: string; count: number }[]])) as Record<
+      repo.AnalyticsDimension,
+      { key: string; count: number }[]
+    >;
+    for (const row of await repo.countByDimensions(this.db, scope, 250)) {
+      result[row.dimension].push({ key: row.key, count: Number(row.count) });
+    }
+    return result;
+  }
+}

@@ -1,0 +1,429 @@
+// Subscribers through HTTP on a real database: registration, validation, derivation, token routes, reads, tenancy.
+import { createECDH, randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addMember, createTenant, type Tenant } from '../../../test/fixtures.js';
+import { startTestApp, type TestApp } from '../../../test/harness.js';
+
+let t: TestApp;
+let tenant: Tenant;
+let other: Tenant;
+
+beforeAll(async () => {
+  t = await startTestApp();
+  [tenant, other] = await Promise.all([createTenant(t), createTenant(t)]);
+});
+afterAll(() => t.close());
+
+const UA = {
+  chromeWindows:
+    'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36',
+  edgeWindows:
+    'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36 Edg/120.0.0.0',
+  safariMac:
+    'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.1 Safari/605.1.15',
+  safariIpad:
+    'Mozilla/5.0 (iPad; CPU OS 16_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/16.0 Mobile/15E148 Safari/604.1',
+  chromeAndroid:
+    'Mozilla/5.0 (Linux; Android 14; Pixel 7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Mobile Safari/537.36',
+  firefoxLinux: 'Mozilla/5.0 (X11; Linux x86_64; rv:121.0) Gecko/20100101 Firefox/121.0',
+};
+
+function pushKeys() {
+  const ecdh = createECDH('prime256v1');
+  ecdh.generateKeys();
+  return { p256dh: ecdh.getPublicKey().toString('base64url'), auth: randomBytes(16).toString('base64url') };
+}
+
+function compressedKey() {
+  const ecdh = createECDH('prime256v1');
+  ecdh.generateKeys();
+  return ecdh.getPublicKey(null, 'compressed').toString('base64url');
+}
+
+const endpoint = () => `https://fcm.googleapis.com/fcm/send/${randomBytes(12).toString('hex')}`;
+
+function registration(projectId: string, extra: Record<string, unknown> = {}) {
+  return { projectId, endpoint: endpoint(), ...pushKeys(), userAgent: UA.chromeWindows, ...extra };
+}
+
+async function register(who: Tenant, headers: Record<string, string> = who.live, extra: Record<string, unknown> = {}) {
+  const res = await t.app.inject({ method: 'POST', url: '/subscribers', headers, payload: registration(who.projectId, extra) });
+  expect(res.statusCode, res.body).toBe(201);
+  return res.json<{ id: string; token: string; projectId: string; status: string }>();
+}
+
+const get = (id: string, headers: Record<string, string>) => t.app.inject({ method: 'GET', url: `/subscribers/${id}`, headers });
+const post = (url: string, headers: Record<string, string>, payload: unknown) =>
+  t.app.inject({ method: 'POST', url, headers, payload: payload as Record<string, unknown> });
+
+describe('POST /subscribers', () => {
+  it('registers a subscriber and answers id, token, projectId, status', async () => {
+    const res = await post('/subscribers', tenant.live, registration(tenant.projectId));
+    expect(res.statusCode).toBe(201);
+    const body = res.json();
+    expect(Object.keys(body).sort()).toEqual(['id', 'projectId', 'status', 'token']);
+    expect(body).toMatchObject({ projectId: tenant.projectId, status: 'active' });
+    expect(body.id).toMatch(/^sub_/);
+    expect(typeof body.token).toBe('string');
+  });
+
+  it('answers a duplicate endpoint with 409 carrying the existing subscriber', async () => {
+    const payload = registration(tenant.projectId);
+    const first = await post('/subscribers', tenant.live, payload);
+    const second = await post('/subscribers', tenant.live, { ...payload, ...pushKeys() });
+    expect(second.statusCode).toBe(409);
+    expect(second.json()).toMatchObject({
+      statusCode: 409,
+      code: 'subscriber_exists',
+      subscriber: { id: first.json().id, token: first.json().token, endpoint: payload.endpoint, status: 'active' },
+    });
+    expect(typeof second.json().requestId).toBe('string');
+    expect(second.json().subscriber.p256dh).toBeUndefined();
+  });
+
+  it('lets the same endpoint register in two projects', async () => {
+    const payload = registration(tenant.projectId);
+    expect((await post('/subscribers', tenant.live, payload)).statusCode).toBe(201);
+    expect((await post('/subscribers', other.live, { ...payload, projectId: other.projectId })).statusCode).toBe(201);
+  });
+
+  it('registers a sandbox subscriber with a test key, and does not show a live duplicate to it', async () => {
+    const sandbox = await register(tenant, tenant.test);
+    expect((await get(sandbox.id, tenant.jwt)).json()).toMatchObject({ sandbox: true });
+    const live = await register(tenant, tenant.live);
+    expect((await get(live.id, tenant.jwt)).json()).toMatchObject({ sandbox: false });
+
+    const payload = registration(tenant.projectId);
+    await post('/subscribers', tenant.live, payload);
+    const dup = await post('/subscribers', tenant.test, payload);
+    expect(dup.statusCode).toBe(409);
+    expect(dup.json().subscriber).toBeUndefined();
+  });
+
+  it('accepts a dashboard user (JWT) too', async () => {
+    expect((await post('/subscribers', tenant.jwt, registration(tenant.projectId))).statusCode).toBe(201);
+  });
+
+  it.each([
+    ['endpoint', { endpoint: 'http://push.example.com/x' }],
+    ['endpoint', { endpoint: 'http://localhost:9999/push' }],
+    ['endpoint', { endpoint: 'not a url' }],
+    ['p256dh', { p256dh: 'not base64url!' }],
+    ['p256dh', { p256dh: randomBytes(65).toString('base64url') }],
+    ['p256dh', { p256dh: Buffer.concat([Buffer.from([4]), Buffer.alloc(64, 1)]).toString('base64url') }],
+    ['p256dh', { p256dh: compressedKey() }],
+    ['auth', { auth: randomBytes(15).toString('base64url') }],
+    ['auth', { auth: '+/+/+/+/+/+/+/+/+/+/+w' }],
+    ['timezone', { timezone: 'Mars/Olympus' }],
+    ['language', { language: 'not a language!' }],
+    ['userAgent', { userAgent: undefined }],
+    ['extra', { extra: 1 }],
+  ])('rejects a bad %s with 422 naming the field', async (field, change) => {
+    const res = await post('/subscribers', tenant.live, { ...registration(tenant.projectId), ...change });
+    expect(res.statusCode).toBe(422);
+    expect(res.json().details.map((d: { field: string }) => d.field)).toContain(field);
+  });
+
+  it('reports every failing field at once', async () => {
+    const res = await post('/subscribers', tenant.live, {
+      ...registration(tenant.projectId),
+      endpoint: 'ftp://x',
+      p256dh: 'AAAA',
+      auth: 'AAAA',
+    });
+    expect(res.statusCode).toBe(422);
+    expect(res.json().details.map((d: { field: string }) => d.field).sort()).toEqual(['auth', 'endpoint', 'p256dh']);
+  });
+
+  it('accepts an http loopback endpoint only when ALLOW_INSECURE_PUSH_ENDPOINTS is on', async () => {
+    const insecure = await startTestApp({ ALLOW_INSECURE_PUSH_ENDPOINTS: 'true' });
+    try {
+      const owner = await createTenant(insecure);
+      const send = (url: string) =>
+        insecure.app.inject({
+          method: 'POST',
+          url: '/subscribers',
+          headers: owner.live,
+          payload: { ...registration(owner.projectId), endpoint: url },
+        });
+      expect((await send('http://127.0.0.1:8080/push/1')).statusCode).toBe(201);
+      expect((await send('http://localhost:8080/push/2')).statusCode).toBe(201);
+      expect((await send('http://push.example.com/push/3')).statusCode).toBe(422);
+    } finally {
+      await insecure.close();
+    }
+  });
+
+  it('derives platform, browser, os and device from the user agent', async () => {
+    const cases: [string, Record<string, unknown>][] = [
+      [UA.chromeWindows, { platform: 'desktop', browser: 'Chrome', os: 'Windows' }],
+      [UA.edgeWindows, { platform: 'desktop', browser: 'Edge', os: 'Windows' }],
+      [UA.safariMac, { platform: 'desktop', browser: 'Safari', os: 'macOS' }],
+      [UA.safariIpad, { platform: 'tablet', browser: 'Safari', os: 'iOS', device: 'Apple iPad' }],
+      [UA.chromeAndroid, { platform: 'mobile', browser: 'Chrome', os: 'Android' }],
+      [UA.firefoxLinux, { platform: 'desktop', browser: 'Firefox', os: null }],
+      ['curl/8.0', { platform: null, browser: null, os: null, device: null }],
+    ];
+    for (const [userAgent, expected] of cases) {
+      const { id } = await register(tenant, tenant.live, { userAgent });
+      expect((await get(id, tenant.live)).json(), userAgent).toMatchObject({ userAgent, ...expected });
+    }
+  });
+
+  it('takes language from the body, else Accept-Language, and keeps the timezone', async () => {
+    const fromBody = await register(tenant, { ...tenant.live, 'accept-language': 'fr-FR' }, { language: 'pt-br', timezone: 'Europe/Paris' });
+    expect((await get(fromBody.id, tenant.live)).json()).toMatchObject({ language: 'pt-BR', timezone: 'Europe/Paris' });
+    const fromHeader = await register(tenant, { ...tenant.live, 'accept-language': 'de;q=0.5, en-GB;q=0.9, *;q=0.1' });
+    expect((await get(fromHeader.id, tenant.live)).json()).toMatchObject({ language: 'en-GB', timezone: null });
+    const none = await register(tenant);
+    expect((await get(none.id, tenant.live)).json()).toMatchObject({ language: null, country: null, city: null });
+  });
+
+  it('answers a key of another project with 403 and a user of another organization with 404', async () => {
+    const payload = registration(tenant.projectId);
+    const byKey = await post('/subscribers', other.live, payload);
+    expect(byKey.statusCode).toBe(403);
+    expect(byKey.json().message).toBe('Resource belongs to a different project');
+    expect((await post('/subscribers', other.test, payload)).statusCode).toBe(403);
+    expect((await post('/subscribers', other.jwt, payload)).statusCode).toBe(404);
+    expect((await post('/subscribers', {}, payload)).statusCode).toBe(401);
+  });
+});
+
+describe('identify, tag, untag, seen', () => {
+  it('identifies a subscriber; several devices may share one externalId', async () => {
+    const a = await register(tenant);
+    const b = await register(tenant);
+    const res = await post('/subscribers/identify', tenant.live, { token: a.token, externalId: 'user-42' });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({ id: a.id, token: a.token, externalId: 'user-42' });
+    expect(Date.parse(res.json().updatedAt)).not.toBeNaN();
+    expect((await post('/subscribers/identify', tenant.live, { token: b.token, externalId: 'user-42' })).statusCode).toBe(200);
+    expect((await get(b.id, tenant.jwt)).json().externalId).toBe('user-42');
+  });
+
+  it('adds tags additively without duplicates and removes them with untag', async () => {
+    const { id, token } = await register(tenant);
+    expect((await post('/subscribers/tag', tenant.live, { token, tags: ['vip', 'news'] })).json()).toEqual({ id, tags: ['vip', 'news'] });
+    expect((await post('/subscribers/tag', tenant.live, { token, tags: ['news', 'sports', 'sports'] })).json()).toEqual({
+      id,
+      tags: ['vip', 'news', 'sports'],
+    });
+    expect((await post('/subscribers/untag', tenant.live, { token, tags: ['news', 'absent'] })).json()).toEqual({
+      id,
+      tags: ['vip', 'sports'],
+    });
+  });
+
+  it('validates the bodies', async () => {
+    const { token } = await register(tenant);
+    expect((await post('/subscribers/tag', tenant.live, { token, tags: [] })).statusCode).toBe(422);
+    expect((await post('/subscribers/tag', tenant.live, { token, tags: [''] })).statusCode).toBe(422);
+    expect((await post('/subscribers/identify', tenant.live, { token })).statusCode).toBe(422);
+    expect((await post('/subscribers/tag', tenant.live, { token: 'st_unknown', tags: ['a'] })).statusCode).toBe(404);
+  });
+
+  it('updates lastSeenAt on seen, identify and tag', async () => {
+    const { id, token } = await register(tenant);
+    const before = (await get(id, tenant.live)).json().lastSeenAt as string;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const seen = await post('/subscribers/seen', tenant.live, { token });
+    expect(seen.statusCode).toBe(200);
+    expect(seen.json().id).toBe(id);
+    expect(Date.parse(seen.json().lastSeenAt)).toBeGreaterThan(Date.parse(before));
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await post('/subscribers/tag', tenant.live, { token, tags: ['x'] });
+    expect(Date.parse((await get(id, tenant.live)).json().lastSeenAt)).toBeGreaterThan(Date.parse(seen.json().lastSeenAt));
+  });
+
+  it('works for a dashboard user, and not for a VIEWER', async () => {
+    const { token } = await register(tenant);
+    expect((await post('/subscribers/tag', tenant.jwt, { token, tags: ['a'] })).statusCode).toBe(200);
+    const viewer = await addMember(t, tenant, 'VIEWER');
+    expect((await post('/subscribers/tag', viewer.headers, { token, tags: ['b'] })).statusCode).toBe(403);
+  });
+
+  it.each(['identify', 'tag', 'untag', 'seen'])('/%s: a token of another project is not found', async (route) => {
+    const { token } = await register(tenant);
+    const body = route === 'seen' ? { token } : route === 'identify' ? { token, externalId: 'x' } : { token, tags: ['x'] };
+    for (const headers of [other.live, other.test, other.jwt]) {
+      expect((await post(`/subscribers/${route}`, headers, body)).statusCode).toBe(404);
+    }
+    expect((await post(`/subscribers/${route}`, tenant.live, body)).statusCode).toBe(200);
+  });
+
+  it('a test key cannot reach a live subscriber by token (and a live key reaches sandbox ones)', async () => {
+    const live = await register(tenant, tenant.live);
+    expect((await post('/subscribers/tag', tenant.test, { token: live.token, tags: ['x'] })).statusCode).toBe(404);
+    const sandbox = await register(tenant, tenant.test);
+    expect((await post('/subscribers/tag', tenant.test, { token: sandbox.token, tags: ['x'] })).statusCode).toBe(200);
+    expect((await post('/subscribers/tag', tenant.live, { token: sandbox.token, tags: ['y'] })).statusCode).toBe(200);
+  });
+});
+
+describe('lookups by token and externalId', () => {
+  it('finds a subscriber by token, within the caller\'s reach only', async () => {
+    const { id, token } = await register(tenant);
+    const res = await t.app.inject({ method: 'GET', url: `/subscribers/token/${token}`, headers: tenant.live });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({ id, token });
+    for (const headers of [other.live, other.jwt, tenant.test]) {
+      expect((await t.app.inject({ method: 'GET', url: `/subscribers/token/${token}`, headers })).statusCode).toBe(404);
+    }
+  });
+
+  it('lists every device of an externalId', async () => {
+    const a = await register(tenant);
+    const b = await register(tenant);
+    await register(tenant);
+    for (const { token } of [a, b]) await post('/subscribers/identify', tenant.live, { token, externalId: 'user/7 é' });
+    const url = `/subscribers/project/${tenant.projectId}/external-id/${encodeURIComponent('user/7 é')}`;
+    const res = await t.app.inject({ method: 'GET', url, headers: tenant.jwt });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().data.map((s: { id: string }) => s.id).sort()).toEqual([a.id, b.id].sort());
+    expect((await t.app.inject({ method: 'GET', url, headers: other.jwt })).statusCode).toBe(404);
+    expect((await t.app.inject({ method: 'GET', url, headers: other.live })).statusCode).toBe(403);
+    expect((await t.app.inject({ method: 'GET', url, headers: tenant.test })).json().data).toEqual([]);
+  });
+});
+
+describe('GET and DELETE /subscribers/:id', () => {
+  it('returns the subscriber without its push keys', async () => {
+    const { id, token } = await register(tenant);
+    const res = await get(id, tenant.jwt);
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({ id, token, projectId: tenant.projectId, status: 'active', emailStatus: 'none', tags: [] });
+    expect(res.json().p256dh).toBeUndefined();
+    expect(res.json().auth).toBeUndefined();
+  });
+
+  it('hides a subscriber of another tenant (404) and a live subscriber from a test key', async () => {
+    const { id } = await register(tenant);
+    for (const headers of [other.live, other.test, other.jwt, tenant.test]) {
+      expect((await get(id, headers)).statusCode).toBe(404);
+      expect((await t.app.inject({ method: 'DELETE', url: `/subscribers/${id}`, headers })).statusCode).toBe(404);
+    }
+    expect((await get(id, tenant.live)).statusCode).toBe(200);
+  });
+
+  it('deletes a subscriber', async () => {
+    const { id, token } = await register(tenant);
+    expect((await t.app.inject({ method: 'DELETE', url: `/subscribers/${id}`, headers: tenant.live })).statusCode).toBe(204);
+    expect((await get(id, tenant.live)).statusCode).toBe(404);
+    expect((await post('/subscribers/seen', tenant.live, { token })).statusCode).toBe(404);
+  });
+});
+
+describe('GET /subscribers/project/:projectId and analytics', () => {
+  let owner: Tenant;
+  const ids: Record<string, string> = {};
+
+  beforeAll(async () => {
+    owner = await createTenant(t);
+    const make = async (name: string, userAgent: string, tags: string[], headers = owner.live) => {
+      const { id, token } = await register(owner, headers, { userAgent });
+      if (tags.length) await post('/subscribers/tag', owner.live, { token, tags });
+      ids[name] = id;
+    };
+    await make('win', UA.chromeWindows, ['vip']);
+    await make('mac', UA.safariMac, ['vip', 'news']);
+    await make('android', UA.chromeAndroid, []);
+    await make('ipad', UA.safariIpad, ['news']);
+    await make('sandbox', UA.chromeWindows, [], owner.test);
+    // Country and city come from geo data (not configured in tests): set them directly.
+    await t.database.pool.query(`UPDATE subscribers SET country = 'FR', city = 'Paris' WHERE id = ANY($1)`, [[ids.win, ids.mac]]);
+    await t.database.pool.query(`UPDATE subscribers SET country = 'US', city = 'Austin' WHERE id = $1`, [ids.android]);
+    await t.database.pool.query(`UPDATE subscribers SET status = 'unsubscribed', created_at = '2020-01-01T00:00:00Z' WHERE id = $1`, [
+      ids.ipad,
+    ]);
+  });
+
+  const list = (query: string, headers: Record<string, string> = owner.jwt) =>
+    t.app.inject({ method: 'GET', url: `/subscribers/project/${owner.projectId}${query}`, headers });
+  const idsOf = (res: { json(): { data: { id: string }[] } }) => res.json().data.map((s) => s.id).sort();
+  const expectIds = (names: string[]) => names.map((n) => ids[n]).sort();
+
+  it('lists every subscriber, newest first, with pagination', async () => {
+    const all = await list('');
+    expect(all.statusCode).toBe(200);
+    expect(all.json()).toMatchObject({ page: 1, pageSize: 20, total: 5 });
+    expect(all.json().data[0]).toMatchObject({ id: ids.sandbox });
+    const page2 = await list('?page=2&pageSize=2');
+    expect(page2.json()).toMatchObject({ page: 2, pageSize: 2, total: 5 });
+    expect(page2.json().data).toHaveLength(2);
+    expect((await list('?pageSize=101')).statusCode).toBe(422);
+  });
+
+  it.each([
+    ['?platform=mobile', ['android']],
+    ['?platform=tablet', ['ipad']],
+    ['?browser=Safari', ['mac', 'ipad']],
+    ['?os=Windows', ['win', 'sandbox']],
+    ['?country=fr', ['win', 'mac']],
+    ['?tag=vip', ['win', 'mac']],
+    ['?tag=news&browser=Safari', ['mac', 'ipad']],
+    ['?status=unsubscribed', ['ipad']],
+    ['?status=active&tag=news', ['mac']],
+    ['?createdBefore=2021-01-01', ['ipad']],
+    ['?createdAfter=2021-01-01&platform=desktop', ['win', 'mac', 'sandbox']],
+  ])('filters %s', async (query, expected) => {
+    const res = await list(query);
+    expect(res.statusCode, res.body).toBe(200);
+    expect(idsOf(res)).toEqual(expectIds(expected));
+    expect(res.json().total).toBe(expected.length);
+  });
+
+  it('rejects bad filters with 422', async () => {
+    for (const query of ['?platform=tv', '?country=FRA', '?createdAfter=yesterday', '?unknown=1']) {
+      expect((await list(query)).statusCode, query).toBe(422);
+    }
+  });
+
+  it('shows a test key only the sandbox subscribers', async () => {
+    const res = await list('', owner.test);
+    expect(idsOf(res)).toEqual([ids.sandbox]);
+  });
+
+  it('answers unknown or foreign projects with 404 (users) and 403 (keys)', async () => {
+    expect((await t.app.inject({ method: 'GET', url: '/subscribers/project/prj_unknown', headers: owner.jwt })).statusCode).toBe(404);
+    expect((await list('', other.jwt)).statusCode).toBe(404);
+    expect((await list('', other.live)).statusCode).toBe(403);
+    const analytics = (headers: Record<string, string>) =>
+      t.app.inject({ method: 'GET', url: `/subscribers/analytics/project/${owner.projectId}`, headers });
+    expect((await analytics(other.jwt)).statusCode).toBe(404);
+    expect((await analytics(other.test)).statusCode).toBe(403);
+    expect((await t.app.inject({ method: 'GET', url: '/subscribers/analytics/project/prj_unknown', headers: owner.jwt })).statusCode).toBe(
+      404,
+    );
+  });
+
+  it('counts active subscribers by dimension, largest first', async () => {
+    const res = await t.app.inject({ method: 'GET', url: `/subscribers/analytics/project/${owner.projectId}`, headers: owner.live });
+    expect(res.statusCode).toBe(200);
+    // Active: win, mac, android and the sandbox one (Windows/Chrome, no country); ipad is unsubscribed.
+    expect(res.json()).toEqual({
+      country: [
+        { key: 'FR', count: 2 },
+        { key: 'US', count: 1 },
+      ],
+      platform: [
+        { key: 'desktop', count: 3 },
+        { key: 'mobile', count: 1 },
+      ],
+      browser: [
+        { key: 'Chrome', count: 3 },
+        { key: 'Safari', count: 1 },
+      ],
+      os: [
+        { key: 'Windows', count: 2 },
+        { key: 'Android', count: 1 },
+        { key: 'macOS', count: 1 },
+      ],
+      device: [{ key: 'Apple', count: 1 }],
+      city: [
+        { key: 'Paris', count: 2 },
+        { key: 'Austin', count: 1 },
+      ],
+    });
+  });
+});
