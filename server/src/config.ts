@@ -33,6 +33,22 @@ const boolean = (fallback: boolean) =>
     .default(fallback ? 'true' : 'false')
     .transform((v) => v === 'true' || v === '1' || v === 'yes');
 
+/** A comma-separated list of HTTP header names (lower-cased), e.g. `cf-ipcountry,x-vercel-ip-country`. */
+const headerList = z
+  .string()
+  .optional()
+  .transform((value, ctx) => {
+    const names = (value ?? '')
+      .split(',')
+      .map((name) => name.trim().toLowerCase())
+      .filter(Boolean);
+    if (names.some((name) => !/^[a-z0-9!#$%&'*+.^_`|~-]+$/.test(name))) {
+      ctx.addIssue({ code: 'custom', message: 'must be comma-separated HTTP header names' });
+      return z.NEVER;
+    }
+    return names;
+  });
+
 const envSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().min(1).default('0.0.0.0'),
@@ -55,6 +71,10 @@ const envSchema = z.object({
   WORKER_CONCURRENCY: integer(4),
   SHUTDOWN_TIMEOUT: duration('30s'),
   ALLOW_INSECURE_PUSH_ENDPOINTS: boolean(false),
+  GEOIP_DB: z.string().min(1).optional(),
+  GEO_COUNTRY_HEADER: headerList,
+  GEO_CITY_HEADER: headerList,
+  GEO_TIMEZONE_HEADER: headerList,
 });
 
 export type Env = Record<string, string | undefined>;
@@ -84,6 +104,13 @@ export interface Config {
   shutdownTimeoutSeconds: number;
   /** Accept http:// push endpoints on loopback hosts (local testing against a fake push service only). */
   allowInsecurePushEndpoints: boolean;
+  /** Geo at registration: a MaxMind-format database and/or trusted edge headers (none by default). */
+  geo: {
+    dbPath: string | undefined;
+    countryHeaders: string[];
+    cityHeaders: string[];
+    timezoneHeaders: string[];
+  };
 }
 
 export class ConfigError extends Error {
@@ -125,5 +152,11 @@ export function loadConfig(env: Env = process.env): Config {
     workerConcurrency: e.WORKER_CONCURRENCY,
     shutdownTimeoutSeconds: e.SHUTDOWN_TIMEOUT,
     allowInsecurePushEndpoints: e.ALLOW_INSECURE_PUSH_ENDPOINTS,
+    geo: {
+      dbPath: e.GEOIP_DB,
+      countryHeaders: e.GEO_COUNTRY_HEADER,
+      cityHeaders: e.GEO_CITY_HEADER,
+      timezoneHeaders: e.GEO_TIMEZONE_HEADER,
+    },
   };
 }

@@ -166,9 +166,12 @@ export const subscribers = pgTable(
     index('subscribers_project_created_idx').on(t.projectId, t.createdAt, t.id),
     index('subscribers_project_last_seen_idx').on(t.projectId, t.lastSeenAt),
     index('subscribers_project_subscribed_idx').on(t.projectId, t.subscribedAt),
-    index('subscribers_project_country_idx').on(t.projectId, t.country),
+    // Analytics reads two index-only scans, each already in group order: (country, city) and the device mix.
+    // status and sandbox are key columns so the scans filter without touching the table; the prefixes also
+    // serve list and segment filters on country and on platform.
+    index('subscribers_project_country_city_idx').on(t.projectId, t.country, t.city, t.status, t.sandbox),
     index('subscribers_project_city_idx').on(t.projectId, t.city),
-    index('subscribers_project_platform_idx').on(t.projectId, t.platform),
+    index('subscribers_project_device_mix_idx').on(t.projectId, t.platform, t.browser, t.os, t.device, t.status, t.sandbox),
     index('subscribers_project_browser_idx').on(t.projectId, t.browser),
     index('subscribers_project_os_idx').on(t.projectId, t.os),
     index('subscribers_project_device_idx').on(t.projectId, t.device),

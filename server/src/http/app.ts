@@ -12,6 +12,7 @@ import { authRoutes } from '../modules/auth/auth.routes.js';
 import { organizationRoutes } from '../modules/organizations/organization.routes.js';
 import { projectRoutes } from '../modules/projects/project.routes.js';
 import { segmentRoutes } from '../modules/segments/segment.routes.js';
+import { contactRoutes } from '../modules/subscribers/contact.routes.js';
 import { subscriberRoutes } from '../modules/subscribers/subscriber.routes.js';
 import type { Services } from '../services.js';
 import access from './access.js';
@@ -71,6 +72,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await projectRoutes(app, deps.services.projects);
   await apiKeyRoutes(app, deps.services.apiKeys);
   await subscriberRoutes(app, deps.services.subscribers, deps.config);
+  await contactRoutes(app, deps.services.contacts);
   await segmentRoutes(app, deps.services.segments);
   return app;
 }

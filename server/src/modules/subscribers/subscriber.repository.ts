@@ -144,31 +144,47 @@ export async function listSubscribers(db: Db, scope: ProjectScope, filters: List
 export const ANALYTICS_DIMENSIONS = ['country', 'platform', 'browser', 'os', 'device', 'city'] as const;
 export type AnalyticsDimension = (typeof ANALYTICS_DIMENSIONS)[number];
 
-/** Active subscribers counted by each dimension in one scan (GROUPING SETS); null values are left out. */
+/**
+ * Active subscribers counted by each dimension, live and exact; null values are left out.
+ * Two index-only scans run in parallel, each read in group order (see docs/PERFORMANCE.md): (country, city) on
+ * subscribers_project_country_city_idx and (platform, browser, os, device) on subscribers_project_device_mix_idx.
+ * They return at most a few thousand combinations, rolled up here into the six dimensions.
+ */
 export async function countByDimensions(db: Db, scope: ProjectScope, limitPerDimension: number) {
-  const { rows } = await db.execute<{ dimension: AnalyticsDimension; key: string; count: number }>(sql`
-    with grouped as (
-      select case
-               when grouping(${subscribers.country}) = 0 then 'country'
-               when grouping(${subscribers.platform}) = 0 then 'platform'
-               when grouping(${subscribers.browser}) = 0 then 'browser'
-               when grouping(${subscribers.os}) = 0 then 'os'
-               when grouping(${subscribers.device}) = 0 then 'device'
-               else 'city'
-             end as dimension,
-             coalesce(${subscribers.country}, ${subscribers.platform}::text, ${subscribers.browser}::text,
-                      ${subscribers.os}::text, ${subscribers.device}, ${subscribers.city}) as key,
-             count(*)::int as count
-      from ${subscribers}
-      where ${and(visibleTo(db, scope), eq(subscribers.status, 'active'))}
-      group by grouping sets ((${subscribers.country}), (${subscribers.platform}), (${subscribers.browser}),
-                              (${subscribers.os}), (${subscribers.device}), (${subscribers.city}))
-    ),
-    ranked as (
-      select dimension, key, count,
-             row_number() over (partition by dimension order by count desc, key asc) as rank
-      from grouped where key is not null
-    )
-    select dimension, key, count from ranked where rank <= ${limitPerDimension} order by dimension, rank`);
+  const where = and(visibleTo(db, scope), eq(subscribers.status, 'active'));
+  const total = sql<number>`count(*)::int`;
+  const [places, devices] = await Promise.all([
+    db
+      .select({ country: subscribers.country, city: subscribers.city, count: total })
+      .from(subscribers)
+      .where(where)
+      .groupBy(subscribers.country, subscribers.city),
+    db
+      .select({ platform: subscribers.platform, browser: subscribers.browser, os: subscribers.os, device: subscribers.device, count: total })
+      .from(subscribers)
+      .where(where)
+      .groupBy(subscribers.platform, subscribers.browser, subscribers.os, subscribers.device),
+  ]);
+  const tallies = new Map<AnalyticsDimension, Map<string, number>>(ANALYTICS_DIMENSIONS.map((d) => [d, new Map()]));
+  const add = (dimension: AnalyticsDimension, key: string | null, count: number) => {
+    if (key === null) return;
+    const tally = tallies.get(dimension)!;
+    tally.set(key, (tally.get(key) ?? 0) + Number(count));
+  };
+  for (const row of places) {
+    add('country', row.country, row.count);
+    add('city', row.city, row.count);
+  }
+  for (const row of devices) {
+    add('platform', row.platform, row.count);
+    add('browser', row.browser, row.count);
+    add('os', row.os, row.count);
+    add('device', row.device, row.count);
+  }
+  const rows: { dimension: AnalyticsDimension; key: string; count: number }[] = [];
+  for (const [dimension, tally] of tallies) {
+    const ranked = [...tally].sort(([ka, a], [kb, b]) => b - a || (ka < kb ? -1 : ka > kb ? 1 : 0)).slice(0, limitPerDimension);
+    for (const [key, count] of ranked) rows.push({ dimension, key, count });
+  }
   return rows;
 }

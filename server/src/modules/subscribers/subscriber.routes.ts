@@ -29,7 +29,8 @@ export async function subscriberRoutes(app: App, subscribers: SubscriberService,
         tags,
         summary: 'Register a push subscription (normally called by the browser SDK with a project key)',
         description:
-          'platform, browser, os and device are derived from userAgent; language from the body, else Accept-Language. ' +
+          'platform, browser, os and device are derived from userAgent; language from the body, else Accept-Language; ' +
+          'country, city and timezone (when not in the body) from trusted edge headers or GEOIP_DB when configured, else null. ' +
           'A test key registers a sandbox subscriber. A second registration of the same endpoint answers 409 with the ' +
           'error envelope plus `subscriber`, the existing record.',
         body: s.registrationBody(options.allowInsecurePushEndpoints),
@@ -38,7 +39,11 @@ export async function subscriberRoutes(app: App, subscribers: SubscriberService,
     },
     async (request, reply) => {
       const { projectId: _, ...input } = request.body;
-      const result = await subscribers.register(projectOf(request), input, { acceptLanguage: request.headers['accept-language'] });
+      const result = await subscribers.register(projectOf(request), input, {
+        acceptLanguage: request.headers['accept-language'],
+        ip: request.ip,
+        headers: request.headers,
+      });
       if (!result.created) {
         return reply.status(409).send({
           statusCode: 409,

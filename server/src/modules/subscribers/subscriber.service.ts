@@ -4,6 +4,7 @@ import { notFound } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import { randomToken } from '../../shared/secrets.js';
 import type { ProjectScope } from '../tenancy.js';
+import type { GeoLookup } from './geo.js';
 import * as repo from './subscriber.repository.js';
 import { canonicalLanguage, languageFromHeader, parseUserAgent } from './user-agent.js';
 
@@ -79,20 +80,29 @@ export interface RegistrationInput {
 
 export interface RequestContext {
   acceptLanguage?: string | undefined;
+  /** Client address and request headers, for geo (trusted headers only when configured). */
+  ip?: string | undefined;
+  headers?: Record<string, string | string[] | undefined> | undefined;
 }
+
+const noGeo: GeoLookup = { locate: () => ({ country: null, city: null, timezone: null }) };
 
 export type RegistrationResult = { created: true; subscriber: Subscriber } | { created: false; existing: Subscriber | undefined };
 
 const TOKEN_LENGTH = 32; // 160 bits
 
 export class SubscriberService {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly geo: GeoLookup = noGeo,
+  ) {}
 
   /** Registers a push device; a test key registers a sandbox subscriber. A known endpoint is not overwritten. */
   async register(scope: ProjectScope, input: RegistrationInput, context: RequestContext = {}): Promise<RegistrationResult> {
     const device = parseUserAgent(input.userAgent);
     const language =
       (input.language !== undefined ? canonicalLanguage(input.language) : null) ?? languageFromHeader(context.acceptLanguage);
+    const geo = this.geo.locate({ ip: context.ip, headers: context.headers });
     const now = new Date();
     const row = await repo.insertSubscriber(this.db, {
       id: newId('sub'),
@@ -104,7 +114,9 @@ export class SubscriberService {
       userAgent: input.userAgent,
       ...device,
       language,
-      timezone: input.timezone ?? null,
+      country: geo.country,
+      city: geo.city,
+      timezone: input.timezone ?? geo.timezone,
       sandbox: scope.sandbox,
       status: 'active',
       createdAt: now,

@@ -1,0 +1,82 @@
+// POST /subscribers throughput with autocannon against the real API process, compared with a bare Fastify.
+import { createECDH, randomBytes } from 'node:crypto';
+import autocannon from 'autocannon';
+import { measure, median, type CaseResult } from '../lib/harness.js';
+import { startBareFastify, type Child } from '../lib/process.js';
+
+export interface IngestContext {
+  server: Child;
+  projectId: string;
+  key: string;
+  runs: number;
+  seconds: number;
+  connections: number;
+}
+
+const USER_AGENT =
+  'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Mobile Safari/537.36';
+
+async function load(options: autocannon.Options): Promise<autocannon.Result> {
+  return new Promise((resolve, reject) => {
+    autocannon(options, (error, result) => (error ? reject(error) : resolve(result)));
+  });
+}
+
+export async function ingestCases(ctx: IngestContext): Promise<CaseResult[]> {
+  const ecdh = createECDH('prime256v1');
+  ecdh.generateKeys();
+  const keys = { p256dh: ecdh.getPublicKey().toString('base64url'), auth: randomBytes(16).toString('base64url') };
+  const prefix = randomBytes(6).toString('hex');
+  let sequence = 0;
+  const bare = await startBareFastify();
+  try {
+    const bareResult = await measure('bare Fastify hello-world', { unit: 'req/s', runs: ctx.runs }, async () => {
+      const result = await load({ url: bare.url, connections: ctx.connections, duration: ctx.seconds });
+      return { value: result.requests.average };
+    });
+    let rejected = 0;
+    const heraldResult = await measure('POST /subscribers', { unit: 'req/s', runs: ctx.runs }, async () => {
+      const result = await load({
+        url: ctx.server.url,
+        connections: ctx.connections,
+        duration: ctx.seconds,
+        requests: [
+          {
+            method: 'POST',
+            path: '/subscribers',
+            headers: { 'content-type': 'application/json', 'x-api-key': ctx.key, 'accept-language': 'de-DE,de;q=0.9' },
+            // Every request registers a new endpoint: duplicates would measure the 409 path instead.
+            setupRequest: (request) => ({
+              ...request,
+              body: JSON.stringify({
+                projectId: ctx.projectId,
+                endpoint: `https://fcm.googleapis.com/fcm/send/${prefix}-${++sequence}`,
+                ...keys,
+                userAgent: USER_AGENT,
+              }),
+            }),
+          },
+        ],
+      });
+      rejected += result.non2xx;
+      return { value: result.requests.average, extra: { non2xx: result.non2xx, p99ms: result.latency.p99 } };
+    });
+    if (rejected > 0) throw new Error(`POST /subscribers answered ${rejected} non-2xx responses: raise RATE_LIMIT_INGEST`);
+    const ratio = heraldResult.median / bareResult.median;
+    const ratioResult: CaseResult = {
+      name: 'ingest ratio (Herald / bare)',
+      unit: 'ratio',
+      runs: heraldResult.runs.map((r, i) => Math.round((r / (bareResult.runs[i] ?? median(bareResult.runs))) * 1000) / 1000),
+      median: Math.round(ratio * 1000) / 1000,
+      min: 0,
+      max: 0,
+      target: { kind: 'min', value: 0.3 },
+    };
+    ratioResult.min = Math.min(...ratioResult.runs);
+    ratioResult.max = Math.max(...ratioResult.runs);
+    ratioResult.pass = ratio >= 0.3;
+    return [bareResult, heraldResult, ratioResult];
+  } finally {
+    await bare.stop();
+  }
+}

@@ -1,0 +1,107 @@
+// The benchmark harness: cases, repeated runs, statistics, the printed table and the JSON written to bench/results/.
+import { mkdir, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export interface Measurement {
+  /** The figure the case is judged on (ms for latency, req/s for throughput). */
+  value: number;
+  /** Peak resident memory of the server process during the run, in MB, when measured. */
+  peakRssMb?: number | undefined;
+  extra?: Record<string, number | string> | undefined;
+}
+
+export interface Target {
+  /** `max`: value must stay below; `min`: value must reach. */
+  kind: 'max' | 'min';
+  value: number;
+}
+
+export interface CaseResult {
+  name: string;
+  unit: string;
+  runs: number[];
+  median: number;
+  min: number;
+  max: number;
+  peakRssMb?: number | undefined;
+  target?: Target | undefined;
+  rssTargetMb?: number | undefined;
+  pass?: boolean | undefined;
+  notes?: Record<string, number | string> | undefined;
+}
+
+export const median = (values: number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+
+const round = (n: number) => (Math.abs(n) >= 100 ? Math.round(n) : Math.round(n * 100) / 100);
+
+/** Runs `once` warmup + runs times and summarises it. */
+export async function measure(
+  name: string,
+  options: { unit: string; runs: number; warmup?: number; target?: Target; rssTargetMb?: number },
+  once: (run: number) => Promise<Measurement>,
+): Promise<CaseResult> {
+  const warmup = options.warmup ?? 1;
+  for (let i = 0; i < warmup; i++) await once(-1 - i);
+  const results: Measurement[] = [];
+  for (let i = 0; i < options.runs; i++) results.push(await once(i));
+  const values = results.map((r) => r.value);
+  const rss = results.map((r) => r.peakRssMb).filter((v): v is number => v !== undefined);
+  const result: CaseResult = {
+    name,
+    unit: options.unit,
+    runs: values.map(round),
+    median: round(median(values)),
+    min: round(Math.min(...values)),
+    max: round(Math.max(...values)),
+    peakRssMb: rss.length ? round(Math.max(...rss)) : undefined,
+    target: options.target,
+    rssTargetMb: options.rssTargetMb,
+    notes: results[results.length - 1]?.extra,
+  };
+  result.pass = passes(result);
+  return result;
+}
+
+export function passes(result: Pick<CaseResult, 'median' | 'target' | 'peakRssMb' | 'rssTargetMb'>): boolean | undefined {
+  const checks: boolean[] = [];
+  if (result.target) checks.push(result.target.kind === 'max' ? result.median < result.target.value : result.median >= result.target.value);
+  if (result.rssTargetMb !== undefined && result.peakRssMb !== undefined) checks.push(result.peakRssMb < result.rssTargetMb);
+  return checks.length ? checks.every(Boolean) : undefined;
+}
+
+export function printTable(results: CaseResult[]): string {
+  const header = ['case', 'unit', 'median', 'min', 'max', 'peak RSS MB', 'target', 'ok'];
+  const rows = results.map((r) => [
+    r.name,
+    r.unit,
+    String(r.median),
+    String(r.min),
+    String(r.max),
+    r.peakRssMb === undefined ? '' : String(r.peakRssMb),
+    [r.target ? `${r.target.kind === 'max' ? '<' : '≥'} ${r.target.value}` : '', r.rssTargetMb ? `RSS < ${r.rssTargetMb}` : '']
+      .filter(Boolean)
+      .join(', '),
+    r.pass === undefined ? '' : r.pass ? 'yes' : 'NO',
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
+  const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
+  return [line(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)].join('\n');
+}
+
+export const resultsDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../results');
+
+export async function writeResults(meta: Record<string, unknown>, results: CaseResult[]): Promise<string> {
+  await mkdir(resultsDir, { recursive: true });
+  const file = path.join(resultsDir, `${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+  const machine = { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, memoryMb: Math.round(os.totalmem() / 2 ** 20), node: process.version };
+  await writeFile(file, `${JSON.stringify({ ...meta, machine, results }, null, 2)}\n`);
+  return file;
+}
+
+export const log = (message: string) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}`);

@@ -1,0 +1,104 @@
+// `npm run bench [-- <filter>…]`: seeds an audience once, runs every case (or those whose name matches a filter)
+// several times, prints median/min/max and writes the JSON to bench/results/.
+//
+// Environment: BENCH_SUBSCRIBERS (default 1,000,000), BENCH_RUNS (5), BENCH_INGEST_SECONDS (5),
+// BENCH_CONNECTIONS (10), BENCH_DATABASE_URL (else an embedded PostgreSQL in a temporary directory).
+import { analyticsCase, exportCase, reachCases, type AudienceContext } from './cases/audience.js';
+import { ingestCases } from './cases/ingest.js';
+import { createBenchTenant, openBenchDatabase, seedSubscribers } from './lib/database.js';
+import { log, printTable, writeResults, type CaseResult } from './lib/harness.js';
+import { startHerald, type Child } from './lib/process.js';
+
+const intEnv = (name: string, fallback: number) => {
+  const value = Number((process.env[name] ?? '').replace(/[_,]/g, '') || fallback);
+  if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a whole number`);
+  return value;
+};
+
+const subscribers = intEnv('BENCH_SUBSCRIBERS', 1_000_000);
+const runs = Math.max(1, intEnv('BENCH_RUNS', 5));
+const filters = process.argv.slice(2).map((f) => f.toLowerCase());
+
+/** Case groups: a group runs when any filter matches its name or one of its aliases. */
+const groups = [
+  { name: 'subscribers.ingest', aliases: ['subscribers', 'ingest'] },
+  { name: 'segments.reach', aliases: ['segments', 'reach'] },
+  { name: 'subscribers.analytics', aliases: ['subscribers', 'analytics'] },
+  { name: 'segments.export', aliases: ['segments', 'export'] },
+] as const;
+type Group = (typeof groups)[number]['name'];
+const selected = new Set<Group>(
+  groups.filter((g) => filters.length === 0 || filters.some((f) => g.name.includes(f) || g.aliases.some((a) => a === f))).map((g) => g.name),
+);
+if (selected.size === 0) {
+  console.error(`No case matches ${filters.join(' ')}; cases: ${groups.map((g) => g.name).join(', ')}`);
+  process.exit(2);
+}
+
+async function main() {
+  const started = Date.now();
+  const database = await openBenchDatabase();
+  let server: Child | undefined;
+  const results: CaseResult[] = [];
+  try {
+    const tenant = await createBenchTenant(database.url);
+    const needsAudience = [...selected].some((g) => g !== 'subscribers.ingest');
+    let seedSeconds: number | undefined;
+    if (needsAudience) {
+      log(`seeding ${subscribers.toLocaleString('en')} subscribers`);
+      const seedStart = Date.now();
+      await seedSubscribers(database.url, tenant.projectId, subscribers);
+      seedSeconds = Math.round((Date.now() - seedStart) / 100) / 10;
+      log(`seeded in ${seedSeconds} s`);
+    }
+    // Rate limits are raised through configuration, like an operator would.
+    server = await startHerald({
+      DATABASE_URL: database.url,
+      LOG_LEVEL: 'warn',
+      JWT_SECRET: 'bench-secret-bench-secret-bench-secret-0123',
+      RATE_LIMIT_INGEST: '100000000',
+      RATE_LIMIT_DEFAULT: '100000000',
+    });
+    log(`Herald API pid ${server.pid} at ${server.url}`);
+    const audience: AudienceContext = { server, projectId: tenant.projectId, key: tenant.key, runs };
+    if (selected.has('segments.reach')) results.push(...(await reachCases(audience)));
+    if (selected.has('subscribers.analytics')) results.push(await analyticsCase(audience));
+    if (selected.has('segments.export')) results.push(await exportCase(audience, Math.min(runs, 3)));
+    if (selected.has('subscribers.ingest')) {
+      log('ingest: autocannon against a bare Fastify, then POST /subscribers');
+      results.push(
+        ...(await ingestCases({
+          server,
+          projectId: tenant.ingestProjectId,
+          key: tenant.ingestKey,
+          runs: Math.min(runs, 3),
+          seconds: intEnv('BENCH_INGEST_SECONDS', 5),
+          connections: intEnv('BENCH_CONNECTIONS', 10),
+        })),
+      );
+    }
+    console.log(`\nHerald benchmarks — ${subscribers.toLocaleString('en')} subscribers, ${runs} runs\n`);
+    console.log(printTable(results));
+    const file = await writeResults(
+      {
+        date: new Date().toISOString(),
+        subscribers,
+        runs,
+        filters,
+        database: database.embedded ? 'embedded' : 'external',
+        seedSeconds,
+        totalSeconds: Math.round((Date.now() - started) / 1000),
+      },
+      results,
+    );
+    console.log(`\nresults: ${file}`);
+  } finally {
+    await server?.stop();
+    await database.stop();
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});

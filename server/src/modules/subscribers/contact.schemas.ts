@@ -1,0 +1,143 @@
+// Zod schemas of the contact fields (email, phone, timezone, language, attributes, preferences), shared by the
+// update routes, contact creation and bulk import.
+import { parsePhoneNumberFromString } from 'libphonenumber-js';
+import { z } from 'zod';
+import { timezone } from '../../http/schemas.js';
+import { language, tag } from './subscriber.schemas.js';
+import { canonicalLanguage } from './user-agent.js';
+
+/** Serialized size cap of a subscriber's attributes (after a merge), in bytes of JSON. */
+export const ATTRIBUTES_MAX_BYTES = 16 * 1024;
+export const IMPORT_MAX_ROWS = 10_000;
+/** Body limit of the import route (JSON or CSV). */
+export const IMPORT_MAX_BYTES = 20 * 1024 * 1024;
+
+export const jsonBytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value), 'utf8');
+
+export const email = z
+  .string()
+  .trim()
+  .max(254)
+  .pipe(z.email('must be an email address'))
+  .describe('Email address; matched case-insensitively');
+
+/** E.164 after normalisation: `+44 20 7946 0958` → `+442079460958`. A national number without `+` is refused. */
+export const phone = z
+  .string()
+  .trim()
+  .max(32)
+  .transform((value, ctx) => {
+    const parsed = value.startsWith('+') ? parsePhoneNumberFromString(value) : undefined;
+    if (!parsed?.isValid()) {
+      ctx.addIssue({ code: 'custom', message: 'must be an international phone number such as +14155550123 (E.164)' });
+      return z.NEVER;
+    }
+    return parsed.number as string;
+  })
+  .describe('Phone number in international format; stored as E.164');
+
+export const contactLanguage = language.transform((tag) => canonicalLanguage(tag) ?? tag).describe('BCP 47 language');
+
+export const externalId = z.string().trim().min(1).max(255).describe("Your own user id");
+
+export const attributes = z
+  .record(z.string().min(1).max(100), z.unknown())
+  .refine((value) => jsonBytes(value) <= ATTRIBUTES_MAX_BYTES, `must be at most ${ATTRIBUTES_MAX_BYTES} bytes of JSON`)
+  .describe(
+    'Free JSON object (merge tags). Merged key by key into the stored attributes; a null value removes the key. ' +
+      `The stored result is capped at ${ATTRIBUTES_MAX_BYTES} bytes of JSON.`,
+  );
+
+export const preferences = z
+  .strictObject({
+    channels: z
+      .strictObject({
+        email: z.boolean().optional(),
+        push: z.boolean().optional(),
+        sms: z.boolean().optional(),
+        whatsapp: z.boolean().optional(),
+      })
+      .optional()
+      .describe('Per-channel consent; merged flag by flag. false excludes the subscriber from that channel'),
+  })
+  .describe('Preferences; only the given flags change');
+
+export const tags = z.array(tag).max(100);
+
+/** The contact fields a caller may change; null clears a field. */
+export const contactUpdateFields = {
+  email: email.nullable().optional(),
+  phone: phone.nullable().optional(),
+  timezone: timezone.nullable().optional().describe('IANA time zone'),
+  language: contactLanguage.nullable().optional(),
+  attributes: attributes.optional(),
+  preferences: preferences.optional(),
+};
+
+const atLeastOneField = (value: Record<string, unknown>, ctx: z.core.$RefinementCtx<Record<string, unknown>>) => {
+  if (Object.keys(contactUpdateFields).every((key) => value[key] === undefined)) {
+    ctx.addIssue({ code: 'custom', message: `give at least one of ${Object.keys(contactUpdateFields).join(', ')}` });
+  }
+};
+
+export const updateByIdBody = z.strictObject(contactUpdateFields).superRefine(atLeastOneField);
+export const updateByTokenBody = z
+  .strictObject({ token: z.string().min(1).max(100), ...contactUpdateFields })
+  .superRefine(atLeastOneField);
+
+export type ContactUpdate = z.output<typeof updateByIdBody>;
+
+/** One contact as created or imported (no nulls: an absent field is simply not set). */
+export const contactFields = {
+  externalId: externalId.optional(),
+  email: email.optional(),
+  phone: phone.optional(),
+  timezone: timezone.optional().describe('IANA time zone'),
+  language: contactLanguage.optional(),
+  tags: tags.optional(),
+  attributes: attributes.optional(),
+  preferences: preferences.optional(),
+};
+
+export const contactRow = z.strictObject(contactFields);
+export type ContactInput = z.output<typeof contactRow>;
+
+export const createContactBody = z
+  .strictObject({ projectId: z.string().min(1), ...contactFields })
+  .superRefine((value, ctx) => {
+    if (value.externalId === undefined && value.email === undefined && value.phone === undefined) {
+      ctx.addIssue({ code: 'custom', message: 'give at least one of externalId, email or phone' });
+    }
+  });
+
+export const UPSERT_KEYS = ['externalId', 'email'] as const;
+export type UpsertKey = (typeof UPSERT_KEYS)[number];
+
+export const importBody = z.strictObject({
+  projectId: z.string().min(1).describe('The project to import into (with CSV: the projectId query parameter)'),
+  upsertBy: z
+    .enum(UPSERT_KEYS)
+    .default('externalId')
+    .describe('Match existing subscribers by externalId or by email (case-insensitive); default externalId'),
+  contacts: z
+    .array(z.unknown())
+    .min(1)
+    .max(IMPORT_MAX_ROWS)
+    .describe(
+      'Contacts: externalId, email, phone, timezone, language, tags, attributes, preferences. Each row is validated; ' +
+        'errors are reported as rows[<index>].<field>',
+    ),
+});
+
+export const importQuery = z.strictObject({
+  projectId: z.string().min(1).optional().describe('CSV uploads only: the project to import into'),
+  upsertBy: z.enum(UPSERT_KEYS).optional().describe('CSV uploads only: externalId (default) or email'),
+});
+
+export const importResult = z
+  .object({
+    created: z.number().int().describe('New contacts'),
+    updated: z.number().int().describe('Rows that matched existing subscribers (every match is updated)'),
+    total: z.number().int().describe('Rows in the upload'),
+  })
+  .meta({ id: 'ContactImportResult' });

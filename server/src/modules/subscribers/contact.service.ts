@@ -1,0 +1,128 @@
+// Contacts: the email, phone, timezone, language, attributes and preferences of subscribers, set by token (SDK)
+// or by id (server, dashboard); email- or phone-only contacts; all-or-nothing bulk import.
+import type { Db } from '../../db/database.js';
+import { AppError, notFound, validationFailed } from '../../shared/errors.js';
+import { newId } from '../../shared/ids.js';
+import { randomToken } from '../../shared/secrets.js';
+import type { ProjectScope } from '../tenancy.js';
+import { upsertKeyOf, validateRows } from './contact-import.js';
+import * as repo from './contact.repository.js';
+import { ATTRIBUTES_MAX_BYTES, jsonBytes, type ContactInput, type ContactUpdate, type UpsertKey } from './contact.schemas.js';
+import type { SubscriberReach } from './subscriber.repository.js';
+import { toSubscriber, type Subscriber } from './subscriber.service.js';
+
+const TOKEN_LENGTH = 32; // as at registration
+const newToken = () => `st_${randomToken(TOKEN_LENGTH)}`;
+
+function toPatch(update: ContactUpdate): repo.ContactPatch {
+  const patch: repo.ContactPatch = {
+    email: update.email,
+    phone: update.phone,
+    timezone: update.timezone,
+    language: update.language,
+  };
+  if (update.attributes) {
+    const entries = Object.entries(update.attributes);
+    patch.attributesSet = Object.fromEntries(entries.filter(([, v]) => v !== null));
+    patch.attributesRemove = entries.filter(([, v]) => v === null).map(([k]) => k);
+  }
+  if (update.preferences?.channels) patch.channels = update.preferences.channels as Record<string, boolean>;
+  return patch;
+}
+
+const dedupe = (tags: string[] | undefined) => (tags ? [...new Set(tags)] : undefined);
+
+export interface ImportResult {
+  created: number;
+  updated: number;
+  total: number;
+}
+
+export class ContactService {
+  constructor(private readonly db: Db) {}
+
+  updateById(reach: SubscriberReach, id: string, update: ContactUpdate): Promise<Subscriber> {
+    return this.update(reach, { id }, update);
+  }
+
+  updateByToken(reach: SubscriberReach, token: string, update: ContactUpdate): Promise<Subscriber> {
+    return this.update(reach, { token }, update);
+  }
+
+  /** One statement; rolled back when the merged attributes outgrow the cap. */
+  private async update(reach: SubscriberReach, target: { id: string } | { token: string }, update: ContactUpdate) {
+    return this.db.transaction(async (tx) => {
+      const row = await repo.updateContact(tx, reach, target, toPatch(update));
+      if (!row) throw notFound('Subscriber');
+      if (jsonBytes(row.attributes) > ATTRIBUTES_MAX_BYTES) {
+        throw validationFailed([
+          { field: 'attributes', error: `the merged attributes would exceed ${ATTRIBUTES_MAX_BYTES} bytes of JSON` },
+        ]);
+      }
+      return toSubscriber(row);
+    });
+  }
+
+  /** An email- or phone-only contact (no push endpoint), active; a test key creates a sandbox contact. */
+  async create(scope: ProjectScope, input: ContactInput): Promise<Subscriber> {
+    const now = new Date();
+    const row = await repo.insertContact(this.db, {
+      id: newId('sub'),
+      projectId: scope.projectId,
+      token: newToken(),
+      externalId: input.externalId ?? null,
+      email: input.email ?? null,
+      emailStatus: input.email !== undefined ? 'active' : 'none',
+      phone: input.phone ?? null,
+      timezone: input.timezone ?? null,
+      language: input.language ?? null,
+      tags: dedupe(input.tags) ?? [],
+      attributes: Object.fromEntries(Object.entries(input.attributes ?? {}).filter(([, v]) => v !== null)),
+      preferences: input.preferences?.channels ? { channels: input.preferences.channels } : {},
+      status: 'active',
+      sandbox: scope.sandbox,
+      createdAt: now,
+      subscribedAt: now,
+      updatedAt: now,
+      lastSeenAt: now,
+    });
+    return toSubscriber(row);
+  }
+
+  /**
+   * Validates every row, then applies all of them in one transaction (or none): rows whose key matches existing
+   * subscribers of the project and environment update them, the others are created.
+   */
+  async import(scope: ProjectScope, by: UpsertKey, raw: unknown[]): Promise<ImportResult> {
+    const rows = validateRows(raw, by);
+    const input: repo.ImportRow[] = rows.map((row, idx) => ({
+      idx,
+      key: upsertKeyOf(row, by)!,
+      id: newId('sub'),
+      token: newToken(),
+      external_id: row.externalId ?? null,
+      email: row.email ?? null,
+      phone: row.phone ?? null,
+      timezone: row.timezone ?? null,
+      language: row.language ?? null,
+      tags: dedupe(row.tags) ?? null,
+      attributes: row.attributes ?? null,
+      channels: (row.preferences?.channels as Record<string, boolean> | undefined) ?? null,
+    }));
+    return this.db.transaction(async (tx) => {
+      const result = await repo.upsertContacts(tx, scope, by, input, ATTRIBUTES_MAX_BYTES);
+      if (result.oversized.length > 0) {
+        throw new AppError(
+          422,
+          'validation_failed',
+          'Validation failed',
+          result.oversized.slice(0, 500).map((idx) => ({
+            field: `rows[${idx}].attributes`,
+            error: `the merged attributes would exceed ${ATTRIBUTES_MAX_BYTES} bytes of JSON`,
+          })),
+        );
+      }
+      return { created: result.created, updated: result.updated, total: rows.length };
+    });
+  }
+}
