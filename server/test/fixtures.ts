@@ -1,4 +1,5 @@
 // Test fixtures: a user with an organization, a project and keys, created through the real services and login.
+import { createECDH, randomBytes } from 'node:crypto';
 import { hashPassword } from '../src/modules/auth/password.js';
 import { insertUser } from '../src/modules/auth/user.repository.js';
 import type { Role } from '../src/modules/tenancy.js';
@@ -67,4 +68,18 @@ export async function addMember(t: TestApp, tenant: Tenant, role: Role): Promise
   const member = res.json<{ userId: string; email: string; temporaryPassword: string }>();
   const token = await login(t, member.email, member.temporaryPassword);
   return { userId: member.userId, headers: { authorization: `Bearer ${token}`, 'x-org-id': tenant.orgId } };
+}
+
+export const CHROME_UA =
+  'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36';
+
+/** What a browser's PushSubscription hands the SDK: a fresh endpoint, P-256 public key and auth secret. */
+export function pushSubscription() {
+  const ecdh = createECDH('prime256v1');
+  ecdh.generateKeys();
+  return {
+    endpoint: `https://fcm.googleapis.com/fcm/send/${randomBytes(12).toString('hex')}`,
+    p256dh: ecdh.getPublicKey().toString('base64url'),
+    auth: randomBytes(16).toString('base64url'),
+  };
 }

@@ -1,8 +1,8 @@
 // Contact fields, contacts without a push endpoint and bulk import, through HTTP on a real database.
-import { createECDH, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addMember, createTenant, type Tenant } from '../../../test/fixtures.js';
+import { addMember, CHROME_UA, createTenant, pushSubscription, type Tenant } from '../../../test/fixtures.js';
 import { startTestApp, type TestApp } from '../../../test/harness.js';
 
 let t: TestApp;
@@ -34,20 +34,12 @@ interface Sub {
   preferences: Record<string, unknown>;
 }
 
-const UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36';
-
-function pushKeys() {
-  const ecdh = createECDH('prime256v1');
-  ecdh.generateKeys();
-  return { p256dh: ecdh.getPublicKey().toString('base64url'), auth: randomBytes(16).toString('base64url') };
-}
-
 async function register(who: Tenant, headers: Headers = who.live) {
   const res = await t.app.inject({
     method: 'POST',
     url: '/subscribers',
     headers,
-    payload: { projectId: who.projectId, endpoint: `https://fcm.googleapis.com/fcm/send/${randomBytes(12).toString('hex')}`, ...pushKeys(), userAgent: UA },
+    payload: { projectId: who.projectId, ...pushSubscription(), userAgent: CHROME_UA },
   });
   expect(res.statusCode, res.body).toBe(201);
   return res.json<{ id: string; token: string }>();

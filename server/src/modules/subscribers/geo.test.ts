@@ -1,16 +1,14 @@
 // Geo at registration: trusted edge headers and a MaxMind-format database (written by the test), through HTTP.
-import { createECDH, randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../config.js';
-import { createTenant, type Tenant } from '../../../test/fixtures.js';
+import { CHROME_UA, createTenant, pushSubscription, type Tenant } from '../../../test/fixtures.js';
 import { startTestApp, type TestApp } from '../../../test/harness.js';
 import { writeMmdb } from '../../../test/mmdb-writer.js';
 import { createGeoLookup, MmdbGeoReader, normalizeCity, normalizeCountry } from './geo.js';
 
-const UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36';
 
 let dir: string;
 let dbPath: string;
@@ -49,16 +47,7 @@ afterAll(async () => {
 });
 
 function registration(projectId: string, extra: Record<string, unknown> = {}) {
-  const ecdh = createECDH('prime256v1');
-  ecdh.generateKeys();
-  return {
-    projectId,
-    endpoint: `https://fcm.googleapis.com/fcm/send/${randomBytes(12).toString('hex')}`,
-    p256dh: ecdh.getPublicKey().toString('base64url'),
-    auth: randomBytes(16).toString('base64url'),
-    userAgent: UA,
-    ...extra,
-  };
+  return { projectId, ...pushSubscription(), userAgent: CHROME_UA, ...extra };
 }
 
 async function registerGeo(

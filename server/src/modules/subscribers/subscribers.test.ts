@@ -1,7 +1,7 @@
 // Subscribers through HTTP on a real database: registration, validation, derivation, token routes, reads, tenancy.
 import { createECDH, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addMember, createTenant, type Tenant } from '../../../test/fixtures.js';
+import { addMember, createTenant, pushSubscription, type Tenant } from '../../../test/fixtures.js';
 import { startTestApp, type TestApp } from '../../../test/harness.js';
 
 let t: TestApp;
@@ -29,9 +29,8 @@ const UA = {
 };
 
 function pushKeys() {
-  const ecdh = createECDH('prime256v1');
-  ecdh.generateKeys();
-  return { p256dh: ecdh.getPublicKey().toString('base64url'), auth: randomBytes(16).toString('base64url') };
+  const { p256dh, auth } = pushSubscription();
+  return { p256dh, auth };
 }
 
 function compressedKey() {
@@ -40,7 +39,7 @@ function compressedKey() {
   return ecdh.getPublicKey(null, 'compressed').toString('base64url');
 }
 
-const endpoint = () => `https://fcm.googleapis.com/fcm/send/${randomBytes(12).toString('hex')}`;
+const endpoint = () => pushSubscription().endpoint;
 
 function registration(projectId: string, extra: Record<string, unknown> = {}) {
   return { projectId, endpoint: endpoint(), ...pushKeys(), userAgent: UA.chromeWindows, ...extra };
