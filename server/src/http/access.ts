@@ -94,6 +94,11 @@ async function accessPlugin(app: FastifyInstance, services: AccessServices) {
   // Credentials are read before rate limiting (so a project's raised limit applies) but enforced after it,
   // so failed attempts count against the caller's limit too.
   app.addHook('onRequest', async (request) => {
+    // Public routes (login, health, tracking links) never use credentials: no key lookup or token check for them.
+    if (request.routeOptions.config.access?.auth === 'public') {
+      request.credentials = { apiKey: undefined, userId: undefined };
+      return;
+    }
     const key = request.headers['x-api-key'];
     const bearer = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '')?.[1];
     request.credentials = {
