@@ -1,6 +1,6 @@
 // Contact fields of subscribers: targeted updates, contact creation and set-based bulk upserts. Every query is
 // confined to what the caller may see (visibleTo) or to one project and environment (sandbox or live).
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/database.js';
 import { subscribers } from '../../db/schema.js';
 import type { ProjectScope } from '../tenancy.js';
@@ -19,12 +19,12 @@ export interface ContactPatch {
 }
 
 /**
- * The email status after `email` is written over the stored address (see docs/CONTEXT.md):
- * (clearing the address sets none: see updateContact); the same address (case-insensitive) keeps its status (a bounced, complained or
- * unsubscribed address stays so); a different address → active.
+ * The email status after a new address is written over the stored one (see docs/CONTEXT.md): the same address
+ * (case-insensitive) keeps its status, so a bounced, complained or unsubscribed address stays so; a different
+ * address → active. Clearing the address sets none (see updateContact). One rule for single updates and imports.
  */
-export const emailStatusAfter = (email: string) => sql`case
-  when lower(${subscribers.email}) = lower(${email}::text) and ${subscribers.emailStatus} <> 'none' then ${subscribers.emailStatus}
+export const emailStatusAfter = (storedEmail: SQL, storedStatus: SQL, email: SQL) => sql`case
+  when lower(${storedEmail}) = lower(${email}) and ${storedStatus} <> 'none' then ${storedStatus}
   else 'active'::email_status end`;
 
 /** Applies a patch to one subscriber (by id or token) the caller may see; undefined when there is none. */
@@ -37,7 +37,10 @@ export async function updateContact(
   const set: Partial<Record<keyof NewSubscriberRow, unknown>> = { updatedAt: new Date() };
   if (patch.email !== undefined) {
     set.email = patch.email;
-    set.emailStatus = patch.email === null ? 'none' : emailStatusAfter(patch.email);
+    set.emailStatus =
+      patch.email === null
+        ? 'none'
+        : emailStatusAfter(sql`${subscribers.email}`, sql`${subscribers.emailStatus}`, sql`${patch.email}::text`);
   }
   if (patch.phone !== undefined) set.phone = patch.phone;
   if (patch.timezone !== undefined) set.timezone = patch.timezone;
@@ -106,10 +109,8 @@ export async function upsertContacts(
     update subscribers s set
       external_id = coalesce(i.external_id, s.external_id),
       email = coalesce(i.email, s.email),
-      email_status = case
-        when i.email is null then s.email_status
-        when lower(s.email) = lower(i.email) and s.email_status <> 'none' then s.email_status
-        else 'active'::email_status end,
+      email_status = case when i.email is null then s.email_status
+        else ${emailStatusAfter(sql`s.email`, sql`s.email_status`, sql`i.email`)} end,
       phone = coalesce(i.phone, s.phone),
       timezone = coalesce(i.timezone, s.timezone),
       language = coalesce(i.language, s.language),
