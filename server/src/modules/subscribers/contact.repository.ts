@@ -5,7 +5,7 @@ import type { Db } from '../../db/database.js';
 import { subscribers } from '../../db/schema.js';
 import type { ProjectScope } from '../tenancy.js';
 import type { UpsertKey } from './contact.schemas.js';
-import { visibleTo, type NewSubscriberRow, type SubscriberReach, type SubscriberRow } from './subscriber.repository.js';
+import { mergeTags, visibleTo, type NewSubscriberRow, type SubscriberReach, type SubscriberRow } from './subscriber.repository.js';
 
 export interface ContactPatch {
   email?: string | null | undefined;
@@ -115,7 +115,7 @@ export async function upsertContacts(
       timezone = coalesce(i.timezone, s.timezone),
       language = coalesce(i.language, s.language),
       tags = case when i.tags is null then s.tags
-        else array(select t from unnest(s.tags || i.tags) with ordinality as u(t, n) group by t order by min(n)) end,
+        else ${mergeTags(sql`s.tags`, sql`i.tags`)} end,
       attributes = case when i.attributes is null then s.attributes
         else (s.attributes || (select coalesce(jsonb_object_agg(key, value), '{}'::jsonb)
                                from jsonb_each(i.attributes) where value <> 'null'::jsonb))

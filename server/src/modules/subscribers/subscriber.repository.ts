@@ -88,9 +88,11 @@ export async function updateByToken(
   return row;
 }
 
-/** Appends tags not yet present, keeping the existing order. */
-export const appendTags = (tags: string[]) =>
-  sql`array(select t from unnest(${subscribers.tags} || ${sql.param(tags)}::text[]) with ordinality as u(t, n) group by t order by min(n))`;
+/** `stored` with the `added` tags not yet present appended, keeping the existing order (no duplicates). */
+export const mergeTags = (stored: SQL, added: SQL) =>
+  sql`array(select t from unnest(${stored} || ${added}) with ordinality as u(t, n) group by t order by min(n))`;
+
+export const appendTags = (tags: string[]) => mergeTags(sql`${subscribers.tags}`, sql`${sql.param(tags)}::text[]`);
 
 export const removeTags = (tags: string[]) =>
   sql`array(select t from unnest(${subscribers.tags}) as u(t) where t <> all(${sql.param(tags)}::text[]))`;
