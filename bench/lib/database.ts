@@ -9,6 +9,7 @@ import { createLogger } from '../../server/src/logger.js';
 import { hashPassword } from '../../server/src/modules/auth/password.js';
 import { insertUser } from '../../server/src/modules/auth/user.repository.js';
 import { migrateAll } from '../../server/src/runtime.js';
+import { loadConfig } from '../../server/src/config.js';
 import { createServices } from '../../server/src/services.js';
 import { newId } from '../../server/src/shared/ids.js';
 import { randomToken } from '../../server/src/shared/secrets.js';
@@ -53,7 +54,7 @@ export interface BenchTenant {
 export async function createBenchTenant(url: string): Promise<BenchTenant> {
   const database = openDatabase(url, 2);
   try {
-    const services = createServices(database.db, { jwtTtlSeconds: 3600 }, randomToken(32));
+    const services = createServices(database.db, loadConfig({ JWT_TTL: '1h' }), randomToken(32));
     const user = await insertUser(database.db, {
       id: newId('usr'),
       email: `bench-${randomToken(6)}@example.com`,

@@ -71,6 +71,21 @@ const envSchema = z.object({
   WORKER_CONCURRENCY: integer(4),
   SHUTDOWN_TIMEOUT: duration('30s'),
   ALLOW_INSECURE_PUSH_ENDPOINTS: boolean(false),
+  DELIVERY_BATCH_SIZE: integer(500),
+  DELIVERY_CONCURRENCY: integer(256),
+  DELIVERY_LEASE: duration('2m'),
+  DELIVERY_MAX_ATTEMPTS: integer(5),
+  DELIVERY_RETRY_BASE_MS: integer(1000),
+  DELIVERY_RETRY_MAX: duration('1h'),
+  DELIVERY_POLL_INTERVAL_MS: integer(1000),
+  TRANSACTIONAL_RETRY_BUDGET_MS: integer(3000, 0),
+  PUSH_CONNECTIONS_PER_ORIGIN: integer(32),
+  PUSH_RATE_PER_ORIGIN: integer(0, 0),
+  PUSH_TIMEOUT_MS: integer(15000),
+  VAPID_SUBJECT: z
+    .string()
+    .regex(/^(mailto:[^@\s]+@[^@\s]+|https:\/\/\S+)$/, 'must be a mailto: address or an https: URL')
+    .optional(),
   GEOIP_DB: z.string().min(1).optional(),
   GEO_COUNTRY_HEADER: headerList,
   GEO_CITY_HEADER: headerList,
@@ -104,6 +119,27 @@ export interface Config {
   shutdownTimeoutSeconds: number;
   /** Accept http:// push endpoints on loopback hosts (local testing against a fake push service only). */
   allowInsecurePushEndpoints: boolean;
+  /** The delivery engine: batches, leases, retries and per-origin limits of each provider. */
+  delivery: {
+    batchSize: number;
+    /** Sends in flight per worker process. */
+    concurrency: number;
+    leaseSeconds: number;
+    maxAttempts: number;
+    retryBaseMs: number;
+    retryMaxSeconds: number;
+    pollIntervalMs: number;
+    /** How long POST /transactional/send may wait for retries before answering provider_error. */
+    transactionalRetryBudgetMs: number;
+  };
+  push: {
+    connectionsPerOrigin: number;
+    /** Requests per second per push-service origin; 0 = unlimited. */
+    ratePerOrigin: number;
+    timeoutMs: number;
+    /** VAPID `sub` when the project sets none. */
+    vapidSubject: string;
+  };
   /** Geo at registration: a MaxMind-format database and/or trusted edge headers (none by default). */
   geo: {
     dbPath: string | undefined;
@@ -128,10 +164,11 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError(parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`));
   }
   const e = parsed.data;
+  const publicUrl = (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, '');
   return {
     port: e.PORT,
     host: e.HOST,
-    publicUrl: (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
+    publicUrl,
     databaseUrl: e.DATABASE_URL,
     dataDir: e.DATA_DIR,
     dbPoolMax: e.DB_POOL_MAX,
@@ -152,6 +189,22 @@ export function loadConfig(env: Env = process.env): Config {
     workerConcurrency: e.WORKER_CONCURRENCY,
     shutdownTimeoutSeconds: e.SHUTDOWN_TIMEOUT,
     allowInsecurePushEndpoints: e.ALLOW_INSECURE_PUSH_ENDPOINTS,
+    delivery: {
+      batchSize: e.DELIVERY_BATCH_SIZE,
+      concurrency: e.DELIVERY_CONCURRENCY,
+      leaseSeconds: e.DELIVERY_LEASE,
+      maxAttempts: e.DELIVERY_MAX_ATTEMPTS,
+      retryBaseMs: e.DELIVERY_RETRY_BASE_MS,
+      retryMaxSeconds: e.DELIVERY_RETRY_MAX,
+      pollIntervalMs: e.DELIVERY_POLL_INTERVAL_MS,
+      transactionalRetryBudgetMs: e.TRANSACTIONAL_RETRY_BUDGET_MS,
+    },
+    push: {
+      connectionsPerOrigin: e.PUSH_CONNECTIONS_PER_ORIGIN,
+      ratePerOrigin: e.PUSH_RATE_PER_ORIGIN,
+      timeoutMs: e.PUSH_TIMEOUT_MS,
+      vapidSubject: e.VAPID_SUBJECT ?? (e.ADMIN_EMAIL ? `mailto:${e.ADMIN_EMAIL}` : publicUrl),
+    },
     geo: {
       dbPath: e.GEOIP_DB,
       countryHeaders: e.GEO_COUNTRY_HEADER,

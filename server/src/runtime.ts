@@ -7,6 +7,7 @@ import { acquireDatabase, type DatabaseServer } from './db/connect.js';
 import { migrateDatabase, openDatabase, type Database } from './db/database.js';
 import { buildApp } from './http/app.js';
 import type { App } from './http/types.js';
+import { listenForDeliveries } from './delivery/delivery-notifications.js';
 import { createTaskList } from './jobs/task-list.js';
 import { migrateWorkerSchema, startWorker } from './jobs/worker.js';
 import { resolveJwtSecret } from './modules/auth/jwt-secret.js';
@@ -55,7 +56,8 @@ export async function startHerald(role: ProcessRole, config: Config, logger: Log
 
     const database: Database = openDatabase(server.connectionString, config.dbPoolMax);
     cleanups.push(() => database.close());
-    const services = createServices(database.db, config, await resolveJwtSecret(database.db, config.jwtSecret));
+    const services = createServices(database.db, config, await resolveJwtSecret(database.db, config.jwtSecret), { logger });
+    cleanups.push(() => services.close());
 
     let runner: Runner | undefined;
     if (role !== 'api') {
@@ -66,6 +68,12 @@ export async function startHerald(role: ProcessRole, config: Config, logger: Log
         taskList: createTaskList(services),
       });
       cleanups.push(() => runner!.stop());
+      services.delivery.start();
+      const unlisten = listenForDeliveries(database.pool, () => services.delivery.notify(), logger);
+      cleanups.push(async () => {
+        await unlisten();
+        await services.delivery.stop();
+      });
     }
 
     let app: App | undefined;

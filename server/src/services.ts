@@ -1,6 +1,11 @@
 // The composition root: builds every service once from the database handle and configuration.
+import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import type { Db } from './db/database.js';
+import { createSandboxProvider } from './delivery/channels/sandbox.js';
+import { createWebPushProvider } from './delivery/channels/push/web-push-provider.js';
+import { DeliveryEngine, type DeliveryProviders } from './delivery/delivery-engine.js';
+import { createTrackingTokens, type TrackingTokens } from './delivery/tracking-token.js';
 import { ApiKeyService } from './modules/api-keys/api-key.service.js';
 import { AuthService } from './modules/auth/auth.service.js';
 import { createTokenService } from './modules/auth/tokens.js';
@@ -19,16 +24,39 @@ export interface Services {
   subscribers: SubscriberService;
   segments: SegmentService;
   contacts: ContactService;
+  /** Sends deliveries: the transactional path calls it directly; worker roles also start its claim loop. */
+  delivery: DeliveryEngine;
+  tracking: TrackingTokens;
+  /** Closes provider connection pools; called on shutdown after the engine stopped. */
+  close(): Promise<void>;
 }
 
-export function createServices(db: Db, config: Pick<Config, 'jwtTtlSeconds'> & Partial<Pick<Config, 'geo'>>, jwtSecret: string): Services {
+export type ServicesConfig = Pick<Config, 'jwtTtlSeconds' | 'geo' | 'delivery' | 'push' | 'publicUrl' | 'allowInsecurePushEndpoints'>;
+
+export interface ServicesOptions {
+  /** Replaces the real providers (the benchmark's baselines; tests use the real ones against local peers). */
+  providers?: DeliveryProviders;
+  logger?: Logger;
+}
+
+export function createServices(db: Db, config: ServicesConfig, jwtSecret: string, options: ServicesOptions = {}): Services {
+  const providers = options.providers ?? {
+    push: createWebPushProvider({ ...config.push, allowInsecureEndpoints: config.allowInsecurePushEndpoints }),
+    sandbox: createSandboxProvider(),
+  };
+  const tracking = createTrackingTokens(jwtSecret);
   return {
     auth: new AuthService(db, createTokenService(jwtSecret, config.jwtTtlSeconds)),
     organizations: new OrganizationService(db),
     projects: new ProjectService(db),
     apiKeys: new ApiKeyService(db),
-    subscribers: new SubscriberService(db, createGeoLookup(config.geo ?? {})),
+    subscribers: new SubscriberService(db, createGeoLookup(config.geo)),
     segments: new SegmentService(db),
     contacts: new ContactService(db),
+    delivery: new DeliveryEngine({ db, config, providers, tracking, logger: options.logger?.child({ component: 'delivery' }) }),
+    tracking,
+    close: async () => {
+      await Promise.all([providers.push.close(), providers.sandbox.close()]);
+    },
   };
 }

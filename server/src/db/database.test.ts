@@ -180,7 +180,7 @@ describe('first run', () => {
 
   it('creates admin@localhost with a generated password, an organization, "Demo" and a live and a test key, once', async () => {
     const database = await freshDatabase();
-    const services = createServices(database.db, { jwtTtlSeconds: 60 }, secret);
+    const services = createServices(database.db, loadConfig({ JWT_TTL: '60' }), secret);
 
     const firstRun = await bootstrapFirstRun(database.db, { email: undefined, password: undefined });
     expect(firstRun).toBeDefined();
@@ -209,7 +209,7 @@ describe('first run', () => {
 
   it('honours ADMIN_EMAIL and ADMIN_PASSWORD and generates no password then', async () => {
     const database = await freshDatabase();
-    const services = createServices(database.db, { jwtTtlSeconds: 60 }, secret);
+    const services = createServices(database.db, loadConfig({ JWT_TTL: '60' }), secret);
     const config = loadConfig({ ADMIN_EMAIL: 'ops@example.com', ADMIN_PASSWORD: 'operator password 1' });
 
     const firstRun = await bootstrapFirstRun(database.db, { email: config.adminEmail, password: config.adminPassword });

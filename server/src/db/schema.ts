@@ -1,6 +1,6 @@
 // The Drizzle schema: every table Herald owns. drizzle-kit generates the SQL migrations in server/migrations from it.
 import { sql } from 'drizzle-orm';
-import { boolean, index, jsonb, pgEnum, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { bigint, boolean, index, integer, jsonb, pgEnum, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 
 const timestamps = {
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
@@ -46,7 +46,20 @@ export const memberships = pgTable(
 export interface ProjectSettings {
   /** Per-project raises of the per-IP rate limits (requests per window), granted on request. */
   rateLimits?: { default?: number; ingest?: number; transactional?: number };
+  /** Default time zone for subscribers whose own is unknown (quiet hours, schedules). */
+  timezone?: string;
+  /** Limits every push to a subscriber obeys, transactional or campaign. */
+  deliveryPolicy?: DeliveryPolicy;
+  /** VAPID `sub` claim: a mailto: or https: contact for push services. */
+  vapidSubject?: string;
   [key: string]: unknown;
+}
+
+export interface DeliveryPolicy {
+  /** At most `max` pushes per subscriber in any `windowSeconds`. */
+  frequencyCap?: { max: number; windowSeconds: number } | null;
+  /** Local times `HH:mm` in the subscriber's time zone; the window may wrap midnight (22:00–07:00). */
+  quietHours?: { start: string; end: string } | null;
 }
 
 export const projects = pgTable(
@@ -147,6 +160,8 @@ export const subscribers = pgTable(
     phone: text('phone'),
     emailStatus: emailStatusEnum('email_status').notNull().default('none'),
     status: subscriberStatusEnum('status').notNull().default('active'),
+    /** Why the status last left `active`, e.g. `push_subscription_gone` after a 404/410 from the push service. */
+    statusReason: text('status_reason'),
     /** Registered with a test key: reachable only from the sandbox. */
     sandbox: boolean('sandbox').notNull().default(false),
     tags: text('tags').array().notNull().default(sql`'{}'::text[]`),
@@ -192,4 +207,133 @@ export const segments = pgTable(
     ...timestamps,
   },
   (t) => [index('segments_project_idx').on(t.projectId, t.createdAt)],
+);
+
+// ---- Delivery (issue 4): messages, one delivery row per recipient, the transactional send log. ----
+
+export const CHANNELS = ['push', 'email', 'sms', 'whatsapp'] as const;
+/**
+ * A delivery's state; docs/CONTEXT.md defines each. `queued → sending → sent → delivered`, then `clicked` or
+ * `dismissed`; `failed` (the reason says why) and `suppressed` (policy or sandbox rules kept it back) are final.
+ */
+export const DELIVERY_STATUSES = ['queued', 'sending', 'sent', 'delivered', 'clicked', 'dismissed', 'failed', 'suppressed'] as const;
+
+export const channelEnum = pgEnum('channel', CHANNELS);
+export const deliveryStatusEnum = pgEnum('delivery_status', DELIVERY_STATUSES);
+
+/** What a push shows; the service worker renders it. */
+export interface PushContent {
+  title: string;
+  body: string;
+  url?: string | undefined;
+  iconUrl?: string | undefined;
+  imageUrl?: string | undefined;
+  badge?: string | undefined;
+  actions?: { action: string; title: string; url?: string | undefined }[] | undefined;
+}
+
+/** RFC 8030 delivery options of a push message. */
+export interface PushOptions {
+  ttlSeconds: number;
+  urgency: 'very-low' | 'low' | 'normal' | 'high';
+  topic?: string | undefined;
+}
+
+export const messages = pgTable(
+  'messages',
+  {
+    id: text('id').primaryKey(),
+    projectId: text('project_id')
+      .notNull()
+      .references(() => projects.id, { onDelete: 'cascade' }),
+    channel: channelEnum('channel').notNull(),
+    /** `transactional` messages are sent by the API call that made them; others wait for the engine's workers. */
+    source: text('source', { enum: ['transactional', 'campaign'] }).notNull(),
+    campaignId: text('campaign_id'),
+    /** Made with a test key: every delivery goes to the sandbox provider. */
+    sandbox: boolean('sandbox').notNull(),
+    content: jsonb('content').$type<PushContent>().notNull(),
+    options: jsonb('options').$type<PushOptions>().notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index('messages_project_idx').on(t.projectId, t.createdAt), index('messages_campaign_idx').on(t.campaignId)],
+);
+
+export const deliveries = pgTable(
+  'deliveries',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    projectId: text('project_id').notNull(),
+    messageId: text('message_id')
+      .notNull()
+      .references(() => messages.id, { onDelete: 'cascade' }),
+    subscriberId: text('subscriber_id')
+      .notNull()
+      .references(() => subscribers.id, { onDelete: 'cascade' }),
+    status: deliveryStatusEnum('status').notNull().default('queued'),
+    /** Why it was not sent (a 7.4 reason code), or the last retryable failure while it waits for a retry. */
+    reason: text('reason'),
+    /** What the provider answered last, e.g. the push service's HTTP status. */
+    providerCode: text('provider_code'),
+    attempts: integer('attempts').notNull().default(0),
+    nextAttemptAt: timestamp('next_attempt_at', { withTimezone: true }).notNull().defaultNow(),
+    /** While `sending`: the claim expires then, and another worker may take the row over. */
+    leaseUntil: timestamp('lease_until', { withTimezone: true }),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+    sentAt: timestamp('sent_at', { withTimezone: true }),
+    deliveredAt: timestamp('delivered_at', { withTimezone: true }),
+    clickedAt: timestamp('clicked_at', { withTimezone: true }),
+    dismissedAt: timestamp('dismissed_at', { withTimezone: true }),
+    failedAt: timestamp('failed_at', { withTimezone: true }),
+  },
+  (t) => [
+    // A recipient is snapshotted once per message, so a re-run snapshot cannot double anybody.
+    uniqueIndex('deliveries_message_subscriber_key').on(t.messageId, t.subscriberId),
+    index('deliveries_due_idx').on(t.nextAttemptAt).where(sql`${t.status} = 'queued'`),
+    index('deliveries_lease_idx').on(t.leaseUntil).where(sql`${t.status} = 'sending'`),
+    // Frequency caps count a subscriber's recent sends; deleting a subscriber cascades here.
+    index('deliveries_subscriber_idx').on(t.subscriberId, t.sentAt),
+  ],
+);
+
+/** The transactional send log: who asked (which key), what, and what happened. */
+export const transactionalSends = pgTable(
+  'transactional_sends',
+  {
+    id: text('id').primaryKey(),
+    projectId: text('project_id')
+      .notNull()
+      .references(() => projects.id, { onDelete: 'cascade' }),
+    channel: channelEnum('channel').notNull(),
+    apiKeyId: text('api_key_id'),
+    sandbox: boolean('sandbox').notNull(),
+    /** The recipient as the caller named it ({externalId} or {token}). */
+    recipient: jsonb('recipient').$type<Record<string, string>>().notNull(),
+    messageId: text('message_id').references(() => messages.id, { onDelete: 'set null' }),
+    idempotencyKey: text('idempotency_key'),
+    /** The response envelope exactly as answered. */
+    outcome: jsonb('outcome').$type<Record<string, unknown>>().notNull(),
+    reason: text('reason'),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index('transactional_sends_project_idx').on(t.projectId, t.createdAt, t.id)],
+);
+
+/** First responses of requests sent with an Idempotency-Key, kept 24 h. */
+export const idempotencyKeys = pgTable(
+  'idempotency_keys',
+  {
+    projectId: text('project_id')
+      .notNull()
+      .references(() => projects.id, { onDelete: 'cascade' }),
+    route: text('route').notNull(),
+    key: text('key').notNull(),
+    requestHash: text('request_hash').notNull(),
+    /** Null while the first request is still being processed. */
+    statusCode: integer('status_code'),
+    response: jsonb('response'),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.projectId, t.route, t.key] }), index('idempotency_keys_created_idx').on(t.createdAt)],
 );

@@ -1,0 +1,251 @@
+// The delivery engine: claims due deliveries in batches under a lease, sends them through a channel provider,
+// records each outcome, retries what may succeed later, and deactivates subscriptions that are gone.
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import type { Db } from '../db/database.js';
+import { ProviderError, type ChannelProvider, type DeliveryReason, type PushItem, type SendOutcome } from './channel.js';
+import * as repo from './delivery.repository.js';
+import type { ClaimedDelivery, DeliveryUpdate, MessageRecord, SendingProject } from './delivery.repository.js';
+import { retryDelayMs } from './retry-policy.js';
+import type { TrackingTokens } from './tracking-token.js';
+
+/** Where one delivery ended up after the engine handled it. */
+export interface DeliveryResult {
+  deliveryId: number;
+  subscriberId: string;
+  status: DeliveryUpdate['status'];
+  reason: DeliveryReason | null;
+  /** The subscription was found dead and the subscriber deactivated by this send. */
+  deactivated: boolean;
+}
+
+export interface DeliveryProviders {
+  push: ChannelProvider<PushItem>;
+  sandbox: ChannelProvider<PushItem>;
+}
+
+export interface EngineOptions {
+  db: Db;
+  config: Pick<Config, 'delivery' | 'publicUrl' | 'push'>;
+  providers: DeliveryProviders;
+  tracking: TrackingTokens;
+  logger?: Logger | undefined;
+  /** Called when the worker loop goes idle or is told new work exists (tests and LISTEN/NOTIFY wire it). */
+  sleep?: (ms: number, wake: AbortSignal) => Promise<void>;
+}
+
+const sleepFor = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+  });
+
+/** Immutable per message id; kept for the batches of one campaign instead of re-read per batch. */
+const MESSAGE_CACHE_SIZE = 1000;
+const PROJECT_CACHE_MS = 30_000;
+
+export class DeliveryEngine {
+  private readonly messages = new Map<string, MessageRecord>();
+  private readonly projects = new Map<string, { project: SendingProject; at: number }>();
+  private running: Promise<void> | undefined;
+  private stopping = new AbortController();
+  private wake = new AbortController();
+  private inFlight = 0;
+  private readonly batches = new Set<Promise<void>>();
+
+  constructor(private readonly options: EngineOptions) {}
+
+  private get settings() {
+    return this.options.config.delivery;
+  }
+
+  /** Starts the worker loop: claim, send, record, until stop(). */
+  start(): void {
+    this.running ??= this.loop();
+  }
+
+  /** Tells an idle loop to look for work now (a NOTIFY, or a message just queued in this process). */
+  notify(): void {
+    this.wake.abort();
+  }
+
+  /** Stops claiming, lets claimed batches finish and record their outcomes. */
+  async stop(): Promise<void> {
+    this.stopping.abort();
+    this.wake.abort();
+    await this.running;
+    this.running = undefined;
+  }
+
+  private async loop(): Promise<void> {
+    let nextReap = 0;
+    while (!this.stopping.signal.aborted) {
+      try {
+        if (Date.now() >= nextReap) {
+          const requeued = await repo.requeueExpiredLeases(this.options.db);
+          if (requeued > 0) this.options.logger?.warn({ requeued }, 'requeued deliveries whose worker lease expired');
+          nextReap = Date.now() + Math.max(1000, (this.settings.leaseSeconds * 1000) / 4);
+        }
+        const room = this.settings.concurrency - this.inFlight;
+        if (room < Math.min(this.settings.batchSize, this.settings.concurrency) && this.batches.size > 0) {
+          await Promise.race(this.batches);
+          continue;
+        }
+        const claimed = await repo.claimDue(this.options.db, Math.min(this.settings.batchSize, room), this.settings.leaseSeconds);
+        if (claimed.length === 0) {
+          await this.idle();
+          continue;
+        }
+        this.inFlight += claimed.length;
+        const batch = this.deliver(claimed)
+          .then(() => undefined)
+          .catch((error: unknown) => this.options.logger?.error({ err: error }, 'delivery batch failed; its leases will expire and be retried'))
+          .finally(() => {
+            this.inFlight -= claimed.length;
+            this.batches.delete(batch);
+          });
+        this.batches.add(batch);
+      } catch (error) {
+        this.options.logger?.error({ err: error }, 'delivery loop error');
+        await sleepFor(this.settings.pollIntervalMs, this.stopping.signal);
+      }
+    }
+    await Promise.allSettled(this.batches);
+  }
+
+  private async idle(): Promise<void> {
+    if (this.wake.signal.aborted) this.wake = new AbortController();
+    const sleep = this.options.sleep ?? sleepFor;
+    await sleep(this.settings.pollIntervalMs, this.wake.signal);
+    if (this.wake.signal.aborted) this.wake = new AbortController();
+  }
+
+  /**
+   * Sends deliveries this process already holds (the transactional path): retryable failures are tried again
+   * inline while the retry budget lasts, then recorded as final. Returns each delivery's final state.
+   */
+  async deliverNow(claimed: ClaimedDelivery[]): Promise<DeliveryResult[]> {
+    return this.deliver(claimed, this.settings.transactionalRetryBudgetMs);
+  }
+
+  /** One batch: check, send, record; with `inlineBudgetMs`, retry inline instead of queueing. */
+  private async deliver(claimed: ClaimedDelivery[], inlineBudgetMs?: number): Promise<DeliveryResult[]> {
+    const deadline = inlineBudgetMs === undefined ? undefined : Date.now() + inlineBudgetMs;
+    const messages = await this.loadMessages(claimed);
+    const projects = await this.loadProjects(claimed);
+    const results: DeliveryResult[] = [];
+    const updates: DeliveryUpdate[] = [];
+    const gone: string[] = [];
+    const final = (d: ClaimedDelivery, attempts: number, update: Omit<DeliveryUpdate, 'id' | 'fence' | 'attempts'>, deactivated = false) => {
+      updates.push({ id: d.id, fence: d.attempts, attempts, ...update });
+      results.push({ deliveryId: d.id, subscriberId: d.subscriberId, status: update.status, reason: update.reason, deactivated });
+    };
+
+    let pending: { delivery: ClaimedDelivery; item: PushItem; attempts: number; message: MessageRecord }[] = [];
+    for (const delivery of claimed) {
+      const message = messages.get(delivery.messageId)!;
+      const refusal = refusalOf(delivery, message);
+      if (refusal) {
+        final(delivery, delivery.attempts, { status: 'failed', reason: refusal, providerCode: null, delayMs: 0 });
+        continue;
+      }
+      pending.push({ delivery, item: this.pushItem(delivery, message, projects.get(delivery.projectId)!), attempts: delivery.attempts, message });
+    }
+
+    while (pending.length > 0) {
+      const retries: typeof pending = [];
+      let wait = 0;
+      for (const sandbox of [false, true]) {
+        const group = pending.filter((p) => p.message.sandbox === sandbox);
+        if (group.length === 0) continue;
+        const provider = sandbox ? this.options.providers.sandbox : this.options.providers.push;
+        const outcomes = await provider.send(group.map((p) => p.item));
+        group.forEach((p, i) => {
+          const outcome: SendOutcome = outcomes[i] ?? { ok: false, error: missingOutcome(provider.name) };
+          if (outcome.ok) {
+            final(p.delivery, p.attempts, { status: 'sent', reason: null, providerCode: outcome.providerCode, delayMs: 0 });
+            return;
+          }
+          const { error } = outcome;
+          if (error.recipientGone) gone.push(p.delivery.subscriberId);
+          const delay = retryDelayMs(error, p.attempts, this.settings);
+          const inline = deadline !== undefined && delay !== undefined && Date.now() + delay <= deadline;
+          if (inline) {
+            retries.push({ ...p, attempts: p.attempts + 1 });
+            wait = Math.max(wait, delay);
+          } else if (delay !== undefined && deadline === undefined) {
+            final(p.delivery, p.attempts, { status: 'queued', reason: error.reason, providerCode: error.providerCode, delayMs: delay });
+          } else {
+            final(p.delivery, p.attempts, { status: 'failed', reason: error.reason, providerCode: error.providerCode, delayMs: 0 }, error.recipientGone);
+          }
+        });
+      }
+      if (retries.length > 0) await sleepFor(wait);
+      pending = retries;
+    }
+
+    await repo.deactivateGoneSubscribers(this.options.db, gone);
+    const recorded = await repo.recordOutcomes(this.options.db, updates);
+    if (recorded < updates.length) {
+      this.options.logger?.warn({ lost: updates.length - recorded }, 'outcomes dropped: their lease expired and another worker took them over');
+    }
+    return results;
+  }
+
+  private pushItem(delivery: ClaimedDelivery, message: MessageRecord, project: SendingProject): PushItem {
+    const { content } = message;
+    return {
+      deliveryId: delivery.id,
+      endpoint: delivery.endpoint!,
+      p256dh: delivery.p256dh!,
+      auth: delivery.auth!,
+      payload: {
+        title: content.title,
+        body: content.body,
+        icon: content.iconUrl,
+        image: content.imageUrl,
+        badge: content.badge,
+        url: content.url,
+        actions: content.actions,
+        track: `${this.options.config.publicUrl}/t/${this.options.tracking.sign(delivery.id)}`,
+      },
+      options: message.options,
+      vapid: {
+        publicKey: project.vapidPublicKey,
+        privateKey: project.vapidPrivateKey,
+        subject: project.vapidSubject ?? this.options.config.push.vapidSubject,
+      },
+    };
+  }
+
+  private async loadMessages(claimed: ClaimedDelivery[]): Promise<Map<string, MessageRecord>> {
+    const missing = [...new Set(claimed.map((d) => d.messageId))].filter((id) => !this.messages.has(id));
+    if (missing.length > 0) {
+      for (const message of await repo.findMessages(this.options.db, missing)) {
+        if (this.messages.size >= MESSAGE_CACHE_SIZE) this.messages.delete(this.messages.keys().next().value!);
+        this.messages.set(message.id, message);
+      }
+    }
+    return new Map(claimed.map((d) => [d.messageId, this.messages.get(d.messageId)!]));
+  }
+
+  private async loadProjects(claimed: ClaimedDelivery[]): Promise<Map<string, SendingProject>> {
+    const now = Date.now();
+    const stale = [...new Set(claimed.map((d) => d.projectId))].filter((id) => (this.projects.get(id)?.at ?? 0) + PROJECT_CACHE_MS < now);
+    if (stale.length > 0) {
+      for (const project of await repo.findSendingProjects(this.options.db, stale)) this.projects.set(project.id, { project, at: now });
+    }
+    return new Map(claimed.map((d) => [d.projectId, this.projects.get(d.projectId)!.project]));
+  }
+}
+
+/** Why a claimed delivery must not be sent at all, checked at send time (the subscriber may have changed). */
+function refusalOf(delivery: ClaimedDelivery, message: MessageRecord): DeliveryReason | undefined {
+  if (delivery.subscriberSandbox !== message.sandbox) return 'subscriber_inactive';
+  if (delivery.subscriberStatus === 'unsubscribed' || !delivery.endpoint || !delivery.p256dh || !delivery.auth) return 'subscriber_unsubscribed';
+  if (delivery.subscriberStatus !== 'active') return 'subscriber_inactive';
+  return undefined;
+}
+
+const missingOutcome = (provider: string) =>
+  new ProviderError(`${provider} returned no outcome`, { reason: 'provider_error', retryable: true, providerCode: 'no_outcome' });

@@ -1,0 +1,219 @@
+// SQL of the delivery engine: messages, claiming due deliveries under a lease, and recording outcomes in bulk.
+// Claimed rows are the authority here: the engine works across projects, and every row carries its project id.
+import { sql } from 'drizzle-orm';
+import type { Db } from '../db/database.js';
+import { messages, type PushContent, type PushOptions } from '../db/schema.js';
+import type { DeliveryReason } from './channel.js';
+
+export interface MessageRecord {
+  id: string;
+  projectId: string;
+  source: 'transactional' | 'campaign';
+  campaignId: string | null;
+  sandbox: boolean;
+  content: PushContent;
+  options: PushOptions;
+}
+
+/** A delivery this process holds the lease of, with what sending it needs from its subscriber. */
+export interface ClaimedDelivery {
+  id: number;
+  projectId: string;
+  messageId: string;
+  subscriberId: string;
+  /** Attempts made including this one; also the fencing token of the claim. */
+  attempts: number;
+  endpoint: string | null;
+  p256dh: string | null;
+  auth: string | null;
+  subscriberStatus: 'active' | 'inactive' | 'unsubscribed';
+  subscriberSandbox: boolean;
+}
+
+/** The final or next state of a claimed delivery. */
+export interface DeliveryUpdate {
+  id: number;
+  /** The claim's `attempts`: an update whose claim was taken over by another worker is dropped. */
+  fence: number;
+  attempts: number;
+  status: 'queued' | 'sent' | 'failed' | 'suppressed';
+  reason: DeliveryReason | null;
+  providerCode: string | null;
+  /** For `queued`: wait this long before the next attempt. */
+  delayMs: number;
+}
+
+export interface NewMessage {
+  id: string;
+  projectId: string;
+  source: MessageRecord['source'];
+  campaignId?: string | null;
+  sandbox: boolean;
+  content: PushContent;
+  options: PushOptions;
+}
+
+export async function insertMessage(db: Db, message: NewMessage): Promise<void> {
+  await db.insert(messages).values({ ...message, channel: 'push', campaignId: message.campaignId ?? null });
+}
+
+export async function findMessages(db: Db, ids: readonly string[]): Promise<MessageRecord[]> {
+  const { rows } = await db.execute<{
+    id: string;
+    project_id: string;
+    source: MessageRecord['source'];
+    campaign_id: string | null;
+    sandbox: boolean;
+    content: PushContent;
+    options: PushOptions;
+  }>(sql`SELECT id, project_id, source, campaign_id, sandbox, content, options FROM messages WHERE id = ANY(${sql.param([...ids])})`);
+  return rows.map((r) => ({
+    id: r.id,
+    projectId: r.project_id,
+    source: r.source,
+    campaignId: r.campaign_id,
+    sandbox: r.sandbox,
+    content: r.content,
+    options: r.options,
+  }));
+}
+
+export interface SendingProject {
+  id: string;
+  vapidPublicKey: string;
+  vapidPrivateKey: string;
+  vapidSubject: string | undefined;
+}
+
+export async function findSendingProjects(db: Db, ids: readonly string[]): Promise<SendingProject[]> {
+  const { rows } = await db.execute<{ id: string; vapid_public_key: string; vapid_private_key: string; vapid_subject: string | null }>(
+    sql`SELECT id, vapid_public_key, vapid_private_key, settings->>'vapidSubject' AS vapid_subject FROM projects WHERE id = ANY(${sql.param([...ids])})`,
+  );
+  return rows.map((r) => ({
+    id: r.id,
+    vapidPublicKey: r.vapid_public_key,
+    vapidPrivateKey: r.vapid_private_key,
+    vapidSubject: r.vapid_subject ?? undefined,
+  }));
+}
+
+const claimedColumns = sql`c.id::float8 AS id, c.project_id, c.message_id, c.subscriber_id, c.attempts,
+  s.endpoint, s.p256dh, s.auth, s.status AS subscriber_status, s.sandbox AS subscriber_sandbox`;
+
+type ClaimedRow = {
+  id: number;
+  project_id: string;
+  message_id: string;
+  subscriber_id: string;
+  attempts: number;
+  endpoint: string | null;
+  p256dh: string | null;
+  auth: string | null;
+  subscriber_status: ClaimedDelivery['subscriberStatus'];
+  subscriber_sandbox: boolean;
+};
+
+const toClaimed = (r: ClaimedRow): ClaimedDelivery => ({
+  id: r.id,
+  projectId: r.project_id,
+  messageId: r.message_id,
+  subscriberId: r.subscriber_id,
+  attempts: r.attempts,
+  endpoint: r.endpoint,
+  p256dh: r.p256dh,
+  auth: r.auth,
+  subscriberStatus: r.subscriber_status,
+  subscriberSandbox: r.subscriber_sandbox,
+});
+
+/**
+ * Claims up to `limit` due deliveries of any project under a lease: `FOR UPDATE SKIP LOCKED`, so concurrent
+ * workers never claim the same row, and the claim itself is the commit that moves the rows to `sending`.
+ */
+export async function claimDue(db: Db, limit: number, leaseSeconds: number): Promise<ClaimedDelivery[]> {
+  const { rows } = await db.execute<ClaimedRow>(sql`
+    WITH due AS (
+      SELECT id FROM deliveries
+      WHERE status = 'queued' AND next_attempt_at <= now()
+      ORDER BY next_attempt_at
+      LIMIT ${limit}
+      FOR UPDATE SKIP LOCKED
+    ), c AS (
+      UPDATE deliveries d
+      SET status = 'sending', attempts = d.attempts + 1, lease_until = now() + make_interval(secs => ${leaseSeconds}), updated_at = now()
+      FROM due WHERE d.id = due.id
+      RETURNING d.id, d.project_id, d.message_id, d.subscriber_id, d.attempts
+    )
+    SELECT ${claimedColumns} FROM c JOIN subscribers s ON s.id = c.subscriber_id`);
+  return rows.map(toClaimed);
+}
+
+/**
+ * Inserts deliveries already claimed by the caller (`sending`, first attempt, under a lease): the transactional
+ * path sends them at once; if its process dies, the lease expires and a worker takes them over.
+ */
+export async function insertClaimed(
+  db: Db,
+  projectId: string,
+  messageId: string,
+  subscriberIds: readonly string[],
+  leaseSeconds: number,
+): Promise<ClaimedDelivery[]> {
+  const { rows } = await db.execute<ClaimedRow>(sql`
+    WITH c AS (
+      INSERT INTO deliveries (project_id, message_id, subscriber_id, status, attempts, lease_until)
+      SELECT ${projectId}, ${messageId}, sid, 'sending', 1, now() + make_interval(secs => ${leaseSeconds})
+      FROM unnest(${sql.param([...subscriberIds])}::text[]) AS sid
+      RETURNING id, project_id, message_id, subscriber_id, attempts
+    )
+    SELECT ${claimedColumns} FROM c JOIN subscribers s ON s.id = c.subscriber_id`);
+  return rows.map(toClaimed);
+}
+
+/** Puts deliveries whose worker died (lease expired while `sending`) back in the queue; returns how many. */
+export async function requeueExpiredLeases(db: Db): Promise<number> {
+  const result = await db.execute(sql`
+    UPDATE deliveries SET status = 'queued', lease_until = NULL, next_attempt_at = now(), updated_at = now()
+    WHERE status = 'sending' AND lease_until < now()`);
+  return result.rowCount ?? 0;
+}
+
+/**
+ * Records outcomes in one statement. Fenced: a row is updated only while still `sending` under the same claim.
+ * A device that confirmed delivery (or a click) before the send was recorded keeps that later state.
+ */
+export async function recordOutcomes(db: Db, updates: readonly DeliveryUpdate[]): Promise<number> {
+  if (updates.length === 0) return 0;
+  const column = <T>(pick: (u: DeliveryUpdate) => T) => sql.param(updates.map(pick));
+  const result = await db.execute(sql`
+    UPDATE deliveries d SET
+      status = (CASE
+        WHEN x.status <> 'sent' THEN x.status
+        WHEN d.clicked_at IS NOT NULL THEN 'clicked'
+        WHEN d.dismissed_at IS NOT NULL THEN 'dismissed'
+        WHEN d.delivered_at IS NOT NULL THEN 'delivered'
+        ELSE 'sent' END)::delivery_status,
+      attempts = x.attempts,
+      reason = x.reason,
+      provider_code = x.code,
+      lease_until = NULL,
+      updated_at = now(),
+      next_attempt_at = CASE WHEN x.status = 'queued' THEN now() + x.delay_ms * interval '1 millisecond' ELSE d.next_attempt_at END,
+      sent_at = CASE WHEN x.status = 'sent' THEN now() ELSE d.sent_at END,
+      failed_at = CASE WHEN x.status IN ('failed', 'suppressed') THEN now() ELSE d.failed_at END
+    FROM unnest(
+      ${column((u) => u.id)}::bigint[], ${column((u) => u.fence)}::int[], ${column((u) => u.attempts)}::int[],
+      ${column((u) => u.status)}::text[], ${column((u) => u.reason)}::text[], ${column((u) => u.providerCode)}::text[],
+      ${column((u) => u.delayMs)}::int[]
+    ) AS x(id, fence, attempts, status, reason, code, delay_ms)
+    WHERE d.id = x.id AND d.status = 'sending' AND d.attempts = x.fence`);
+  return result.rowCount ?? 0;
+}
+
+/** Marks subscribers whose push subscription is gone (404/410): they stop receiving pushes until they re-register. */
+export async function deactivateGoneSubscribers(db: Db, subscriberIds: readonly string[]): Promise<void> {
+  if (subscriberIds.length === 0) return;
+  await db.execute(sql`
+    UPDATE subscribers SET status = 'unsubscribed', status_reason = 'push_subscription_gone', updated_at = now()
+    WHERE id = ANY(${sql.param([...subscriberIds])}) AND status = 'active'`);
+}

@@ -1,0 +1,36 @@
+// Signed, unguessable tracking tokens carried in a push payload: the delivery id plus an HMAC of it.
+import { createHmac, timingSafeEqual } from 'node:crypto';
+
+const ID_BYTES = 8;
+const MAC_BYTES = 16;
+
+export interface TrackingTokens {
+  sign(deliveryId: number): string;
+  /** The delivery id, or undefined for a token this instance did not sign. */
+  verify(token: string): number | undefined;
+}
+
+/**
+ * The key is derived from the instance's JWT secret (one secret to keep and rotate); rotating it invalidates the
+ * tracking links of pushes already shown, which only loses their later clicks.
+ */
+export function createTrackingTokens(secret: string): TrackingTokens {
+  const key = createHmac('sha256', secret).update('herald tracking token v1').digest();
+  const mac = (id: Buffer) => createHmac('sha256', key).update(id).digest().subarray(0, MAC_BYTES);
+  return {
+    sign(deliveryId) {
+      const id = Buffer.alloc(ID_BYTES);
+      id.writeBigUInt64BE(BigInt(deliveryId));
+      return Buffer.concat([id, mac(id)]).toString('base64url');
+    },
+    verify(token) {
+      if (!/^[A-Za-z0-9_-]{32}$/.test(token)) return undefined;
+      const bytes = Buffer.from(token, 'base64url');
+      if (bytes.length !== ID_BYTES + MAC_BYTES) return undefined;
+      const id = bytes.subarray(0, ID_BYTES);
+      if (!timingSafeEqual(mac(id), bytes.subarray(ID_BYTES))) return undefined;
+      const value = id.readBigUInt64BE();
+      return value > BigInt(Number.MAX_SAFE_INTEGER) ? undefined : Number(value);
+    },
+  };
+}
