@@ -1,5 +1,11 @@
 // Web push provider (RFC 8030/8291/8292): encrypts each payload, signs VAPID per origin, sends over pooled connections.
-import { ProviderError, type ChannelProvider, type PushItem } from '../../channel.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Pool } from 'undici';
+import type { ChannelProvider, PushItem, SendOutcome } from '../../channel.js';
+import { createEndpointGuard } from './push-endpoint-guard.js';
+import { encryptPushPayload, MAX_PLAINTEXT_BYTES } from './push-encryption.js';
+import { outcomeOfError, outcomeOfStatus, refused, tooLarge } from './push-outcome.js';
+import { createVapidSigner } from './vapid-signer.js';
 
 export interface WebPushOptions {
   connectionsPerOrigin: number;
@@ -10,8 +16,109 @@ export interface WebPushOptions {
   allowInsecureEndpoints: boolean;
 }
 
-export function createWebPushProvider(_options: WebPushOptions): ChannelProvider<PushItem> {
-  const unavailable = () =>
-    new ProviderError('web push is not implemented yet', { reason: 'provider_error', retryable: false, providerCode: 'unimplemented' });
-  return { name: 'web-push', send: async (items) => items.map(() => ({ ok: false, error: unavailable() })), close: async () => {} };
+/** Endpoints are user-supplied, so their origins are unbounded: the least recently used pool beyond this closes. */
+const MAX_ORIGINS = 1000;
+
+interface Origin {
+  pool: Pool;
+  /** When the next request may start (performance.now() ms), spacing requests evenly at `ratePerOrigin`. */
+  nextAt: number;
+}
+
+export function createWebPushProvider(options: WebPushOptions): ChannelProvider<PushItem> {
+  const guard = createEndpointGuard(options.allowInsecureEndpoints);
+  const vapid = createVapidSigner();
+  const origins = new Map<string, Origin>();
+  const interval = options.ratePerOrigin > 0 ? 1000 / options.ratePerOrigin : 0;
+
+  function originOf(origin: string): Origin {
+    let entry = origins.get(origin);
+    if (entry) {
+      origins.delete(origin);
+    } else {
+      if (origins.size >= MAX_ORIGINS) {
+        const [oldest, evicted] = origins.entries().next().value!;
+        origins.delete(oldest);
+        void evicted.pool.close();
+      }
+      entry = {
+        // Redirects are not followed: a plain Pool has no redirect interceptor.
+        pool: new Pool(origin, {
+          connections: options.connectionsPerOrigin,
+          headersTimeout: options.timeoutMs,
+          bodyTimeout: options.timeoutMs,
+          connect: { timeout: options.timeoutMs, lookup: guard.lookup },
+        }),
+        nextAt: 0,
+      };
+    }
+    origins.set(origin, entry);
+    return entry;
+  }
+
+  /** Waits for this origin's next slot; evenly spaced rather than bursty, so a burst never trips the service's limit. */
+  async function takeTurn(origin: Origin): Promise<void> {
+    if (interval === 0) return;
+    const now = performance.now();
+    const at = Math.max(now, origin.nextAt);
+    origin.nextAt = at + interval;
+    if (at > now) await sleep(at - now);
+  }
+
+  async function sendOne(item: PushItem): Promise<SendOutcome> {
+    let url: URL;
+    try {
+      url = new URL(item.endpoint);
+    } catch {
+      return refused('invalid_endpoint', 'push endpoint is not a URL');
+    }
+    const refusal = guard.refusal(url);
+    if (refusal) return refused('blocked_endpoint', `push endpoint refused: ${refusal}`);
+
+    const plaintext = Buffer.from(JSON.stringify(item.payload));
+    if (plaintext.length > MAX_PLAINTEXT_BYTES) return tooLarge(`push payload is ${plaintext.length} bytes; at most ${MAX_PLAINTEXT_BYTES} fit in 4096 encrypted`);
+    let body: Buffer;
+    try {
+      body = encryptPushPayload(plaintext, Buffer.from(item.p256dh, 'base64url'), Buffer.from(item.auth, 'base64url'));
+    } catch (error) {
+      return refused('invalid_subscription_keys', `push subscription keys are unusable: ${(error as Error).message}`);
+    }
+    let authorization: string;
+    try {
+      authorization = vapid.authorization(url.origin, item.vapid);
+    } catch (error) {
+      return refused('invalid_vapid_key', `project VAPID key is unusable: ${(error as Error).message}`);
+    }
+
+    const headers: Record<string, string> = {
+      authorization,
+      'content-encoding': 'aes128gcm',
+      'content-type': 'application/octet-stream',
+      ttl: String(item.options.ttlSeconds),
+      urgency: item.options.urgency,
+    };
+    if (item.options.topic) headers.topic = item.options.topic;
+
+    const origin = originOf(url.origin);
+    await takeTurn(origin);
+    try {
+      const response = await origin.pool.request({ method: 'POST', path: `${url.pathname}${url.search}`, headers, body });
+      // The status is the answer: the body is only drained so the connection can be reused, and a body that breaks
+      // off must not turn an accepted message into a retry (a duplicate notification).
+      await response.body.dump().catch(() => undefined);
+      return outcomeOfStatus(response.statusCode, response.headers['retry-after']);
+    } catch (error) {
+      return outcomeOfError(error);
+    }
+  }
+
+  return {
+    name: 'web-push',
+    send: (items) => Promise.all(items.map(sendOne)),
+    close: async () => {
+      const pools = [...origins.values()].map((o) => o.pool.close());
+      origins.clear();
+      await Promise.all(pools);
+    },
+  };
 }
