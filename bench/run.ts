@@ -2,9 +2,11 @@
 // several times, prints median/min/max and writes the JSON to bench/results/.
 //
 // Environment: BENCH_SUBSCRIBERS (default 1,000,000), BENCH_RUNS (5), BENCH_INGEST_SECONDS (5),
-// BENCH_CONNECTIONS (10), BENCH_DATABASE_URL (else an embedded PostgreSQL in a temporary directory).
+// BENCH_CONNECTIONS (10), BENCH_PUSH_N (100,000), BENCH_PUSH_WEB_PUSH_N (20,000), BENCH_PUSH_RSS_N (0: no memory run),
+// BENCH_DATABASE_URL (else an embedded PostgreSQL in a temporary directory).
 import { analyticsCase, exportCase, reachCases, type AudienceContext } from './cases/audience.js';
 import { ingestCases } from './cases/ingest.js';
+import { pushCases } from './cases/push.js';
 import { createBenchTenant, openBenchDatabase, seedSubscribers } from './lib/database.js';
 import { log, printTable, writeResults, type CaseResult } from './lib/harness.js';
 import { startHerald, type Child } from './lib/process.js';
@@ -25,6 +27,7 @@ const groups = [
   { name: 'segments.reach', aliases: ['segments', 'reach'] },
   { name: 'subscribers.analytics', aliases: ['subscribers', 'analytics'] },
   { name: 'segments.export', aliases: ['segments', 'export'] },
+  { name: 'delivery.push', aliases: ['push', 'delivery'] },
 ] as const;
 type Group = (typeof groups)[number]['name'];
 const selected = new Set<Group>(
@@ -42,7 +45,7 @@ async function main() {
   const results: CaseResult[] = [];
   try {
     const tenant = await createBenchTenant(database.url);
-    const needsAudience = [...selected].some((g) => g !== 'subscribers.ingest');
+    const needsAudience = [...selected].some((g) => g !== 'subscribers.ingest' && g !== 'delivery.push');
     let seedSeconds: number | undefined;
     if (needsAudience) {
       log(`seeding ${subscribers.toLocaleString('en')} subscribers`);
@@ -74,6 +77,19 @@ async function main() {
           runs: Math.min(runs, 3),
           seconds: intEnv('BENCH_INGEST_SECONDS', 5),
           connections: intEnv('BENCH_CONNECTIONS', 10),
+        })),
+      );
+    }
+    if (selected.has('delivery.push')) {
+      // The push cases bring their own audience, push service and worker process; the API is not involved.
+      results.push(
+        ...(await pushCases({
+          databaseUrl: database.url,
+          projectId: tenant.pushProjectId,
+          runs: Math.min(runs, 3),
+          n: intEnv('BENCH_PUSH_N', 100_000),
+          webPushN: intEnv('BENCH_PUSH_WEB_PUSH_N', 20_000),
+          rssN: intEnv('BENCH_PUSH_RSS_N', 0),
         })),
       );
     }

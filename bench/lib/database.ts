@@ -48,9 +48,11 @@ export interface BenchTenant {
   /** A second, empty project (and its key) that ingest writes into, so the seeded counts stay put. */
   ingestProjectId: string;
   ingestKey: string;
+  /** A third project, for the push benchmark's own subscribers (endpoints on the local push service). */
+  pushProjectId: string;
 }
 
-/** An owner, organization, two projects and a live key each, through Herald's own services. */
+/** An owner, organization, three projects and a live key for the first two, through Herald's own services. */
 export async function createBenchTenant(url: string): Promise<BenchTenant> {
   const database = openDatabase(url, 2);
   try {
@@ -64,12 +66,13 @@ export async function createBenchTenant(url: string): Promise<BenchTenant> {
     const org = await services.organizations.create(user.id, 'Bench');
     const project = await services.projects.create(org.id, { name: 'Bench audience' });
     const ingest = await services.projects.create(org.id, { name: 'Bench ingest' });
+    const push = await services.projects.create(org.id, { name: 'Bench push' });
     const key = await services.apiKeys.create({ organizationId: org.id, projectId: project.id, sandbox: false }, { name: 'bench', mode: 'live' });
     const ingestKey = await services.apiKeys.create(
       { organizationId: org.id, projectId: ingest.id, sandbox: false },
       { name: 'bench', mode: 'live' },
     );
-    return { projectId: project.id, key: key.key, ingestProjectId: ingest.id, ingestKey: ingestKey.key };
+    return { projectId: project.id, key: key.key, ingestProjectId: ingest.id, ingestKey: ingestKey.key, pushProjectId: push.id };
   } finally {
     await database.close();
   }

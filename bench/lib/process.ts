@@ -1,9 +1,13 @@
-// Child processes the benchmarks measure: the Herald server (`node server/dist/main.js api`) and a bare Fastify.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
+// Child processes the benchmarks measure: the Herald server (`node server/dist/main.js api`), a Herald worker, a bare
+// Fastify and the local push service; their memory and CPU time.
+import { execFile, fork, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../../server/src/db/embedded-postgres.js';
+import { startWorkerProcess, type WorkerProcess } from '../../server/test/worker-processes.js';
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -54,6 +58,90 @@ async function startChild(args: string[], env: Record<string, string>, probePath
 export async function startHerald(env: Record<string, string>): Promise<Child> {
   const port = await freePort();
   return startChild([path.join(root, 'server/dist/main.js'), 'api'], { ...env, PORT: String(port), HOST: '127.0.0.1' }, '/healthz', port);
+}
+
+/** The real Herald worker process (the delivery engine), ready once its engine listens for work. */
+export async function startHeraldWorker(databaseUrl: string, env: Record<string, string>): Promise<WorkerProcess> {
+  const worker = startWorkerProcess({ databaseUrl, env, name: 'herald-bench-worker' });
+  await worker.ready();
+  return worker;
+}
+
+export interface PushPeer {
+  pid: number;
+  origin: string;
+  /** The subscription keys of the peer's fake browsers: subscriber g uses browsers[g % length]. */
+  browsers: { p256dh: string; auth: string }[];
+  /** Its self-signed certificate (PEM): clients trust it through NODE_EXTRA_CA_CERTS or an agent's `ca`. */
+  caFile: string;
+  ca: Buffer;
+  /** Answers given so far by status, and how many sampled pushes were decrypted. */
+  stats(): Promise<{ statuses: Record<string, number>; decrypted: number }>;
+  stop(): Promise<void>;
+}
+
+/**
+ * The local push service in its own process (`bench/lib/push-peer.ts`), over HTTPS with a certificate made for the
+ * run by `openssl`: every real push service is HTTPS, and the web-push library speaks nothing else.
+ */
+export async function startPushPeer(options: { browsers: number; sampleEvery: number; sampleMax: number }): Promise<PushPeer> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'herald-push-peer-'));
+  const keyFile = path.join(dir, 'key.pem');
+  const caFile = path.join(dir, 'cert.pem');
+  await promisify(execFile)('openssl', [
+    'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
+    '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', keyFile, '-out', caFile,
+  ]);
+  const child = fork(path.join(root, 'bench/lib/push-peer.ts'), [], {
+    cwd: root,
+    execArgv: ['--import', 'tsx'],
+    env: {
+      ...process.env,
+      PUSH_PEER_KEY: keyFile,
+      PUSH_PEER_CERT: caFile,
+      PUSH_PEER_BROWSERS: String(options.browsers),
+      PUSH_PEER_SAMPLE_EVERY: String(options.sampleEvery),
+      PUSH_PEER_SAMPLE_MAX: String(options.sampleMax),
+    },
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const hello = await new Promise<{ origin: string; browsers: PushPeer['browsers'] }>((resolve, reject) => {
+    child.once('message', (message) => resolve(message as { origin: string; browsers: PushPeer['browsers'] }));
+    child.once('exit', (code) => reject(new Error(`push peer exited (${code}) before it listened`)));
+  });
+  return {
+    pid: child.pid!,
+    ...hello,
+    caFile,
+    ca: await readFile(caFile),
+    stats: () =>
+      new Promise((resolve) => {
+        child.once('message', (message) => resolve(message as Awaited<ReturnType<PushPeer['stats']>>));
+        child.send('stats');
+      }),
+    async stop() {
+      if (child.connected) child.disconnect();
+      await exited;
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** USER_HZ: 100 on every Linux build that matters here. */
+const CLOCK_TICKS = 100;
+
+/** CPU seconds a process has used so far (user + system, /proc/<pid>/stat). */
+export async function cpuSecondsOf(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+  // Fields after the command name (which may contain spaces): utime and stime are the 12th and 13th.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+}
+
+/** CPU seconds the whole machine has been busy (every core, /proc/stat). */
+export async function machineCpuSeconds(): Promise<number> {
+  const [user, nice, system, , , irq, softirq, steal] = (await readFile('/proc/stat', 'utf8')).split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  return (user! + nice! + system! + irq! + softirq! + steal!) / CLOCK_TICKS;
 }
 
 /** A bare Fastify hello-world: the ceiling ingest throughput is compared with. */

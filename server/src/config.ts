@@ -79,6 +79,7 @@ const envSchema = z.object({
   DELIVERY_RETRY_MAX: duration('1h'),
   DELIVERY_POLL_INTERVAL_MS: integer(1000),
   TRANSACTIONAL_RETRY_BUDGET_MS: integer(3000, 0),
+  CAMPAIGN_SCHEDULE_GRACE: duration('1h'),
   PUSH_CONNECTIONS_PER_ORIGIN: integer(32),
   PUSH_RATE_PER_ORIGIN: integer(0, 0),
   PUSH_TIMEOUT_MS: integer(15000),
@@ -131,6 +132,10 @@ export interface Config {
     pollIntervalMs: number;
     /** How long POST /transactional/send may wait for retries before answering provider_error. */
     transactionalRetryBudgetMs: number;
+  };
+  campaigns: {
+    /** How late a scheduled campaign may still be sent (Herald was down at its time); later it fails as schedule_missed. */
+    scheduleGraceSeconds: number;
   };
   push: {
     connectionsPerOrigin: number;
@@ -199,6 +204,7 @@ export function loadConfig(env: Env = process.env): Config {
       pollIntervalMs: e.DELIVERY_POLL_INTERVAL_MS,
       transactionalRetryBudgetMs: e.TRANSACTIONAL_RETRY_BUDGET_MS,
     },
+    campaigns: { scheduleGraceSeconds: e.CAMPAIGN_SCHEDULE_GRACE },
     push: {
       connectionsPerOrigin: e.PUSH_CONNECTIONS_PER_ORIGIN,
       ratePerOrigin: e.PUSH_RATE_PER_ORIGIN,

@@ -8,7 +8,7 @@ import { migrateDatabase, openDatabase, type Database } from './db/database.js';
 import { buildApp } from './http/app.js';
 import type { App } from './http/types.js';
 import { listenForDeliveries } from './delivery/delivery-notifications.js';
-import { createTaskList } from './jobs/task-list.js';
+import { createTaskList, cronItems } from './jobs/task-list.js';
 import { migrateWorkerSchema, startWorker } from './jobs/worker.js';
 import { resolveJwtSecret } from './modules/auth/jwt-secret.js';
 import { bootstrapFirstRun, type FirstRun } from './modules/organizations/bootstrap.js';
@@ -66,6 +66,7 @@ export async function startHerald(role: ProcessRole, config: Config, logger: Log
         logger,
         concurrency: config.workerConcurrency,
         taskList: createTaskList(services),
+        cronItems,
       });
       cleanups.push(() => runner!.stop());
       services.delivery.start();

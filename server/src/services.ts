@@ -8,13 +8,17 @@ import { DeliveryEngine, type DeliveryProviders } from './delivery/delivery-engi
 import { createTrackingTokens, type TrackingTokens } from './delivery/tracking-token.js';
 import { ApiKeyService } from './modules/api-keys/api-key.service.js';
 import { AuthService } from './modules/auth/auth.service.js';
+import { CampaignService } from './modules/campaigns/campaign.service.js';
 import { createTokenService } from './modules/auth/tokens.js';
+import { IdempotencyService } from './modules/idempotency/idempotency.service.js';
 import { OrganizationService } from './modules/organizations/organization.service.js';
 import { ProjectService } from './modules/projects/project.service.js';
 import { SegmentService } from './modules/segments/segment.service.js';
 import { ContactService } from './modules/subscribers/contact.service.js';
 import { createGeoLookup } from './modules/subscribers/geo.js';
 import { SubscriberService } from './modules/subscribers/subscriber.service.js';
+import { TrackingService } from './modules/tracking/tracking.service.js';
+import { TransactionalService } from './modules/transactional/transactional.service.js';
 
 export interface Services {
   auth: AuthService;
@@ -23,20 +27,30 @@ export interface Services {
   apiKeys: ApiKeyService;
   subscribers: SubscriberService;
   segments: SegmentService;
+  campaigns: CampaignService;
   contacts: ContactService;
   /** Sends deliveries: the transactional path calls it directly; worker roles also start its claim loop. */
   delivery: DeliveryEngine;
   tracking: TrackingTokens;
+  /** Delivered, clicked and dismissed reports from service workers. */
+  trackingEvents: TrackingService;
+  transactional: TransactionalService;
+  idempotency: IdempotencyService;
   /** Closes provider connection pools; called on shutdown after the engine stopped. */
   close(): Promise<void>;
 }
 
-export type ServicesConfig = Pick<Config, 'jwtTtlSeconds' | 'geo' | 'delivery' | 'push' | 'publicUrl' | 'allowInsecurePushEndpoints'>;
+export type ServicesConfig = Pick<
+  Config,
+  'jwtTtlSeconds' | 'geo' | 'delivery' | 'push' | 'publicUrl' | 'allowInsecurePushEndpoints' | 'campaigns'
+>;
 
 export interface ServicesOptions {
   /** Replaces the real providers (the benchmark's baselines; tests use the real ones against local peers). */
   providers?: DeliveryProviders;
   logger?: Logger;
+  /** The time the delivery policy and campaign schedules read (quiet hours, cap windows, sendAt); tests inject one. */
+  clock?: () => Date;
 }
 
 export function createServices(db: Db, config: ServicesConfig, jwtSecret: string, options: ServicesOptions = {}): Services {
@@ -45,16 +59,39 @@ export function createServices(db: Db, config: ServicesConfig, jwtSecret: string
     sandbox: createSandboxProvider(),
   };
   const tracking = createTrackingTokens(jwtSecret);
+  const clock = options.clock ?? (() => new Date());
+  const segments = new SegmentService(db);
+  const campaigns = new CampaignService(db, segments, {
+    clock,
+    scheduleGraceSeconds: config.campaigns.scheduleGraceSeconds,
+    publicUrl: config.publicUrl,
+  });
+  const delivery = new DeliveryEngine({
+    db,
+    config,
+    providers,
+    tracking,
+    logger: options.logger?.child({ component: 'delivery' }),
+    clock,
+    onBatchRecorded: (messages) => campaigns.onDeliveriesRecorded(messages),
+  });
   return {
     auth: new AuthService(db, createTokenService(jwtSecret, config.jwtTtlSeconds)),
     organizations: new OrganizationService(db),
     projects: new ProjectService(db),
     apiKeys: new ApiKeyService(db),
     subscribers: new SubscriberService(db, createGeoLookup(config.geo)),
-    segments: new SegmentService(db),
+    segments,
+    campaigns,
     contacts: new ContactService(db),
-    delivery: new DeliveryEngine({ db, config, providers, tracking, logger: options.logger?.child({ component: 'delivery' }) }),
+    delivery,
     tracking,
+    trackingEvents: new TrackingService(db, tracking),
+    transactional: new TransactionalService(db, delivery, {
+      leaseSeconds: config.delivery.leaseSeconds,
+      clock,
+    }),
+    idempotency: new IdempotencyService(db),
     close: async () => {
       await Promise.all([providers.push.close(), providers.sandbox.close()]);
     },

@@ -58,6 +58,8 @@ export interface TestAppOptions {
   logger?: Logger;
   /** Build on this existing database instead of a fresh one; close() then leaves it in place. */
   database?: TestDatabase;
+  /** The clock the services read (the delivery policy's quiet hours and cap windows). */
+  clock?: () => Date;
 }
 
 /** The real app on a fresh database, with rate limits off unless the env turns them on. */
@@ -72,7 +74,7 @@ export async function startTestApp(env: Env = {}, options: TestAppOptions = {}):
     ...env,
   });
   const database = openDatabase(testDb.url, 5);
-  const services = createServices(database.db, config, config.jwtSecret!);
+  const services = createServices(database.db, config, config.jwtSecret!, { clock: options.clock });
   // Like runtime.ts: with REDIS_URL, rate-limit counters live in Redis.
   const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1, connectTimeout: 2000 }) : undefined;
   redis?.on('error', () => {});

@@ -1,8 +1,10 @@
 // A local push service for tests and the benchmark: real HTTP on 127.0.0.1 that checks each push like FCM or autopush.
 import { createECDH, randomBytes, type ECDH } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { importJWK, jwtVerify, type JWTPayload } from 'jose';
 
 // http_ece (the reference implementation of RFC 8188/8291 by its author) ships no types and no ESM entry.
@@ -42,6 +44,10 @@ export interface ReceivedPush {
   /** The verified VAPID claims; undefined when VAPID was missing or invalid. */
   vapid: JWTPayload | undefined;
   bodyBytes: number;
+  /** The sender's port: crash tests tell which process a push came from by its connections. */
+  remotePort: number | undefined;
+  /** When the answer was written (Date.now()); undefined for 'hang' and 'reset'. */
+  answeredAt: number | undefined;
 }
 
 export interface PushService {
@@ -68,8 +74,20 @@ class Rejection extends Error {
   }
 }
 
-/** Starts the service; `decrypt: false` (benchmark mode) skips decryption but still checks VAPID and counts requests. */
-export async function startPushService({ decrypt = true }: { decrypt?: boolean } = {}): Promise<PushService> {
+export interface PushServiceOptions {
+  /**
+   * `false` (benchmark mode) skips decryption but still checks VAPID and counts requests; a predicate decrypts only
+   * the ids it accepts (a benchmark checking a sample).
+   */
+  decrypt?: boolean | ((id: string) => boolean);
+  /** Answer each request this much later, like a distant service (crash tests need sends in flight). */
+  delayMs?: number;
+  /** Serve HTTPS with this certificate, as every real push service does (clients that only speak HTTPS). */
+  tls?: { key: string | Buffer; cert: string | Buffer };
+}
+
+/** Starts the service on a free port of 127.0.0.1. */
+export async function startPushService({ decrypt = true, delayMs = 0, tls }: PushServiceOptions = {}): Promise<PushService> {
   const browsers = new Map<string, FakeBrowser>();
   const answers = new Map<string, Answer[]>();
   const received: ReceivedPush[] = [];
@@ -120,6 +138,8 @@ export async function startPushService({ decrypt = true }: { decrypt?: boolean }
       headers: { ttl: h.ttl, urgency: h.urgency, topic: h.topic, authorization: h.authorization },
       vapid: undefined,
       bodyBytes: body.length,
+      remotePort: req.socket.remotePort,
+      answeredAt: undefined,
     };
     received.push(record);
     try {
@@ -134,7 +154,8 @@ export async function startPushService({ decrypt = true }: { decrypt?: boolean }
         return;
       }
       const { status, headers } = typeof answer === 'number' ? { status: answer, headers: {} } : answer;
-      if (decrypt && status >= 200 && status < 300) {
+      if (delayMs > 0) await sleep(delayMs);
+      if ((typeof decrypt === 'function' ? decrypt(id) : decrypt) && status >= 200 && status < 300) {
         const browser = browsers.get(id);
         if (!browser) throw new Rejection(404, 'no such subscription');
         try {
@@ -144,22 +165,25 @@ export async function startPushService({ decrypt = true }: { decrypt?: boolean }
         }
       }
       record.status = status;
+      record.answeredAt = Date.now();
       res.writeHead(status, headers).end();
     } catch (error) {
       if (!(error instanceof Rejection)) throw error;
       record.status = error.status;
+      record.answeredAt = Date.now();
       res.writeHead(error.status, { 'content-type': 'text/plain' }).end(error.message);
     }
   };
 
-  const server = createServer((req, res) => {
+  const listener = (req: IncomingMessage, res: ServerResponse) => {
     handle(req, res).catch((error: unknown) => {
       console.error('push service failed', error);
       res.destroy();
     });
-  });
+  };
+  const server = tls ? createTlsServer(tls, listener) : createServer(listener);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  origin = `${tls ? 'https' : 'http'}://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
   return {
     origin,

@@ -250,6 +250,8 @@ export const messages = pgTable(
     /** `transactional` messages are sent by the API call that made them; others wait for the engine's workers. */
     source: text('source', { enum: ['transactional', 'campaign'] }).notNull(),
     campaignId: text('campaign_id'),
+    /** Withdrawn by its sender (a cancelled campaign): the engine suppresses any delivery of it it claims afterwards. */
+    cancelledAt: timestamp('cancelled_at', { withTimezone: true }),
     /** Made with a test key: every delivery goes to the sandbox provider. */
     sandbox: boolean('sandbox').notNull(),
     content: jsonb('content').$type<PushContent>().notNull(),
@@ -297,6 +299,27 @@ export const deliveries = pgTable(
   ],
 );
 
+/**
+ * Exact counters of one message's deliveries, kept by the statements that change them (the audience snapshot,
+ * `recordOutcomes`, the tracking endpoints, a cancel), each transition counted once. Only messages that have a row
+ * are counted (campaigns create theirs); `sent` counts every delivery the provider accepted, including those later
+ * delivered, clicked or dismissed.
+ */
+export const messageStats = pgTable('message_stats', {
+  messageId: text('message_id')
+    .primaryKey()
+    .references(() => messages.id, { onDelete: 'cascade' }),
+  /** Deliveries created (the audience snapshot). */
+  queued: integer('queued').notNull().default(0),
+  sent: integer('sent').notNull().default(0),
+  delivered: integer('delivered').notNull().default(0),
+  clicked: integer('clicked').notNull().default(0),
+  dismissed: integer('dismissed').notNull().default(0),
+  failed: integer('failed').notNull().default(0),
+  suppressed: integer('suppressed').notNull().default(0),
+  updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+});
+
 /** The transactional send log: who asked (which key), what, and what happened. */
 export const transactionalSends = pgTable(
   'transactional_sends',
@@ -336,4 +359,84 @@ export const idempotencyKeys = pgTable(
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [primaryKey({ columns: [t.projectId, t.route, t.key] }), index('idempotency_keys_created_idx').on(t.createdAt)],
+);
+
+// ---- Push campaigns (issue 5): a broadcast to a segment, sent now, at a scheduled time, or kept as a draft. ----
+
+/**
+ * `draft → sending | scheduled`, `scheduled → sending | cancelled | failed` (its time passed beyond the grace
+ * window while Herald was down), `sending → sent | cancelled`, `sent → archived`. docs/CONTEXT.md defines each.
+ */
+export const CAMPAIGN_STATUSES = ['draft', 'scheduled', 'sending', 'sent', 'cancelled', 'failed', 'archived'] as const;
+export const CAMPAIGN_MODES = ['immediate', 'scheduled', 'draft'] as const;
+export const campaignStatusEnum = pgEnum('campaign_status', CAMPAIGN_STATUSES);
+
+/** What a campaign's push shows, as the API takes it (UTM parameters are applied when it is dispatched). */
+export interface CampaignContent {
+  title: string;
+  body: string;
+  iconUrl?: string | undefined;
+  imageUrl?: string | undefined;
+  clickUrl?: string | undefined;
+  actions?: { action: string; title: string; url?: string | undefined }[] | undefined;
+}
+
+/** Inline filters (the segment compiler's object) or a saved segment of the same project, read at send time. */
+export type CampaignSegment = { filters: Record<string, unknown> } | { savedSegmentId: string };
+
+export interface CampaignUtm {
+  source?: string | undefined;
+  medium?: string | undefined;
+  campaign?: string | undefined;
+}
+
+export const campaigns = pgTable(
+  'campaigns',
+  {
+    id: text('id').primaryKey(),
+    projectId: text('project_id')
+      .notNull()
+      .references(() => projects.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    status: campaignStatusEnum('status').notNull(),
+    mode: text('mode', { enum: CAMPAIGN_MODES }).notNull(),
+    /** Created with a test key: its audience is the sandbox subscribers, and nothing reaches a push service. */
+    sandbox: boolean('sandbox').notNull(),
+    content: jsonb('content').$type<CampaignContent>().notNull(),
+    segment: jsonb('segment').$type<CampaignSegment>().notNull(),
+    /**
+     * The saved segment while the campaign is a draft or scheduled, cleared when it leaves those states: the foreign
+     * key keeps the segment from being deleted before the campaign reads it (`segment` keeps the reference).
+     */
+    pendingSegmentId: text('pending_segment_id').references(() => segments.id),
+    /** When a scheduled campaign is due (the local time of `timezone` already resolved). */
+    sendAt: timestamp('send_at', { withTimezone: true }),
+    timezone: text('timezone'),
+    utm: jsonb('utm').$type<CampaignUtm>(),
+    /** The push message made at dispatch; its deliveries are the audience snapshot. */
+    messageId: text('message_id').references(() => messages.id, { onDelete: 'set null' }),
+    /** stats.queued: the audience counted when dispatched, replaced by the snapshot size when it lands. */
+    audienceSize: integer('audience_size').notNull().default(0),
+    /** When the audience snapshot (the delivery rows) was written; until then the campaign cannot be complete. */
+    snapshotAt: timestamp('snapshot_at', { withTimezone: true }),
+    /** Why the campaign is `failed`, e.g. `schedule_missed`. */
+    failureReason: text('failure_reason'),
+    /** The campaign this one re-sends. */
+    resentFrom: text('resent_from'),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+    /** When sending started. */
+    sentAt: timestamp('sent_at', { withTimezone: true }),
+    /** When every delivery reached a final state. */
+    completedAt: timestamp('completed_at', { withTimezone: true }),
+    cancelledAt: timestamp('cancelled_at', { withTimezone: true }),
+    archivedAt: timestamp('archived_at', { withTimezone: true }),
+  },
+  (t) => [
+    index('campaigns_project_created_idx').on(t.projectId, t.createdAt, t.id),
+    index('campaigns_pending_segment_idx').on(t.pendingSegmentId),
+    index('campaigns_message_idx').on(t.messageId),
+    // The sweep's work: campaigns still due to dispatch or to finish.
+    index('campaigns_open_idx').on(t.status).where(sql`${t.status} IN ('scheduled', 'sending')`),
+  ],
 );

@@ -9,7 +9,9 @@ export type DeliveryReason =
   | 'frequency_capped'
   | 'quiet_hours'
   | 'provider_error'
-  | 'payload_too_large';
+  | 'payload_too_large'
+  /** Its message was withdrawn before it went out (a cancelled campaign). */
+  | 'campaign_cancelled';
 
 /**
  * A provider's refusal. Only the engine decides what happens next: `retryable` failures are tried again (after

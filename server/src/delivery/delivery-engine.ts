@@ -3,7 +3,10 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Db } from '../db/database.js';
-import { ProviderError, type ChannelProvider, type DeliveryReason, type PushItem, type SendOutcome } from './channel.js';
+import type { PushContent } from '../db/schema.js';
+import { ProviderError, type ChannelProvider, type DeliveryReason, type PushItem, type PushPayload, type SendOutcome } from './channel.js';
+import { capWindowStart, checkDeliveryPolicy, localZone } from './delivery-policy.js';
+import * as policyRepo from './delivery-policy.repository.js';
 import * as repo from './delivery.repository.js';
 import type { ClaimedDelivery, DeliveryUpdate, MessageRecord, SendingProject } from './delivery.repository.js';
 import { retryDelayMs } from './retry-policy.js';
@@ -32,12 +35,43 @@ export interface EngineOptions {
   logger?: Logger | undefined;
   /** Called when the worker loop goes idle or is told new work exists (tests and LISTEN/NOTIFY wire it). */
   sleep?: (ms: number, wake: AbortSignal) => Promise<void>;
+  /** The time the delivery policy reads (quiet hours, cap windows); tests inject one. */
+  clock?: () => Date;
+  /**
+   * Told the messages of each batch once its outcomes are recorded (campaigns detect their end with it). Its
+   * errors are logged, never thrown: the outcomes are already committed.
+   */
+  onBatchRecorded?: (messages: readonly MessageRecord[]) => Promise<void>;
 }
 
+/** A claimed delivery cleared to go to its provider. */
+interface Pending {
+  delivery: ClaimedDelivery;
+  item: PushItem;
+  attempts: number;
+  message: MessageRecord;
+}
+
+/** What the service worker receives for a message; `track` is the delivery's tracking base URL. */
+export function pushPayload(content: PushContent, track: string): PushPayload {
+  return {
+    title: content.title,
+    body: content.body,
+    icon: content.iconUrl,
+    image: content.imageUrl,
+    badge: content.badge,
+    url: content.url,
+    actions: content.actions,
+    track,
+  };
+}
+
+// The wake signal lives until the next notify: a listener left on it by every idle poll would pile up.
 const sleepFor = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+    const onAbort = () => (clearTimeout(timer), resolve());
+    const timer = setTimeout(() => (signal?.removeEventListener('abort', onAbort), resolve()), ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
   });
 
 /** Immutable per message id; kept for the batches of one campaign instead of re-read per batch. */
@@ -141,16 +175,21 @@ export class DeliveryEngine {
       results.push({ deliveryId: d.id, subscriberId: d.subscriberId, status: update.status, reason: update.reason, deactivated });
     };
 
-    let pending: { delivery: ClaimedDelivery; item: PushItem; attempts: number; message: MessageRecord }[] = [];
+    const candidates: Pending[] = [];
     for (const delivery of claimed) {
       const message = messages.get(delivery.messageId)!;
+      if (delivery.messageCancelled) {
+        final(delivery, delivery.attempts, { status: 'suppressed', reason: 'campaign_cancelled', providerCode: null, delayMs: 0 });
+        continue;
+      }
       const refusal = refusalOf(delivery, message);
       if (refusal) {
         final(delivery, delivery.attempts, { status: 'failed', reason: refusal, providerCode: null, delayMs: 0 });
         continue;
       }
-      pending.push({ delivery, item: this.pushItem(delivery, message, projects.get(delivery.projectId)!), attempts: delivery.attempts, message });
+      candidates.push({ delivery, item: this.pushItem(delivery, message, projects.get(delivery.projectId)!), attempts: delivery.attempts, message });
     }
+    let pending = await this.obeyPolicy(claimed, candidates, projects, results);
 
     while (pending.length > 0) {
       const retries: typeof pending = [];
@@ -185,30 +224,110 @@ export class DeliveryEngine {
     }
 
     await repo.deactivateGoneSubscribers(this.options.db, gone);
-    const recorded = await repo.recordOutcomes(this.options.db, updates);
-    if (recorded < updates.length) {
-      this.options.logger?.warn({ lost: updates.length - recorded }, 'outcomes dropped: their lease expired and another worker took them over');
+    await this.record(this.options.db, updates);
+    if (this.options.onBatchRecorded) {
+      await this.options.onBatchRecorded([...new Set(messages.values())]).catch((error: unknown) =>
+        this.options.logger?.error({ err: error }, 'batch-recorded hook failed'),
+      );
     }
     return results;
   }
 
+  private async record(db: Db, updates: DeliveryUpdate[]): Promise<void> {
+    const recorded = await repo.recordOutcomes(db, updates);
+    if (recorded < updates.length) {
+      this.options.logger?.warn({ lost: updates.length - recorded }, 'outcomes dropped: their lease expired and another worker took them over');
+    }
+  }
+
+  /**
+   * Campaign deliveries obey their project's delivery policy here, when they go out (transactional sends apply it
+   * before they send). During quiet hours a delivery waits in the queue until they end — a hold, not an attempt;
+   * one over the frequency cap is suppressed. Cap decisions run under the per-subscriber cap lock, and the holds
+   * and suppressions are recorded before it is released: every other `sending` row then is a push really going out.
+   * Returns the candidates cleared to send.
+   */
+  private async obeyPolicy(
+    claimed: ClaimedDelivery[],
+    candidates: Pending[],
+    projects: Map<string, SendingProject>,
+    results: DeliveryResult[],
+  ): Promise<Pending[]> {
+    const governed = new Map<string, Pending[]>();
+    const cleared: Pending[] = [];
+    for (const candidate of candidates) {
+      const policy = projects.get(candidate.delivery.projectId)!.deliveryPolicy;
+      if (candidate.message.source !== 'campaign' || (!policy?.quietHours && !policy?.frequencyCap)) {
+        cleared.push(candidate);
+        continue;
+      }
+      const group = governed.get(candidate.delivery.projectId) ?? [];
+      group.push(candidate);
+      governed.set(candidate.delivery.projectId, group);
+    }
+    if (governed.size === 0) return cleared;
+
+    const now = (this.options.clock ?? (() => new Date()))();
+    // This batch's rows are `sending` already, yet only the ones cleared here (or needing no clearance) go out.
+    const undecided = new Map<string, number>();
+    const preCleared = new Set(cleared.map((c) => c.delivery.id));
+    for (const d of claimed) if (!preCleared.has(d.id)) undecided.set(d.subscriberId, (undecided.get(d.subscriberId) ?? 0) + 1);
+
+    for (const [projectId, group] of governed) {
+      const project = projects.get(projectId)!;
+      const policy = project.deliveryPolicy!;
+      const since = capWindowStart(policy, now);
+      const subscriberIds = [...new Set(group.map((c) => c.delivery.subscriberId))];
+      const decide = async (db: Db) => {
+        const counts = since ? await policyRepo.recentSendCounts(db, projectId, subscriberIds, since) : new Map<string, number>();
+        const approved = new Map<string, number>();
+        const updates: DeliveryUpdate[] = [];
+        for (const candidate of group) {
+          const { delivery } = candidate;
+          const recentSends =
+            (counts.get(delivery.subscriberId) ?? 0) - (undecided.get(delivery.subscriberId) ?? 0) + (approved.get(delivery.subscriberId) ?? 0);
+          const decision = checkDeliveryPolicy(policy, { zone: localZone(delivery.subscriberTimezone, project.timezone), recentSends }, now);
+          if (decision.allowed) {
+            approved.set(delivery.subscriberId, (approved.get(delivery.subscriberId) ?? 0) + 1);
+            cleared.push(candidate);
+            continue;
+          }
+          const update: DeliveryUpdate =
+            decision.reason === 'quiet_hours'
+              ? {
+                  id: delivery.id,
+                  fence: delivery.attempts,
+                  attempts: delivery.attempts - 1,
+                  status: 'queued',
+                  reason: 'quiet_hours',
+                  providerCode: null,
+                  delayMs: Math.max(0, decision.until.getTime() - now.getTime()),
+                }
+              : { id: delivery.id, fence: delivery.attempts, attempts: delivery.attempts, status: 'suppressed', reason: 'frequency_capped', providerCode: null, delayMs: 0 };
+          updates.push(update);
+          results.push({ deliveryId: delivery.id, subscriberId: delivery.subscriberId, status: update.status, reason: update.reason, deactivated: false });
+        }
+        await this.record(db, updates);
+      };
+      if (since) {
+        await this.options.db.transaction(async (tx) => {
+          await policyRepo.lockSubscribersForCap(tx, projectId, subscriberIds);
+          await decide(tx);
+        });
+      } else {
+        await decide(this.options.db);
+      }
+    }
+    return cleared;
+  }
+
   private pushItem(delivery: ClaimedDelivery, message: MessageRecord, project: SendingProject): PushItem {
-    const { content } = message;
     return {
       deliveryId: delivery.id,
       endpoint: delivery.endpoint!,
       p256dh: delivery.p256dh!,
       auth: delivery.auth!,
-      payload: {
-        title: content.title,
-        body: content.body,
-        icon: content.iconUrl,
-        image: content.imageUrl,
-        badge: content.badge,
-        url: content.url,
-        actions: content.actions,
-        track: `${this.options.config.publicUrl}/t/${this.options.tracking.sign(delivery.id)}`,
-      },
+      payload: pushPayload(message.content, `${this.options.config.publicUrl}/t/${this.options.tracking.sign(delivery.id)}`),
       options: message.options,
       vapid: {
         publicKey: project.vapidPublicKey,

@@ -1,8 +1,8 @@
 // SQL of the delivery engine: messages, claiming due deliveries under a lease, and recording outcomes in bulk.
 // Claimed rows are the authority here: the engine works across projects, and every row carries its project id.
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../db/database.js';
-import { messages, type PushContent, type PushOptions } from '../db/schema.js';
+import { messageStats, messages, type DeliveryPolicy, type PushContent, type PushOptions } from '../db/schema.js';
 import type { DeliveryReason } from './channel.js';
 
 export interface MessageRecord {
@@ -28,6 +28,10 @@ export interface ClaimedDelivery {
   auth: string | null;
   subscriberStatus: 'active' | 'inactive' | 'unsubscribed';
   subscriberSandbox: boolean;
+  /** IANA zone of the subscriber, when known (quiet hours). */
+  subscriberTimezone: string | null;
+  /** Its message was withdrawn (a cancelled campaign) after the delivery was queued. */
+  messageCancelled: boolean;
 }
 
 /** The final or next state of a claimed delivery. */
@@ -57,6 +61,47 @@ export async function insertMessage(db: Db, message: NewMessage): Promise<void> 
   await db.insert(messages).values({ ...message, channel: 'push', campaignId: message.campaignId ?? null });
 }
 
+/** Starts counting a message's deliveries (`message_stats`); messages without a row are not counted. */
+export async function insertMessageStats(db: Db, messageId: string): Promise<void> {
+  await db.insert(messageStats).values({ messageId }).onConflictDoNothing();
+}
+
+/**
+ * Snapshots an audience into queued deliveries in one set-based statement: each subscriber of the project matching
+ * `audience` (a predicate over `subscribers`) gets one delivery, and a re-run adds nobody twice (unique message and
+ * subscriber). The rows created are added to the message's `queued` counter; run both inside one transaction.
+ */
+export async function snapshotDeliveries(db: Db, projectId: string, messageId: string, audience: SQL): Promise<number> {
+  const inserted = await db.execute(sql`
+    INSERT INTO deliveries (project_id, message_id, subscriber_id)
+    SELECT ${projectId}, ${messageId}, id FROM subscribers WHERE project_id = ${projectId} AND ${audience}
+    ON CONFLICT (message_id, subscriber_id) DO NOTHING`);
+  const count = inserted.rowCount ?? 0;
+  await db.execute(sql`UPDATE message_stats SET queued = queued + ${count}, updated_at = now() WHERE message_id = ${messageId}`);
+  return count;
+}
+
+/**
+ * Withdraws a message (a cancelled campaign): its queued deliveries become `suppressed` (`campaign_cancelled`) and
+ * are counted, and the engine suppresses any it claims later (a retry, a lease taken over); deliveries being sent
+ * finish. Returns how many were suppressed here.
+ */
+export async function withdrawMessage(db: Db, projectId: string, messageId: string): Promise<number> {
+  const { rows } = await db.execute<{ suppressed: number }>(sql`
+    WITH withdrawn AS (
+      UPDATE messages SET cancelled_at = coalesce(cancelled_at, now()) WHERE id = ${messageId} AND project_id = ${projectId}
+    ), suppressed AS (
+      UPDATE deliveries SET status = 'suppressed', reason = 'campaign_cancelled', failed_at = now(), updated_at = now()
+      WHERE message_id = ${messageId} AND project_id = ${projectId} AND status = 'queued'
+      RETURNING 1
+    ), counted AS (
+      UPDATE message_stats SET suppressed = suppressed + (SELECT count(*) FROM suppressed)::int, updated_at = now()
+      WHERE message_id = ${messageId}
+    )
+    SELECT count(*)::int AS suppressed FROM suppressed`);
+  return rows[0]?.suppressed ?? 0;
+}
+
 export async function findMessages(db: Db, ids: readonly string[]): Promise<MessageRecord[]> {
   const { rows } = await db.execute<{
     id: string;
@@ -83,22 +128,39 @@ export interface SendingProject {
   vapidPublicKey: string;
   vapidPrivateKey: string;
   vapidSubject: string | undefined;
+  /** Campaign deliveries obey it in the engine (transactional sends apply it before they send). */
+  deliveryPolicy: DeliveryPolicy | undefined;
+  /** The project's zone for subscribers without one (quiet hours). */
+  timezone: string | undefined;
 }
 
 export async function findSendingProjects(db: Db, ids: readonly string[]): Promise<SendingProject[]> {
-  const { rows } = await db.execute<{ id: string; vapid_public_key: string; vapid_private_key: string; vapid_subject: string | null }>(
-    sql`SELECT id, vapid_public_key, vapid_private_key, settings->>'vapidSubject' AS vapid_subject FROM projects WHERE id = ANY(${sql.param([...ids])})`,
+  const { rows } = await db.execute<{
+    id: string;
+    vapid_public_key: string;
+    vapid_private_key: string;
+    vapid_subject: string | null;
+    delivery_policy: DeliveryPolicy | null;
+    timezone: string | null;
+  }>(
+    sql`SELECT id, vapid_public_key, vapid_private_key, settings->>'vapidSubject' AS vapid_subject,
+          settings->'deliveryPolicy' AS delivery_policy, settings->>'timezone' AS timezone
+        FROM projects WHERE id = ANY(${sql.param([...ids])})`,
   );
   return rows.map((r) => ({
     id: r.id,
     vapidPublicKey: r.vapid_public_key,
     vapidPrivateKey: r.vapid_private_key,
     vapidSubject: r.vapid_subject ?? undefined,
+    deliveryPolicy: r.delivery_policy ?? undefined,
+    timezone: r.timezone ?? undefined,
   }));
 }
 
 const claimedColumns = sql`c.id::float8 AS id, c.project_id, c.message_id, c.subscriber_id, c.attempts,
-  s.endpoint, s.p256dh, s.auth, s.status AS subscriber_status, s.sandbox AS subscriber_sandbox`;
+  s.endpoint, s.p256dh, s.auth, s.status AS subscriber_status, s.sandbox AS subscriber_sandbox, s.timezone AS subscriber_timezone,
+  m.cancelled_at IS NOT NULL AS message_cancelled`;
+const claimedJoins = sql`JOIN subscribers s ON s.id = c.subscriber_id JOIN messages m ON m.id = c.message_id`;
 
 type ClaimedRow = {
   id: number;
@@ -111,6 +173,8 @@ type ClaimedRow = {
   auth: string | null;
   subscriber_status: ClaimedDelivery['subscriberStatus'];
   subscriber_sandbox: boolean;
+  subscriber_timezone: string | null;
+  message_cancelled: boolean;
 };
 
 const toClaimed = (r: ClaimedRow): ClaimedDelivery => ({
@@ -124,6 +188,8 @@ const toClaimed = (r: ClaimedRow): ClaimedDelivery => ({
   auth: r.auth,
   subscriberStatus: r.subscriber_status,
   subscriberSandbox: r.subscriber_sandbox,
+  subscriberTimezone: r.subscriber_timezone,
+  messageCancelled: r.message_cancelled,
 });
 
 /**
@@ -144,7 +210,7 @@ export async function claimDue(db: Db, limit: number, leaseSeconds: number): Pro
       FROM due WHERE d.id = due.id
       RETURNING d.id, d.project_id, d.message_id, d.subscriber_id, d.attempts
     )
-    SELECT ${claimedColumns} FROM c JOIN subscribers s ON s.id = c.subscriber_id`);
+    SELECT ${claimedColumns} FROM c ${claimedJoins}`);
   return rows.map(toClaimed);
 }
 
@@ -166,7 +232,7 @@ export async function insertClaimed(
       FROM unnest(${sql.param([...subscriberIds])}::text[]) AS sid
       RETURNING id, project_id, message_id, subscriber_id, attempts
     )
-    SELECT ${claimedColumns} FROM c JOIN subscribers s ON s.id = c.subscriber_id`);
+    SELECT ${claimedColumns} FROM c ${claimedJoins}`);
   return rows.map(toClaimed);
 }
 
@@ -181,33 +247,53 @@ export async function requeueExpiredLeases(db: Db): Promise<number> {
 /**
  * Records outcomes in one statement. Fenced: a row is updated only while still `sending` under the same claim.
  * A device that confirmed delivery (or a click) before the send was recorded keeps that later state.
+ * The same statement adds the rows it changed to their messages' counters (`message_stats`): the fence makes each
+ * sent, failed or suppressed outcome count once, whatever the workers and retries. Returns the rows recorded.
  */
 export async function recordOutcomes(db: Db, updates: readonly DeliveryUpdate[]): Promise<number> {
   if (updates.length === 0) return 0;
   const column = <T>(pick: (u: DeliveryUpdate) => T) => sql.param(updates.map(pick));
-  const result = await db.execute(sql`
-    UPDATE deliveries d SET
-      status = (CASE
-        WHEN x.status <> 'sent' THEN x.status
-        WHEN d.clicked_at IS NOT NULL THEN 'clicked'
-        WHEN d.dismissed_at IS NOT NULL THEN 'dismissed'
-        WHEN d.delivered_at IS NOT NULL THEN 'delivered'
-        ELSE 'sent' END)::delivery_status,
-      attempts = x.attempts,
-      reason = x.reason,
-      provider_code = x.code,
-      lease_until = NULL,
-      updated_at = now(),
-      next_attempt_at = CASE WHEN x.status = 'queued' THEN now() + x.delay_ms * interval '1 millisecond' ELSE d.next_attempt_at END,
-      sent_at = CASE WHEN x.status = 'sent' THEN now() ELSE d.sent_at END,
-      failed_at = CASE WHEN x.status IN ('failed', 'suppressed') THEN now() ELSE d.failed_at END
-    FROM unnest(
-      ${column((u) => u.id)}::bigint[], ${column((u) => u.fence)}::int[], ${column((u) => u.attempts)}::int[],
-      ${column((u) => u.status)}::text[], ${column((u) => u.reason)}::text[], ${column((u) => u.providerCode)}::text[],
-      ${column((u) => u.delayMs)}::int[]
-    ) AS x(id, fence, attempts, status, reason, code, delay_ms)
-    WHERE d.id = x.id AND d.status = 'sending' AND d.attempts = x.fence`);
-  return result.rowCount ?? 0;
+  const { rows } = await db.execute<{ recorded: number }>(sql`
+    WITH changed AS (
+      UPDATE deliveries d SET
+        status = (CASE
+          WHEN x.status <> 'sent' THEN x.status
+          WHEN d.clicked_at IS NOT NULL THEN 'clicked'
+          WHEN d.dismissed_at IS NOT NULL THEN 'dismissed'
+          WHEN d.delivered_at IS NOT NULL THEN 'delivered'
+          ELSE 'sent' END)::delivery_status,
+        attempts = x.attempts,
+        reason = x.reason,
+        provider_code = x.code,
+        lease_until = NULL,
+        updated_at = now(),
+        next_attempt_at = CASE WHEN x.status = 'queued' THEN now() + x.delay_ms * interval '1 millisecond' ELSE d.next_attempt_at END,
+        sent_at = CASE WHEN x.status = 'sent' THEN now() ELSE d.sent_at END,
+        failed_at = CASE WHEN x.status IN ('failed', 'suppressed') THEN now() ELSE d.failed_at END
+      FROM unnest(
+        ${column((u) => u.id)}::bigint[], ${column((u) => u.fence)}::int[], ${column((u) => u.attempts)}::int[],
+        ${column((u) => u.status)}::text[], ${column((u) => u.reason)}::text[], ${column((u) => u.providerCode)}::text[],
+        ${column((u) => u.delayMs)}::int[]
+      ) AS x(id, fence, attempts, status, reason, code, delay_ms)
+      WHERE d.id = x.id AND d.status = 'sending' AND d.attempts = x.fence
+      RETURNING d.message_id, x.status AS outcome
+    ), locked AS (
+      -- Counter rows are locked in one order, so two workers recording batches of the same messages never deadlock.
+      SELECT message_id FROM message_stats WHERE message_id IN (SELECT message_id FROM changed) ORDER BY message_id FOR UPDATE
+    ), counted AS (
+      UPDATE message_stats ms SET
+        sent = ms.sent + n.sent, failed = ms.failed + n.failed, suppressed = ms.suppressed + n.suppressed, updated_at = now()
+      FROM (
+        SELECT message_id,
+          count(*) FILTER (WHERE outcome = 'sent')::int AS sent,
+          count(*) FILTER (WHERE outcome = 'failed')::int AS failed,
+          count(*) FILTER (WHERE outcome = 'suppressed')::int AS suppressed
+        FROM changed GROUP BY message_id
+      ) n JOIN locked USING (message_id)
+      WHERE ms.message_id = n.message_id AND n.sent + n.failed + n.suppressed > 0
+    )
+    SELECT count(*)::int AS recorded FROM changed`);
+  return rows[0]?.recorded ?? 0;
 }
 
 /** Marks subscribers whose push subscription is gone (404/410): they stop receiving pushes until they re-register. */

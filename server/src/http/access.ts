@@ -1,6 +1,7 @@
 // The tenancy guard: every route declares who may call it, and this plugin alone authenticates and scopes requests.
 import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
+import type { Pool } from 'pg';
 import type { KeyOwner } from '../modules/api-keys/api-key.repository.js';
 import type { ApiKeyService } from '../modules/api-keys/api-key.service.js';
 import { INVALID_TOKEN, type AuthService } from '../modules/auth/auth.service.js';
@@ -21,8 +22,11 @@ export type Access =
   | { auth: 'user' }
   /** A member of the organization named by x-org-id (JWT only). */
   | { auth: 'organization'; minRole?: Role }
-  /** A project's API key, or a member of the organization that owns the project (JWT + x-org-id). */
-  | { auth: 'project'; credentials?: 'any' | 'apiKey' | 'jwt'; project?: ProjectSource; minRole?: Role };
+  /**
+   * A project's API key, or a member of the organization that owns the project (JWT + x-org-id). `jwt-query`: a
+   * JWT only, read from the `token` and `orgId` query parameters (event streams, whose clients cannot set headers).
+   */
+  | { auth: 'project'; credentials?: 'any' | 'apiKey' | 'jwt' | 'jwt-query'; project?: ProjectSource; minRole?: Role };
 
 interface Credentials {
   /** undefined: none presented; null: presented but unknown, revoked or expired. */
@@ -65,6 +69,17 @@ export function userOf(request: FastifyRequest): string {
   return request.userId;
 }
 
+/** The route takes its JWT and organization from the query string (`credentials: 'jwt-query'`). */
+const fromQuery = (request: FastifyRequest) => {
+  const access = request.routeOptions.config.access;
+  return access?.auth === 'project' && access.credentials === 'jwt-query';
+};
+
+function queryValue(request: FastifyRequest, name: string): string | undefined {
+  const value = (request.query as Record<string, unknown> | undefined)?.[name];
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
 function readSource(request: FastifyRequest, source: ProjectSource): string | undefined {
   const [part, name] = source.split('.', 2) as ['params' | 'body' | 'query', string];
   const container = request[part] as Record<string, unknown> | undefined;
@@ -76,6 +91,8 @@ export interface AccessServices {
   auth: AuthService;
   apiKeys: ApiKeyService;
   projects: ProjectService;
+  /** The API key change listener connects with the pool's settings, on a connection of its own. */
+  pool: Pool;
 }
 
 async function accessPlugin(app: FastifyInstance, services: AccessServices) {
@@ -83,6 +100,15 @@ async function accessPlugin(app: FastifyInstance, services: AccessServices) {
   app.decorateRequest('userId', undefined);
   app.decorateRequest('tenant', undefined);
   app.decorateRequest('project', undefined);
+
+  // API key lookups are served from memory only while this listener hears revocations (api-key-cache.ts).
+  let stopWatching: (() => Promise<void>) | undefined;
+  app.addHook('onReady', async () => {
+    stopWatching = await services.apiKeys.watchChanges(services.pool.options, app.log);
+  });
+  app.addHook('onClose', async () => {
+    await stopWatching?.();
+  });
 
   // A route that forgets to declare its access does not start.
   app.addHook('onRoute', (route: RouteOptions) => {
@@ -97,6 +123,11 @@ async function accessPlugin(app: FastifyInstance, services: AccessServices) {
     // Public routes (login, health, tracking links) never use credentials: no key lookup or token check for them.
     if (request.routeOptions.config.access?.auth === 'public') {
       request.credentials = { apiKey: undefined, userId: undefined };
+      return;
+    }
+    if (fromQuery(request)) {
+      const token = queryValue(request, 'token');
+      request.credentials = { apiKey: undefined, userId: token !== undefined ? ((await services.auth.userOfToken(token)) ?? null) : undefined };
       return;
     }
     const key = request.headers['x-api-key'];
@@ -119,7 +150,7 @@ async function accessPlugin(app: FastifyInstance, services: AccessServices) {
       return userId;
     };
     const enterOrganization = async (minRole: Role | undefined) => {
-      const header = request.headers['x-org-id'];
+      const header = fromQuery(request) ? queryValue(request, 'orgId') : request.headers['x-org-id'];
       const tenant = await services.auth.organizationTenant(requireUser(), typeof header === 'string' ? header : undefined);
       const needed = minRole ?? (write ? 'MEMBER' : 'VIEWER');
       if (!roleAtLeast(tenant.role, needed)) {

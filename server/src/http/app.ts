@@ -9,11 +9,14 @@ import type { Pool } from 'pg';
 import type { Config } from '../config.js';
 import { apiKeyRoutes } from '../modules/api-keys/api-key.routes.js';
 import { authRoutes } from '../modules/auth/auth.routes.js';
+import { campaignRoutes } from '../modules/campaigns/campaign.routes.js';
 import { organizationRoutes } from '../modules/organizations/organization.routes.js';
 import { projectRoutes } from '../modules/projects/project.routes.js';
 import { segmentRoutes } from '../modules/segments/segment.routes.js';
 import { contactRoutes } from '../modules/subscribers/contact.routes.js';
 import { subscriberRoutes } from '../modules/subscribers/subscriber.routes.js';
+import { trackingRoutes } from '../modules/tracking/tracking.routes.js';
+import { transactionalRoutes } from '../modules/transactional/transactional.routes.js';
 import type { Services } from '../services.js';
 import access from './access.js';
 import { registerErrorHandling } from './errors.js';
@@ -62,7 +65,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 
   const metrics = createMetricsRegistry();
   registerMetrics(app, metrics);
-  await app.register(access, deps.services);
+  await app.register(access, { ...deps.services, pool: deps.pool });
   await registerRateLimits(app, deps.config, deps.redis);
   await registerOpenApi(app, deps.config.publicUrl);
 
@@ -74,5 +77,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await subscriberRoutes(app, deps.services.subscribers, deps.config);
   await contactRoutes(app, deps.services.contacts);
   await segmentRoutes(app, deps.services.segments);
+  await campaignRoutes(app, deps.services.campaigns);
+  await transactionalRoutes(app, deps.services.transactional, deps.services.idempotency);
+  await trackingRoutes(app, deps.services.trackingEvents);
   return app;
 }

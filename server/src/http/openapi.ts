@@ -19,6 +19,7 @@ export function securityFor(access: Access): Record<string, string[]>[] {
     case 'project':
       if (access.credentials === 'apiKey') return [{ apiKey: [] }];
       if (access.credentials === 'jwt') return [jwt];
+      if (access.credentials === 'jwt-query') return [{ tokenQuery: [], orgIdQuery: [] }];
       return [{ apiKey: [] }, jwt];
   }
 }
@@ -45,6 +46,8 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string) {
           apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'Project API key (hrd_live_… or hrd_test_…)' },
           bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'access_token from POST /auth/login' },
           orgId: { type: 'apiKey', in: 'header', name: 'x-org-id', description: 'Organization to act in (with a JWT)' },
+          tokenQuery: { type: 'apiKey', in: 'query', name: 'token', description: 'access_token from POST /auth/login, for event streams' },
+          orgIdQuery: { type: 'apiKey', in: 'query', name: 'orgId', description: 'Organization to act in, for event streams' },
         },
       },
     },

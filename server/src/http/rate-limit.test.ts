@@ -59,6 +59,8 @@ describe('rateLimitGroup', () => {
     ['/transactional/email', 'transactional', 'transactional:email'],
     ['/transactional/whatsapp', 'transactional', 'transactional:whatsapp'],
     ['/transactional/sms/', 'transactional', 'transactional:sms'],
+    ['/transactional/sends/project/:projectId', 'default', 'default'],
+    ['/transactional/sendsx', 'transactional', 'transactional:sendsx'],
   ])('puts %s in the %s group (counter %s)', (url, group, counter) => {
     expect(rateLimitGroup(url)).toEqual({ group, counter });
   });

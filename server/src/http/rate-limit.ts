@@ -9,7 +9,8 @@ type Group = 'default' | 'ingest' | 'transactional';
 
 /** Which counter a route draws from, decided by its path so no route can be left out. */
 export function rateLimitGroup(url: string): { group: Group; counter: string } {
-  const transactional = /^\/transactional\/([^/]+)/.exec(url);
+  // The send log (/transactional/sends/…) is a read, not a send: it stays in the default group.
+  const transactional = /^\/transactional\/(?!sends(?:\/|$))([^/]+)/.exec(url);
   if (transactional) return { group: 'transactional', counter: `transactional:${transactional[1]}` };
   if (url === '/subscribers' || url.startsWith('/subscribers/')) return { group: 'ingest', counter: 'ingest' };
   return { group: 'default', counter: 'default' };

@@ -1,5 +1,5 @@
 // The background job runner (graphile-worker on the same PostgreSQL): migrations, the task list, start and stop.
-import { Logger as WorkerLogger, run, runMigrations, type Runner, type TaskList } from 'graphile-worker';
+import { Logger as WorkerLogger, parseCronItems, run, runMigrations, type CronItem, type Runner, type TaskList } from 'graphile-worker';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 
@@ -21,6 +21,8 @@ export interface WorkerOptions {
   logger: Logger;
   concurrency: number;
   taskList: TaskList;
+  /** Recurring jobs; each names a task of `taskList`. */
+  cronItems?: CronItem[];
 }
 
 /** Starts picking up jobs (LISTEN/NOTIFY, with polling as a fallback); stop() lets running jobs finish. */
@@ -30,8 +32,8 @@ export function startWorker(options: WorkerOptions): Promise<Runner> {
     schema: WORKER_SCHEMA,
     concurrency: options.concurrency,
     taskList: options.taskList,
-    // No cron schedule: an empty list, so graphile-worker does not look for a `crontab` file in the working directory.
-    parsedCronItems: [],
+    // Always a list (possibly empty), so graphile-worker does not look for a `crontab` file in the working directory.
+    parsedCronItems: parseCronItems(options.cronItems ?? []),
     // Completions and failures go through graphile-worker's batcher, which stop() flushes: without it a job's
     // completion is written after stop() resolves, races the pool closing, and the finished job is run again later.
     preset: { worker: { completeJobBatchDelay: 0, failJobBatchDelay: 0 } },

@@ -2,6 +2,10 @@
 import { and, desc, eq, isNull, sql } from 'drizzle-orm';
 import type { Db } from '../../db/database.js';
 import { apiKeys, projects, type ProjectSettings } from '../../db/schema.js';
+import type { KeyChange } from './api-key-cache.js';
+
+/** The NOTIFY channel on which every API process hears of revoked keys and changed projects. */
+export const KEY_CHANGES_CHANNEL = 'herald_api_key_changes';
 
 export type ApiKeyRow = typeof apiKeys.$inferSelect;
 
@@ -22,17 +26,30 @@ export function listApiKeys(db: Db, projectId: string): Promise<ApiKeyRow[]> {
   return db.select().from(apiKeys).where(eq(apiKeys.projectId, projectId)).orderBy(desc(apiKeys.createdAt), desc(apiKeys.id));
 }
 
-export async function revokeApiKey(db: Db, projectId: string, keyId: string): Promise<ApiKeyRow | undefined> {
-  const [row] = await db
-    .update(apiKeys)
-    .set({ revokedAt: sql`coalesce(${apiKeys.revokedAt}, now())` })
-    .where(and(eq(apiKeys.projectId, projectId), eq(apiKeys.id, keyId)))
-    .returning();
-  return row;
+/** Revokes the key and, in the same transaction (so on commit), tells every API process to forget it. */
+export function revokeApiKey(db: Db, projectId: string, keyId: string): Promise<ApiKeyRow | undefined> {
+  return db.transaction(async (tx) => {
+    const [row] = await tx
+      .update(apiKeys)
+      .set({ revokedAt: sql`coalesce(${apiKeys.revokedAt}, now())` })
+      .where(and(eq(apiKeys.projectId, projectId), eq(apiKeys.id, keyId)))
+      .returning();
+    if (row) await notifyKeyChange(tx, { keyId: row.id });
+    return row;
+  });
 }
 
-/** The live (unrevoked) key with this digest and the project it opens. */
-export async function findKeyOwner(db: Db, secretHash: string): Promise<KeyOwner | undefined> {
+/** Delivered to the listeners when the caller's transaction commits (at once outside a transaction). */
+export async function notifyKeyChange(db: Db, change: KeyChange): Promise<void> {
+  await db.execute(sql`select pg_notify(${KEY_CHANGES_CHANNEL}, ${JSON.stringify(change)})`);
+}
+
+export async function touchApiKey(db: Db, keyId: string): Promise<void> {
+  await db.update(apiKeys).set({ lastUsedAt: new Date() }).where(eq(apiKeys.id, keyId));
+}
+
+/** The live (unrevoked) key with this digest, the project it opens, and when it was last used. */
+export async function findKeyOwner(db: Db, secretHash: string): Promise<(KeyOwner & { lastUsedAt: Date | null }) | undefined> {
   const [row] = await db
     .select({
       keyId: apiKeys.id,
@@ -45,11 +62,5 @@ export async function findKeyOwner(db: Db, secretHash: string): Promise<KeyOwner
     .from(apiKeys)
     .innerJoin(projects, eq(projects.id, apiKeys.projectId))
     .where(and(eq(apiKeys.secretHash, secretHash), isNull(apiKeys.revokedAt)));
-  if (!row) return undefined;
-  // last_used_at is written at most once a minute per key, so a busy key does not turn every read into a write.
-  if (!row.lastUsedAt || Date.now() - row.lastUsedAt.getTime() > 60_000) {
-    await db.update(apiKeys).set({ lastUsedAt: new Date() }).where(eq(apiKeys.id, row.keyId));
-  }
-  const { lastUsedAt: _, ...owner } = row;
-  return owner;
+  return row;
 }

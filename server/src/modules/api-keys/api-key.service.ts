@@ -1,15 +1,25 @@
 // Project API keys: `hrd_live_…` / `hrd_test_…` secrets shown once, stored hashed, revocable, several at a time.
+import type pg from 'pg';
+import type { BaseLogger } from 'pino';
 import type { Db } from '../../db/database.js';
 import { notFound } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import { randomToken, sha256 } from '../../shared/secrets.js';
 import type { ProjectScope } from '../tenancy.js';
+import { ApiKeyCache } from './api-key-cache.js';
+import { listenForKeyChanges } from './api-key-listener.js';
 import * as repo from './api-key.repository.js';
 
 export type KeyMode = 'live' | 'test';
 
 // 32 base32 characters: 160 bits of randomness.
 const SECRET_LENGTH = 32;
+const KEY_FORMAT = /^hrd_(live|test)_[0-9a-z]{32}$/;
+// last_used_at is written at most once a minute per key (and process), so a busy key does not turn reads into writes.
+const TOUCH_INTERVAL_MS = 60_000;
+
+// One cache per database handle, so every service holding the handle (API keys, projects) evicts the same entries.
+const caches = new WeakMap<Db, ApiKeyCache>();
 
 export interface ApiKey {
   id: string;
@@ -36,7 +46,13 @@ const toApiKey = (row: repo.ApiKeyRow): ApiKey => ({
 });
 
 export class ApiKeyService {
-  constructor(private readonly db: Db) {}
+  private readonly cache: ApiKeyCache;
+
+  constructor(private readonly db: Db) {
+    const cache = caches.get(db) ?? new ApiKeyCache();
+    caches.set(db, cache);
+    this.cache = cache;
+  }
 
   /** Creates a key; the returned `key` is the only time the secret exists outside the caller. */
   async create(scope: ProjectScope, input: { name: string; mode: KeyMode }): Promise<ApiKey & { key: string }> {
@@ -61,12 +77,48 @@ export class ApiKeyService {
   async revoke(scope: ProjectScope, keyId: string): Promise<ApiKey> {
     const row = await repo.revokeApiKey(this.db, scope.projectId, keyId);
     if (!row) throw notFound('API key');
+    // Other processes hear of it from the NOTIFY committed with the revocation.
+    this.cache.evict({ keyId: row.id });
     return toApiKey(row);
   }
 
   /** The project a presented secret opens, or undefined for an unknown or revoked key. */
-  authenticate(secret: string) {
-    if (!/^hrd_(live|test)_[0-9a-z]{32}$/.test(secret)) return Promise.resolve(undefined);
-    return repo.findKeyOwner(this.db, sha256(secret));
+  async authenticate(secret: string): Promise<repo.KeyOwner | undefined> {
+    if (!KEY_FORMAT.test(secret)) return undefined;
+    const secretHash = sha256(secret);
+    const now = Date.now();
+    const cached = this.cache.get(secretHash, now);
+    if (cached) {
+      if (now - cached.lastUsedAt > TOUCH_INTERVAL_MS) {
+        cached.lastUsedAt = now;
+        await repo.touchApiKey(this.db, cached.owner.keyId);
+      }
+      return cached.owner;
+    }
+    const version = this.cache.version();
+    const found = await repo.findKeyOwner(this.db, secretHash);
+    if (!found) return undefined;
+    const { lastUsedAt, ...owner } = found;
+    let used = lastUsedAt?.getTime() ?? 0;
+    if (now - used > TOUCH_INTERVAL_MS) {
+      await repo.touchApiKey(this.db, owner.keyId);
+      used = now;
+    }
+    this.cache.set(secretHash, owner, used, version);
+    return owner;
   }
+
+  /**
+   * Serves repeated lookups from memory while a listener hears every revocation and project change, from any
+   * process; until this runs (and whenever the listener is disconnected) every lookup reads the database.
+   */
+  watchChanges(connection: pg.ClientConfig, logger: Pick<BaseLogger, 'warn'>): Promise<() => Promise<void>> {
+    return listenForKeyChanges(connection, this.cache, logger);
+  }
+}
+
+/** After a project is deleted or its settings change: its keys are forgotten here and, through PostgreSQL, everywhere. */
+export async function forgetProjectKeys(db: Db, projectId: string): Promise<void> {
+  caches.get(db)?.evict({ projectId });
+  await repo.notifyKeyChange(db, { projectId });
 }

@@ -12,8 +12,51 @@ const domain = z
   // Labels of 1-63 letters, digits and inner hyphens (so IDN A-labels such as xn--bcher-kva pass), then a TLD.
   .regex(/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+([a-z]{2,63}|xn--[a-z0-9-]{1,59})$/, 'must be a domain name such as example.com');
 
+const localTime = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'must be a local time HH:mm (00:00 to 23:59)');
+
+const deliveryPolicy = z
+  .strictObject({
+    frequencyCap: z
+      .strictObject({
+        max: z.number().int().min(1).max(1000),
+        windowSeconds: z.number().int().min(60).max(30 * 24 * 3600),
+      })
+      .nullable()
+      .optional()
+      .describe('At most `max` pushes per subscriber (device) in any `windowSeconds` (60 s to 30 days); null: no cap'),
+    quietHours: z
+      .strictObject({ start: localTime, end: localTime })
+      .refine((q) => q.start !== q.end, { path: ['end'], message: 'must differ from start (set quietHours to null for none)' })
+      .nullable()
+      .optional()
+      .describe(
+        'No pushes from `start` to `end`, local time of the subscriber (else of settings.timezone, else UTC); may wrap ' +
+          'midnight (22:00 to 07:00); null: none',
+      ),
+  })
+  .describe('Limits every push obeys, transactional or campaign; replaced as a whole by a PATCH');
+
+const vapidSubject = z
+  .string()
+  .trim()
+  .max(255)
+  .refine((value) => {
+    try {
+      const url = new URL(value);
+      return url.protocol === 'https:' || (url.protocol === 'mailto:' && /^[^@\s]+@[^@\s]+$/.test(url.pathname));
+    } catch {
+      return false;
+    }
+  }, 'must be a mailto: address or an https: URL');
+
 const settingsInput = z
-  .strictObject({ timezone: timezone.optional().describe('Default time zone for subscribers whose own is unknown') })
+  .strictObject({
+    timezone: timezone.optional().describe('Default time zone for subscribers whose own is unknown'),
+    deliveryPolicy: deliveryPolicy.optional(),
+    vapidSubject: vapidSubject
+      .optional()
+      .describe("VAPID contact (mailto: or https:) push services see; default: the instance's VAPID_SUBJECT"),
+  })
   .describe('Project settings; later capabilities add keys here');
 
 const project = z
@@ -73,6 +116,26 @@ export async function projectRoutes(app: App, projects: ProjectService) {
       schema: { tags: ['Projects'], summary: 'One project', params: idParams, response: { 200: project, ...commonErrors } },
     },
     (request) => projects.get(projectOf(request)),
+  );
+
+  app.get(
+    '/projects/:id/push-config',
+    {
+      config: { access: { auth: 'project', project: 'params.id' } },
+      schema: {
+        tags: ['Projects'],
+        summary: 'What the browser SDK needs to subscribe to push: the project id and its VAPID public key',
+        params: idParams,
+        response: {
+          200: z.object({
+            projectId: z.string(),
+            vapidPublicKey: z.string().describe('applicationServerKey for PushManager.subscribe (base64url)'),
+          }),
+          ...commonErrors,
+        },
+      },
+    },
+    (request) => projects.pushConfig(projectOf(request)),
   );
 
   app.patch(

@@ -3,6 +3,7 @@ import type { Db } from '../../db/database.js';
 import type { ProjectSettings } from '../../db/schema.js';
 import { notFound } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
+import { forgetProjectKeys } from '../api-keys/api-key.service.js';
 import type { OrganizationTenant, ProjectScope } from '../tenancy.js';
 import * as repo from './project.repository.js';
 import { generateVapidKeys } from './vapid.js';
@@ -72,6 +73,12 @@ export class ProjectService {
     return toProject(row);
   }
 
+  async pushConfig(scope: ProjectScope): Promise<{ projectId: string; vapidPublicKey: string }> {
+    const row = await repo.findProject(this.db, scope.organizationId, scope.projectId);
+    if (!row) throw notFound('Project');
+    return { projectId: row.id, vapidPublicKey: row.vapidPublicKey };
+  }
+
   async update(scope: ProjectScope, input: ProjectInput): Promise<Project> {
     const row = await repo.updateProject(this.db, scope.organizationId, scope.projectId, {
       name: input.name,
@@ -79,16 +86,20 @@ export class ProjectService {
       settings: input.settings,
     });
     if (!row) throw notFound('Project');
+    // Cached API key lookups carry the project's settings.
+    if (input.settings !== undefined) await forgetProjectKeys(this.db, row.id);
     return toProject(row);
   }
 
   async remove(scope: ProjectScope): Promise<void> {
     if (!(await repo.deleteProject(this.db, scope.organizationId, scope.projectId))) throw notFound('Project');
+    await forgetProjectKeys(this.db, scope.projectId);
   }
 
   /** Operator-only: raise a project's per-IP rate limits (granted on request, set from the CLI). */
   async setRateLimits(organizationId: string, projectId: string, rateLimits: NonNullable<ProjectSettings['rateLimits']>) {
     const row = await repo.updateProject(this.db, organizationId, projectId, { settings: { rateLimits } });
     if (!row) throw notFound('Project');
+    await forgetProjectKeys(this.db, projectId);
   }
 }

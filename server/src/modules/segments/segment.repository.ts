@@ -1,5 +1,5 @@
 // Saved segments and audience queries; every function is confined to the caller's project(s).
-import { and, asc, count, desc, eq, gt, type SQL } from 'drizzle-orm';
+import { and, asc, count, desc, eq, gt, isNotNull, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/database.js';
 import { segments, subscribers } from '../../db/schema.js';
 import { projectOfTenant } from '../../db/tenant-scope.js';
@@ -55,12 +55,29 @@ export async function updateSegment(
   return row;
 }
 
-export async function deleteSegment(db: Db, reach: SegmentReach, id: string): Promise<boolean> {
-  const deleted = await db
-    .delete(segments)
-    .where(and(segmentsOf(db, reach), eq(segments.id, id)))
-    .returning({ id: segments.id });
-  return deleted.length > 0;
+/**
+ * Deletes a segment: `in_use` while a draft or scheduled campaign still has to read it (the campaigns'
+ * `pending_segment_id` foreign key decides, so a campaign saved at the same moment is never left without it).
+ */
+export async function deleteSegment(db: Db, reach: SegmentReach, id: string): Promise<'deleted' | 'not_found' | 'in_use'> {
+  try {
+    const deleted = await db
+      .delete(segments)
+      .where(and(segmentsOf(db, reach), eq(segments.id, id)))
+      .returning({ id: segments.id });
+    return deleted.length > 0 ? 'deleted' : 'not_found';
+  } catch (error) {
+    if (isForeignKeyViolation(error)) return 'in_use';
+    throw error;
+  }
+}
+
+/** PostgreSQL's foreign_key_violation, however deep the query layer wrapped it. */
+function isForeignKeyViolation(error: unknown): boolean {
+  for (let e = error; e instanceof Error; e = e.cause) {
+    if ((e as Error & { code?: unknown }).code === '23503') return true;
+  }
+  return false;
 }
 
 /**
@@ -74,6 +91,23 @@ export function audience(scope: ProjectScope, filter: SQL | undefined): SQL {
     eq(subscribers.status, 'active'),
     filter,
   )!;
+}
+
+/**
+ * The audience of a push send: the `audience` with a push subscription, less those who turned push off
+ * (`preferences.channels.push` false). A campaign counts and snapshots exactly this.
+ */
+export function pushAudience(scope: ProjectScope, filter: SQL | undefined): SQL {
+  return and(
+    audience(scope, filter),
+    isNotNull(subscribers.endpoint),
+    sql`(${subscribers.preferences} -> 'channels' -> 'push') IS DISTINCT FROM 'false'::jsonb`,
+  )!;
+}
+
+export async function countPushAudience(db: Db, scope: ProjectScope, filter: SQL | undefined): Promise<number> {
+  const [row] = await db.select({ total: count() }).from(subscribers).where(pushAudience(scope, filter));
+  return row?.total ?? 0;
 }
 
 export async function countAudience(db: Db, scope: ProjectScope, filter: SQL | undefined): Promise<number> {

@@ -4,7 +4,7 @@ import { stringify } from 'csv-stringify';
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { projectOf, tenantOf } from '../../http/access.js';
-import { commonErrors, paginated, paginationQuery, timestamp } from '../../http/schemas.js';
+import { commonErrors, errorEnvelope, paginated, paginationQuery, timestamp } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import { escapeCell } from './csv.js';
 import { segmentFilterSchema } from './segment-filter.js';
@@ -159,7 +159,13 @@ export async function segmentRoutes(app: App, segments: SegmentService) {
     '/segments/:id',
     {
       config: { access: { auth: 'project' } },
-      schema: { tags, summary: 'Delete a saved segment', params: idParams, response: { 204: z.null(), ...commonErrors } },
+      schema: {
+        tags,
+        summary: 'Delete a saved segment',
+        description: 'A segment a draft or scheduled campaign will read at send time cannot be deleted: 409 `segment_in_use`.',
+        params: idParams,
+        response: { 204: z.null(), ...commonErrors, 409: errorEnvelope },
+      },
     },
     async (request, reply) => {
       await segments.remove(reachOf(request), request.params.id);

@@ -1,6 +1,6 @@
 // Saved segments, exact reach estimates (cached 30 s per project and filters) and streamed audience exports.
 import type { Db } from '../../db/database.js';
-import { AppError, notFound, validationFailed } from '../../shared/errors.js';
+import { AppError, conflict, notFound, validationFailed } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import type { ProjectScope } from '../tenancy.js';
 import { compileSegmentFilter, filterKey, segmentFilterSchema, type SegmentFilter } from './segment-filter.js';
@@ -90,8 +90,13 @@ export class SegmentService {
     return toSegment(row);
   }
 
+  /** A segment a draft or scheduled campaign will read cannot be deleted (409): edit or delete the campaign first. */
   async remove(reach: repo.SegmentReach, id: string): Promise<void> {
-    if (!(await repo.deleteSegment(this.db, reach, id))) throw notFound('Segment');
+    const outcome = await repo.deleteSegment(this.db, reach, id);
+    if (outcome === 'not_found') throw notFound('Segment');
+    if (outcome === 'in_use') {
+      throw conflict('Segment is used by a draft or scheduled campaign: change its segment or delete it first', 'segment_in_use');
+    }
   }
 
   /** The filters of a saved segment of this project (404 for another project's segment). */

@@ -297,3 +297,47 @@ describe('escapeCell', () => {
   });
   it('writes null as an empty cell', () => expect(escapeCell(null)).toBe(''));
 });
+
+describe('DELETE /segments/:id while campaigns will read it', () => {
+  const campaign = async (segmentId: string, schedule: Record<string, unknown>) => {
+    const res = await request('POST', '/campaigns', tenant.jwt, {
+      projectId: tenant.projectId,
+      name: 'Uses a segment',
+      content: { title: 'Hi', body: 'There' },
+      segment: { savedSegmentId: segmentId },
+      schedule,
+    });
+    expect(res.statusCode, res.body).toBe(201);
+    return res.json<{ id: string }>().id;
+  };
+
+  it('answers 409 while a draft or scheduled campaign references it, and deletes it once they no longer do', async () => {
+    const segment = await createSegment(tenant, { country: 'FR' });
+    const draft = await campaign(segment.id, { mode: 'draft' });
+    const scheduled = await campaign(segment.id, { mode: 'scheduled', sendAt: new Date(Date.now() + 86_400_000).toISOString() });
+
+    const refused = await request('DELETE', `/segments/${segment.id}`, tenant.jwt);
+    expect(refused.statusCode).toBe(409);
+    expect(refused.json()).toMatchObject({ statusCode: 409, code: 'segment_in_use' });
+    expect((await request('GET', `/segments/${segment.id}`, tenant.jwt)).statusCode).toBe(200);
+
+    // The draft now uses inline filters; the scheduled one is cancelled: nothing will read the segment any more.
+    expect((await request('PATCH', `/campaigns/${draft}`, tenant.jwt, { segment: { filters: {} } })).statusCode).toBe(200);
+    expect((await request('DELETE', `/segments/${segment.id}`, tenant.jwt)).statusCode).toBe(409);
+    expect((await request('POST', `/campaigns/${scheduled}/cancel`, tenant.jwt)).statusCode).toBe(200);
+    expect((await request('DELETE', `/segments/${segment.id}`, tenant.jwt)).statusCode).toBe(204);
+  });
+
+  it('does not hold a segment for campaigns that already read it', async () => {
+    const segment = await createSegment(tenant, { country: 'AQ' }); // nobody: the campaign is sent at once
+    const sent = await campaign(segment.id, { mode: 'immediate' });
+    await t.services.campaigns.dispatch(tenant.projectId, sent);
+    expect((await request('GET', `/campaigns/${sent}`, tenant.jwt)).json()).toMatchObject({ status: 'sent', segment: { savedSegmentId: segment.id } });
+    expect((await request('DELETE', `/segments/${segment.id}`, tenant.jwt)).statusCode).toBe(204);
+    // A re-send then needs another segment.
+    const resent = await request('POST', `/campaigns/${sent}/send`, tenant.jwt);
+    expect(resent.statusCode).toBe(422);
+    expect(resent.json().details).toEqual([{ field: 'segment.savedSegmentId', error: 'is not a saved segment of this project' }]);
+    expect((await request('POST', `/campaigns/${sent}/send`, tenant.jwt, { segment: { filters: { country: 'AQ' } } })).statusCode).toBe(201);
+  });
+});

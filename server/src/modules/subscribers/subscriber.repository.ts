@@ -1,6 +1,7 @@
 // Subscribers: every query is confined to what the caller may see (a project, or the projects of an organization;
 // a test key sees only sandbox subscribers).
 import { and, count, desc, eq, gte, lt, sql, type SQL } from 'drizzle-orm';
+import type pg from 'pg';
 import type { Db } from '../../db/database.js';
 import { subscribers } from '../../db/schema.js';
 import { projectOfTenant } from '../../db/tenant-scope.js';
@@ -20,14 +21,76 @@ export function visibleTo(db: Db, reach: SubscriberReach): SQL {
   return scope.sandbox ? and(project, eq(subscribers.sandbox, true))! : project;
 }
 
-/** Inserts a subscriber, or returns undefined when the project already has this endpoint. */
-export async function insertSubscriber(db: Db, row: NewSubscriberRow): Promise<SubscriberRow | undefined> {
-  const [inserted] = await db
-    .insert(subscribers)
-    .values(row)
-    .onConflictDoNothing({ target: [subscribers.projectId, subscribers.endpoint] })
-    .returning();
-  return inserted;
+/** A push registration: the columns a new subscriber is written with; the others take their defaults. */
+export interface NewRegistration {
+  id: string;
+  projectId: string;
+  token: string;
+  endpoint: string;
+  p256dh: string;
+  auth: string;
+  userAgent: string;
+  platform: SubscriberRow['platform'];
+  browser: SubscriberRow['browser'];
+  os: SubscriberRow['os'];
+  device: string | null;
+  country: string | null;
+  city: string | null;
+  language: string | null;
+  timezone: string | null;
+  sandbox: boolean;
+  /** createdAt, subscribedAt, updatedAt and lastSeenAt. */
+  registeredAt: Date;
+}
+
+// One statement for any number of rows (one array per column), prepared once per connection: the registration hot
+// path skips both the query builder and PostgreSQL's parse and plan (docs/PERFORMANCE.md, Ingest).
+const INSERT_REGISTRATIONS = {
+  name: 'subscribers_insert_registrations',
+  text: `insert into subscribers (id, project_id, token, endpoint, p256dh, auth, user_agent, platform, browser, os, device,
+                           country, city, language, timezone, sandbox, created_at, subscribed_at, updated_at, last_seen_at)
+         select id, project_id, token, endpoint, p256dh, auth, user_agent, platform, browser, os, device,
+                country, city, language, timezone, sandbox, at, at, at, at
+         from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+                     $8::subscriber_platform[], $9::subscriber_browser[], $10::subscriber_os[], $11::text[], $12::text[],
+                     $13::text[], $14::text[], $15::text[], $16::boolean[], $17::timestamptz[])
+           as r(id, project_id, token, endpoint, p256dh, auth, user_agent, platform, browser, os, device,
+                country, city, language, timezone, sandbox, at)
+         on conflict (project_id, endpoint) do nothing
+         returning id`,
+} as const;
+
+/**
+ * Inserts the registrations (each names its own project) in one statement, so in one commit; returns the ids of
+ * the rows inserted — a row whose project already has its endpoint is skipped, as is a later duplicate in the batch.
+ */
+export async function insertRegistrations(db: Db, rows: readonly NewRegistration[]): Promise<Set<string>> {
+  const column = <T>(pick: (row: NewRegistration) => T) => rows.map(pick);
+  // Drizzle's handle exposes its pg pool as $client; the query builder has no named prepared raw statements.
+  const pool = (db as Db & { $client: pg.Pool }).$client;
+  const result = await pool.query<{ id: string }>({
+    ...INSERT_REGISTRATIONS,
+    values: [
+      column((r) => r.id),
+      column((r) => r.projectId),
+      column((r) => r.token),
+      column((r) => r.endpoint),
+      column((r) => r.p256dh),
+      column((r) => r.auth),
+      column((r) => r.userAgent),
+      column((r) => r.platform),
+      column((r) => r.browser),
+      column((r) => r.os),
+      column((r) => r.device),
+      column((r) => r.country),
+      column((r) => r.city),
+      column((r) => r.language),
+      column((r) => r.timezone),
+      column((r) => r.sandbox),
+      column((r) => r.registeredAt),
+    ],
+  });
+  return new Set(result.rows.map((row) => row.id));
 }
 
 export async function findByEndpoint(db: Db, projectId: string, endpoint: string): Promise<SubscriberRow | undefined> {

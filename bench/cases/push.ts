@@ -1,0 +1,231 @@
+// Push delivery throughput on one machine and one local push service: (a) the real worker process delivering N pushes
+// end to end, (b) the web-push library's sendNotification at concurrency 50, (c) encryption alone; ratios and memory.
+import { Agent } from 'node:https';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+import webpush from 'web-push';
+import { encryptPushPayload } from '../../server/src/delivery/channels/push/push-encryption.js';
+import { pushPayload } from '../../server/src/delivery/delivery-engine.js';
+import { createTrackingTokens } from '../../server/src/delivery/tracking-token.js';
+import { newId } from '../../server/src/shared/ids.js';
+import type { WorkerProcess } from '../../server/test/worker-processes.js';
+import { log, measure, type CaseResult, type Measurement } from '../lib/harness.js';
+import { cpuSecondsOf, machineCpuSeconds, peakRssDuring, startHeraldWorker, startPushPeer, type PushPeer } from '../lib/process.js';
+
+export interface PushContext {
+  databaseUrl: string;
+  projectId: string;
+  runs: number;
+  /** Deliveries per engine run (BENCH_PUSH_N). */
+  n: number;
+  /** Sends per web-push run: its rate is the metric, so fewer keep the run short. */
+  webPushN: number;
+  /** Recipients of the one memory run (BENCH_PUSH_RSS_N); 0 skips it. */
+  rssN: number;
+}
+
+/** Subscriptions share the keys of a few fake browsers: the push service checks a sample, and seeding stays cheap. */
+const BROWSERS = 16;
+const SAMPLE_EVERY = 10_000;
+const WEB_PUSH_CONCURRENCY = 50;
+const WARMUP_N = 5_000;
+const PUBLIC_URL = 'https://herald.example.com';
+const VAPID_SUBJECT = 'mailto:bench@example.com';
+const JWT_SECRET = 'bench-secret-bench-secret-bench-secret-0123';
+const CONTENT = { title: 'Flash sale', body: 'Everything 20% off until midnight — tap to see what is new today.', url: 'https://shop.example.com/sale' };
+const OPTIONS = { ttlSeconds: 3600, urgency: 'normal' as const };
+const round = (n: number) => Math.round(n * 10) / 10;
+
+const subscriberId = (g: number) => `sub_push${String(g).padStart(8, '0')}`;
+
+/** Subscriber g: endpoint /push/b<g> on the peer, keys of browser g mod BROWSERS; set-based, 100,000 rows a statement. */
+async function seedAudience(pool: pg.Pool, projectId: string, peer: PushPeer, total: number): Promise<void> {
+  const chunk = 100_000;
+  for (let from = 1; from <= total; from += chunk) {
+    await pool.query(
+      `INSERT INTO subscribers (id, project_id, token, endpoint, p256dh, auth)
+       SELECT 'sub_push' || lpad(g::text, 8, '0'), $1, 'st_push' || g, $2 || '/push/b' || g, ($3::text[])[1 + g % $5], ($4::text[])[1 + g % $5]
+       FROM generate_series($6::int, $7::int) g`,
+      [projectId, peer.origin, peer.browsers.map((b) => b.p256dh), peer.browsers.map((b) => b.auth), BROWSERS, from, Math.min(total, from + chunk - 1)],
+    );
+  }
+  await pool.query('ANALYZE subscribers');
+}
+
+/** What the peer answered between two stats readings; throws on anything but 201 or a sample not decrypted. */
+function checkAnswers(before: Awaited<ReturnType<PushPeer['stats']>>, after: Awaited<ReturnType<PushPeer['stats']>>, sent: number) {
+  const delta = (status: string) => (after.statuses[status] ?? 0) - (before.statuses[status] ?? 0);
+  const other = Object.keys(after.statuses).filter((s) => s !== '201' && delta(s) > 0);
+  if (delta('201') !== sent || other.length > 0) {
+    throw new Error(`push service answered ${delta('201')} × 201 for ${sent} sends; others: ${other.map((s) => `${s} × ${delta(s)}`).join(', ')}`);
+  }
+  const decrypted = after.decrypted - before.decrypted;
+  if (decrypted !== Math.floor(sent / SAMPLE_EVERY)) throw new Error(`${decrypted} sampled pushes decrypted, expected ${Math.floor(sent / SAMPLE_EVERY)}`);
+  return decrypted;
+}
+
+export async function pushCases(ctx: PushContext): Promise<CaseResult[]> {
+  const total = Math.max(ctx.n, ctx.webPushN, ctx.rssN);
+  const peer = await startPushPeer({ browsers: BROWSERS, sampleEvery: SAMPLE_EVERY, sampleMax: total });
+  const pool = new pg.Pool({ connectionString: ctx.databaseUrl, max: 2 });
+  let worker: WorkerProcess | undefined;
+  try {
+    log(`push: seeding ${total.toLocaleString('en')} subscribers on the local push service (pid ${peer.pid}, ${peer.origin})`);
+    await seedAudience(pool, ctx.projectId, peer, total);
+    worker = await startHeraldWorker(ctx.databaseUrl, {
+      ALLOW_INSECURE_PUSH_ENDPOINTS: 'true',
+      NODE_EXTRA_CA_CERTS: peer.caFile,
+      JWT_SECRET,
+      PUBLIC_URL,
+      VAPID_SUBJECT,
+      LOG_LEVEL: 'warn',
+      // Engine and provider settings can be tried without code changes: DELIVERY_BATCH_SIZE=… npm run bench -- push
+      ...Object.fromEntries(Object.entries(process.env).filter(([name]) => /^(DELIVERY|PUSH)_/.test(name)) as [string, string][]),
+    });
+    log(`push: Herald worker pid ${worker.pid}`);
+    const engineWorker = worker;
+
+    /** One message to the first `count` subscribers, queued in one statement; timed from its commit to the last outcome. */
+    const deliver = async (count: number): Promise<Measurement> => {
+      const messageId = newId('msg');
+      await pool.query(
+        `INSERT INTO messages (id, project_id, channel, source, sandbox, content, options) VALUES ($1, $2, 'push', 'campaign', false, $3, $4)`,
+        [messageId, ctx.projectId, CONTENT, OPTIONS],
+      );
+      await pool.query(`INSERT INTO message_stats (message_id, queued) VALUES ($1, $2)`, [messageId, count]);
+      const answers = await peer.stats();
+      const cpu = { worker: await cpuSecondsOf(engineWorker.pid), peer: await cpuSecondsOf(peer.pid), machine: await machineCpuSeconds() };
+      const { result, peakRssMb } = await peakRssDuring(engineWorker.pid, async () => {
+        const insertStart = Date.now();
+        await pool.query(
+          `INSERT INTO deliveries (project_id, message_id, subscriber_id)
+           SELECT project_id, $1, id FROM subscribers WHERE project_id = $2 AND id <= $3`,
+          [messageId, ctx.projectId, subscriberId(count)],
+        );
+        const queuedAt = Date.now();
+        await pool.query(`SELECT pg_notify('herald_deliveries', '')`);
+        // The message's counters move with every recorded batch: one row to poll, not the deliveries.
+        for (;;) {
+          await sleep(100);
+          const { rows } = await pool.query<{ done: number; at: number }>(
+            `SELECT sent + failed + suppressed AS done, extract(epoch FROM updated_at)::float8 * 1000 AS at FROM message_stats WHERE message_id = $1`,
+            [messageId],
+          );
+          if (rows[0]!.done >= count) return { insertMs: queuedAt - insertStart, seconds: (rows[0]!.at - queuedAt) / 1000 };
+          if (Date.now() - queuedAt > 30 * 60_000) throw new Error(`only ${rows[0]!.done} of ${count} deliveries done after 30 min`);
+        }
+      });
+      const used = {
+        worker: (await cpuSecondsOf(engineWorker.pid)) - cpu.worker,
+        peer: (await cpuSecondsOf(peer.pid)) - cpu.peer,
+        machine: (await machineCpuSeconds()) - cpu.machine,
+      };
+      const { rows } = await pool.query<{ sent: number }>(`SELECT count(*)::int AS sent FROM deliveries WHERE message_id = $1 AND status = 'sent'`, [
+        messageId,
+      ]);
+      if (rows[0]!.sent !== count) throw new Error(`${rows[0]!.sent} of ${count} deliveries sent`);
+      const sampled = checkAnswers(answers, await peer.stats(), count);
+      // Later runs should not walk this run's dead index entries.
+      await pool.query('VACUUM deliveries');
+      return {
+        value: count / result.seconds,
+        peakRssMb,
+        extra: {
+          deliveries: count,
+          seconds: round(result.seconds),
+          insertMs: result.insertMs,
+          workerCpuS: round(used.worker),
+          peerCpuS: round(used.peer),
+          otherCpuS: round(used.machine - used.worker - used.peer),
+          sampleDecrypted: sampled,
+        },
+      };
+    };
+
+    log(`push: (a) the engine, ${ctx.n.toLocaleString('en')} deliveries a run`);
+    const engine = await measure(`push: engine, worker process (N=${ctx.n})`, { unit: 'deliveries/s', runs: ctx.runs }, (run) =>
+      deliver(run < 0 ? WARMUP_N : ctx.n),
+    );
+
+    log(`push: (b) web-push sendNotification at concurrency ${WEB_PUSH_CONCURRENCY}, ${ctx.webPushN.toLocaleString('en')} a run`);
+    const library = await measure(`push: web-push ×${WEB_PUSH_CONCURRENCY} (N=${ctx.webPushN})`, { unit: 'deliveries/s', runs: ctx.runs }, async (run) => {
+      const count = run < 0 ? Math.min(WARMUP_N, ctx.webPushN) : ctx.webPushN;
+      const { rows: subscriptions } = await pool.query<{ endpoint: string; p256dh: string; auth: string }>(
+        `SELECT endpoint, p256dh, auth FROM subscribers WHERE project_id = $1 AND id <= $2 ORDER BY id`,
+        [ctx.projectId, subscriberId(count)],
+      );
+      const { rows: keys } = await pool.query<{ vapid_public_key: string; vapid_private_key: string }>(
+        `SELECT vapid_public_key, vapid_private_key FROM projects WHERE id = $1`,
+        [ctx.projectId],
+      );
+      const vapidDetails = { subject: VAPID_SUBJECT, publicKey: keys[0]!.vapid_public_key, privateKey: keys[0]!.vapid_private_key };
+      const tracking = createTrackingTokens(JWT_SECRET);
+      const agent = new Agent({ keepAlive: true, maxSockets: WEB_PUSH_CONCURRENCY, ca: peer.ca });
+      const answers = await peer.stats();
+      const before = await cpuSecondsOf(process.pid);
+      const started = performance.now();
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: WEB_PUSH_CONCURRENCY }, async () => {
+          for (let i = next++; i < subscriptions.length; i = next++) {
+            const s = subscriptions[i]!;
+            const payload = JSON.stringify(pushPayload(CONTENT, `${PUBLIC_URL}/t/${tracking.sign(i + 1)}`));
+            await webpush.sendNotification({ endpoint: s.endpoint, keys: { p256dh: s.p256dh, auth: s.auth } }, payload, {
+              TTL: OPTIONS.ttlSeconds,
+              urgency: OPTIONS.urgency,
+              vapidDetails,
+              agent,
+            });
+          }
+        }),
+      );
+      const seconds = (performance.now() - started) / 1000;
+      const cpu = (await cpuSecondsOf(process.pid)) - before;
+      agent.destroy();
+      checkAnswers(answers, await peer.stats(), count);
+      return { value: count / seconds, extra: { deliveries: count, seconds: round(seconds), senderCpuS: round(cpu) } };
+    });
+
+    log(`push: (c) encryption only, one thread, ${ctx.n.toLocaleString('en')} payloads a run`);
+    const plaintext = Buffer.from(JSON.stringify(pushPayload(CONTENT, `${PUBLIC_URL}/t/${createTrackingTokens(JWT_SECRET).sign(1)}`)));
+    const browserKeys = peer.browsers.map((b) => ({ p256dh: Buffer.from(b.p256dh, 'base64url'), auth: Buffer.from(b.auth, 'base64url') }));
+    const encryption = await measure(`push: encrypt only, 1 thread (N=${ctx.n})`, { unit: 'payloads/s', runs: ctx.runs }, async (run) => {
+      const count = run < 0 ? WARMUP_N : ctx.n;
+      const started = performance.now();
+      for (let i = 0; i < count; i++) {
+        const keys = browserKeys[i % BROWSERS]!;
+        encryptPushPayload(plaintext, keys.p256dh, keys.auth);
+      }
+      return { value: count / ((performance.now() - started) / 1000) };
+    });
+
+    const results = [engine, library, encryption, ratio('push ratio a/b (engine / web-push)', engine, library, 4), ratio('push ratio a/c (engine / encrypt only)', engine, encryption, 0.6)];
+    if (ctx.rssN > 0) {
+      log(`push: memory, one run of ${ctx.rssN.toLocaleString('en')} deliveries`);
+      results.push(
+        await measure(`push: engine memory (N=${ctx.rssN})`, { unit: 'deliveries/s', runs: 1, warmup: 0, rssTargetMb: 300 }, () => deliver(ctx.rssN)),
+      );
+    }
+    return results;
+  } finally {
+    await worker?.stop();
+    await peer.stop();
+    await pool.end();
+  }
+}
+
+/** A ratio of two throughput cases, run by run, judged on the ratio of their medians. */
+function ratio(name: string, numerator: CaseResult, denominator: CaseResult, target: number): CaseResult {
+  const runs = numerator.runs.map((value, i) => Math.round((value / (denominator.runs[i] ?? denominator.median)) * 100) / 100);
+  const median = Math.round((numerator.median / denominator.median) * 100) / 100;
+  return {
+    name,
+    unit: 'ratio',
+    runs,
+    median,
+    min: Math.min(...runs),
+    max: Math.max(...runs),
+    target: { kind: 'min', value: target },
+    pass: median >= target,
+  };
+}

@@ -1,0 +1,215 @@
+// Campaign rows and their counters. Calls are confined to the caller's project(s) (a test key sees sandbox campaigns
+// only); the dispatcher and the sweep, like the delivery engine, act on the campaign a job or a message names.
+import { and, asc, count, desc, eq, gte, inArray, lt, lte, ne, or, sql, type SQL } from 'drizzle-orm';
+import type { Db } from '../../db/database.js';
+import { campaigns, messageStats, projects, type CAMPAIGN_STATUSES } from '../../db/schema.js';
+import { projectOfTenant } from '../../db/tenant-scope.js';
+import type { ProjectScope, Tenant } from '../tenancy.js';
+
+export type CampaignRow = typeof campaigns.$inferSelect;
+export type NewCampaignRow = typeof campaigns.$inferInsert;
+export type CampaignStatus = (typeof CAMPAIGN_STATUSES)[number];
+
+/** A caller cleared for one project, or any tenant (routes addressed by campaign id). */
+export type CampaignReach = ProjectScope | Tenant;
+
+/** The counters of a campaign's message (zero before it is dispatched). */
+export interface Counters {
+  sent: number;
+  delivered: number;
+  clicked: number;
+  dismissed: number;
+  failed: number;
+  suppressed: number;
+}
+
+export type CampaignWithCounters = CampaignRow & { counters: Counters };
+
+function visibleTo(db: Db, reach: CampaignReach): SQL {
+  if ('kind' in reach && reach.kind === 'organization') return projectOfTenant(db, reach, campaigns.projectId);
+  const scope = reach as ProjectScope;
+  const project = eq(campaigns.projectId, scope.projectId);
+  return scope.sandbox ? and(project, eq(campaigns.sandbox, true))! : project;
+}
+
+const counterColumns = {
+  sent: messageStats.sent,
+  delivered: messageStats.delivered,
+  clicked: messageStats.clicked,
+  dismissed: messageStats.dismissed,
+  failed: messageStats.failed,
+  suppressed: messageStats.suppressed,
+};
+
+function selectWithCounters(db: Db) {
+  return db.select({ campaign: campaigns, counters: counterColumns }).from(campaigns).leftJoin(messageStats, eq(messageStats.messageId, campaigns.messageId));
+}
+
+const ZERO: Counters = { sent: 0, delivered: 0, clicked: 0, dismissed: 0, failed: 0, suppressed: 0 };
+const withCounters = (row: { campaign: CampaignRow; counters: Counters | null }): CampaignWithCounters => ({
+  ...row.campaign,
+  counters: row.counters ?? ZERO,
+});
+
+export async function insertCampaign(db: Db, row: NewCampaignRow): Promise<CampaignRow> {
+  const [inserted] = await db.insert(campaigns).values(row).returning();
+  return inserted!;
+}
+
+export async function findCampaign(db: Db, reach: CampaignReach, id: string): Promise<CampaignWithCounters | undefined> {
+  const [row] = await selectWithCounters(db).where(and(visibleTo(db, reach), eq(campaigns.id, id)));
+  return row && withCounters(row);
+}
+
+export interface ListFilters {
+  status?: CampaignStatus | undefined;
+  createdFrom?: Date | undefined;
+  /** Exclusive: timestamps are finer than a millisecond. */
+  createdBefore?: Date | undefined;
+  nameContains?: string | undefined;
+}
+
+function listWhere(db: Db, scope: ProjectScope, filters: ListFilters): SQL {
+  const like = filters.nameContains?.replace(/[\\%_]/g, (c) => `\\${c}`);
+  return and(
+    visibleTo(db, scope),
+    filters.status !== undefined ? eq(campaigns.status, filters.status) : ne(campaigns.status, 'archived'),
+    filters.createdFrom && gte(campaigns.createdAt, filters.createdFrom),
+    filters.createdBefore && lt(campaigns.createdAt, filters.createdBefore),
+    like !== undefined ? sql`${campaigns.name} ILIKE ${`%${like}%`}` : undefined,
+  )!;
+}
+
+export async function listCampaigns(db: Db, scope: ProjectScope, filters: ListFilters, limit: number, offset: number) {
+  const where = listWhere(db, scope, filters);
+  const [rows, [total]] = await Promise.all([
+    selectWithCounters(db).where(where).orderBy(desc(campaigns.createdAt), desc(campaigns.id)).limit(limit).offset(offset),
+    db.select({ total: count() }).from(campaigns).where(where),
+  ]);
+  return { rows: rows.map(withCounters), total: total?.total ?? 0 };
+}
+
+/** Where a keyset page ended: created_at as PostgreSQL wrote it (microseconds, finer than a Date), and the id. */
+export interface PageCursor {
+  createdAt: string;
+  id: string;
+}
+
+/** Keyset page (created_at, id) of every campaign of the project created within [from, before), archived ones included. */
+export async function pageCampaigns(
+  db: Db,
+  scope: ProjectScope,
+  range: { from?: Date | undefined; before?: Date | undefined },
+  after: PageCursor | undefined,
+  limit: number,
+): Promise<{ rows: CampaignWithCounters[]; cursor: PageCursor | undefined }> {
+  const rows = await db
+    .select({ campaign: campaigns, counters: counterColumns, exactCreatedAt: sql<string>`${campaigns.createdAt}::text` })
+    .from(campaigns)
+    .leftJoin(messageStats, eq(messageStats.messageId, campaigns.messageId))
+    .where(
+      and(
+        visibleTo(db, scope),
+        range.from && gte(campaigns.createdAt, range.from),
+        range.before && lt(campaigns.createdAt, range.before),
+        after && sql`(${campaigns.createdAt}, ${campaigns.id}) > (${after.createdAt}::timestamptz, ${after.id})`,
+      ),
+    )
+    .orderBy(asc(campaigns.createdAt), asc(campaigns.id))
+    .limit(limit);
+  const last = rows[rows.length - 1];
+  return { rows: rows.map(withCounters), cursor: last && { createdAt: last.exactCreatedAt, id: last.campaign.id } };
+}
+
+/** Applies `change` only while the campaign is in one of `from` (the state machine's guard, under the row lock). */
+export async function transition(
+  db: Db,
+  reach: CampaignReach,
+  id: string,
+  from: readonly CampaignStatus[],
+  change: Partial<NewCampaignRow>,
+): Promise<CampaignRow | undefined> {
+  const [row] = await db
+    .update(campaigns)
+    .set({ ...change, updatedAt: sql`now()` })
+    .where(and(visibleTo(db, reach), eq(campaigns.id, id), inArray(campaigns.status, [...from])))
+    .returning();
+  return row;
+}
+
+export async function deleteCampaign(db: Db, reach: CampaignReach, id: string, from: readonly CampaignStatus[]): Promise<boolean> {
+  const deleted = await db
+    .delete(campaigns)
+    .where(and(visibleTo(db, reach), eq(campaigns.id, id), inArray(campaigns.status, [...from])))
+    .returning({ id: campaigns.id });
+  return deleted.length > 0;
+}
+
+/**
+ * The campaign a dispatch job names, locked for this transaction; undefined when it is gone or another dispatcher
+ * holds it (that one does the work; if it dies, the sweep queues the job again).
+ */
+export async function lockForDispatch(
+  db: Db,
+  projectId: string,
+  id: string,
+): Promise<{ campaign: CampaignRow; organizationId: string } | undefined> {
+  const [row] = await db
+    .select({ campaign: campaigns, organizationId: projects.organizationId })
+    .from(campaigns)
+    .innerJoin(projects, eq(projects.id, campaigns.projectId))
+    .where(and(eq(campaigns.projectId, projectId), eq(campaigns.id, id)))
+    .for('update', { of: campaigns, skipLocked: true });
+  return row;
+}
+
+export async function updateLocked(db: Db, projectId: string, id: string, change: Partial<NewCampaignRow>): Promise<void> {
+  await db
+    .update(campaigns)
+    .set({ ...change, updatedAt: sql`now()` })
+    .where(and(eq(campaigns.projectId, projectId), eq(campaigns.id, id)));
+}
+
+/**
+ * Marks `sent` the sending campaigns whose audience snapshot landed and whose every delivery reached a final state
+ * (sent, failed or suppressed — delivered, clicked and dismissed come after sent). Limited to `targets` when given,
+ * else every project (the sweep). Returns the ids marked.
+ */
+export async function completeFinished(db: Db, targets?: readonly { projectId: string; campaignId: string }[]): Promise<string[]> {
+  if (targets?.length === 0) return [];
+  const only = targets
+    ? sql`AND (c.project_id, c.id) IN (SELECT * FROM unnest(${sql.param(targets.map((t) => t.projectId))}::text[], ${sql.param(targets.map((t) => t.campaignId))}::text[]))`
+    : sql``;
+  const { rows } = await db.execute<{ id: string }>(sql`
+    UPDATE campaigns c SET status = 'sent', completed_at = now(), updated_at = now()
+    FROM message_stats s
+    WHERE s.message_id = c.message_id AND c.status = 'sending' AND c.snapshot_at IS NOT NULL
+      AND s.sent + s.failed + s.suppressed >= s.queued ${only}
+    RETURNING c.id`);
+  return rows.map((r) => r.id);
+}
+
+/**
+ * Campaigns whose dispatch job should have run by `before` and has not finished: scheduled ones past their time, and
+ * sending ones without an audience snapshot (their dispatcher died holding the job). Across projects: the sweep.
+ */
+export async function findStalled(db: Db, before: Date): Promise<{ projectId: string; id: string }[]> {
+  return db
+    .select({ projectId: campaigns.projectId, id: campaigns.id })
+    .from(campaigns)
+    .where(
+      or(
+        and(eq(campaigns.status, 'scheduled'), lte(campaigns.sendAt, before)),
+        and(eq(campaigns.status, 'sending'), sql`${campaigns.snapshotAt} IS NULL`, lte(campaigns.sentAt, before)),
+      ),
+    );
+}
+
+/** The project's default zone (settings.timezone), for sendAt values given without one. */
+export async function projectTimezone(db: Db, projectId: string): Promise<string | undefined> {
+  const [row] = await db
+    .select({ timezone: sql<string | null>`${projects.settings} ->> 'timezone'` })
+    .from(projects)
+    .where(eq(projects.id, projectId));
+  return row?.timezone ?? undefined;
+}

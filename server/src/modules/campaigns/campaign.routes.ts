@@ -1,0 +1,245 @@
+// Push campaign routes (spec 4.4): create, list, read, edit, delete, re-send, cancel, archive, live progress, CSV export.
+import { Readable, pipeline } from 'node:stream';
+import { stringify } from 'csv-stringify';
+import type { FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { projectOf, tenantOf } from '../../http/access.js';
+import { commonErrors, errorEnvelope, paginated } from '../../http/schemas.js';
+import type { App } from '../../http/types.js';
+import { AppError } from '../../shared/errors.js';
+import { CAMPAIGN_CSV_COLUMNS, CAMPAIGN_CSV_DESCRIPTION, toCsvRecord } from './campaign-csv.js';
+import { CampaignStreams, DEFAULT_STREAM_TIMING, type StreamTiming } from './campaign-stream.js';
+import type { CampaignReach } from './campaign.repository.js';
+import {
+  campaign,
+  createCampaignBody,
+  exportQuery,
+  listQuery,
+  resendBody,
+  streamQuery,
+  updateCampaignBody,
+} from './campaign.schemas.js';
+import type { CampaignService } from './campaign.service.js';
+
+const tags = ['Campaigns'];
+const idParams = z.object({ id: z.string() });
+const projectParams = z.object({ projectId: z.string() });
+const reachOf = (request: FastifyRequest): CampaignReach => request.project ?? tenantOf(request);
+const withConflict = { ...commonErrors, 409: errorEnvelope };
+
+const STATS_DOC =
+  'stats: queued = recipients (the audience counted when the campaign was dispatched, replaced by the snapshot size once the ' +
+  'delivery rows are written); sent = accepted by the push service (including those later delivered, clicked or dismissed); ' +
+  'delivered = confirmed by the device; clicked; dismissed; failed; suppressed (frequency cap, cancellation); ' +
+  'ctr = clicked / sent and deliveryRate = delivered / sent, from 0 to 1, both 0 while sent is 0.';
+
+export async function campaignRoutes(app: App, campaigns: CampaignService, timing: StreamTiming = DEFAULT_STREAM_TIMING) {
+  const streams = new CampaignStreams(timing, app.log);
+  app.addHook('preClose', async () => streams.closeAll());
+
+  app.post(
+    '/campaigns',
+    {
+      config: { access: { auth: 'project', project: 'body.projectId' } },
+      schema: {
+        tags,
+        summary: 'Create a push campaign: sent now, scheduled, or kept as a draft',
+        description:
+          'immediate → `sending`: the audience is counted now (stats.queued) and snapshotted into one delivery per recipient by a ' +
+          'background job; `sent` once every delivery reached a final state. scheduled → `scheduled` until sendAt (must be in ' +
+          'the future); draft → `draft`, never sent until changed. A test key makes a sandbox campaign: its audience is the sandbox ' +
+          'subscribers and nothing reaches a push service, while statuses and stats move as for a live one. The project\'s delivery ' +
+          'policy applies to every delivery when it goes out: over the frequency cap it is suppressed; during quiet hours it waits ' +
+          `until they end in the subscriber's zone, and the campaign stays sending meanwhile. ${STATS_DOC}`,
+        body: createCampaignBody,
+        response: { 201: campaign, ...commonErrors },
+      },
+    },
+    async (request, reply) => {
+      const { projectId: _scopedByGuard, ...input } = request.body;
+      return reply.status(201).send(await campaigns.create(projectOf(request), input));
+    },
+  );
+
+  app.get(
+    '/campaigns/project/:projectId',
+    {
+      config: { access: { auth: 'project', project: 'params.projectId' } },
+      schema: {
+        tags,
+        summary: "A project's campaigns, newest first",
+        description: 'Archived campaigns are left out unless `status=archived`. A test key sees sandbox campaigns only.',
+        params: projectParams,
+        querystring: listQuery,
+        response: { 200: paginated(campaign), ...commonErrors },
+      },
+    },
+    (request) => {
+      const { page, pageSize, ...filters } = request.query;
+      return campaigns.list(projectOf(request), filters, page, pageSize);
+    },
+  );
+
+  app.get(
+    '/campaigns/export/project/:projectId.csv',
+    {
+      config: { access: { auth: 'project', project: 'params.projectId' } },
+      schema: {
+        tags,
+        summary: "CSV stream of a project's campaigns with their stats",
+        description: CAMPAIGN_CSV_DESCRIPTION,
+        params: projectParams,
+        querystring: exportQuery,
+        produces: ['text/csv'],
+        response: { 200: z.any().describe('text/csv stream'), ...commonErrors },
+      },
+    },
+    async (request, reply) => {
+      const rows = campaigns.openExport(projectOf(request), request.query);
+      const csv = stringify({ header: true, columns: [...CAMPAIGN_CSV_COLUMNS] });
+      const source = Readable.from(
+        (async function* () {
+          for await (const row of rows) yield toCsvRecord(row);
+        })(),
+      );
+      pipeline(source, csv, (error) => {
+        if (error) request.log.warn({ err: error }, 'campaign export stopped');
+      });
+      return reply
+        .header('content-type', 'text/csv; charset=utf-8')
+        .header('content-disposition', `attachment; filename="campaigns-${request.params.projectId}.csv"`)
+        .send(csv);
+    },
+  );
+
+  app.get(
+    '/campaigns/:id',
+    {
+      config: { access: { auth: 'project' } },
+      schema: { tags, summary: 'One campaign with its full stats', description: STATS_DOC, params: idParams, response: { 200: campaign, ...commonErrors } },
+    },
+    (request) => campaigns.get(reachOf(request), request.params.id),
+  );
+
+  app.patch(
+    '/campaigns/:id',
+    {
+      config: { access: { auth: 'project' } },
+      schema: {
+        tags,
+        summary: 'Edit a draft campaign',
+        description:
+          'Only drafts can be edited: any other status answers 409 `campaign_not_draft`. Setting schedule.mode to immediate sends it ' +
+          'now; to scheduled, schedules it.',
+        params: idParams,
+        body: updateCampaignBody,
+        response: { 200: campaign, ...withConflict },
+      },
+    },
+    (request) => campaigns.update(reachOf(request), request.params.id, request.body),
+  );
+
+  app.delete(
+    '/campaigns/:id',
+    {
+      config: { access: { auth: 'project' } },
+      schema: {
+        tags,
+        summary: 'Delete a draft, scheduled, cancelled or failed campaign',
+        description:
+          'A scheduled campaign is removed and never sent. sent and archived campaigns answer 409 (archive a sent one instead), ' +
+          'sending ones 409 (cancel first). What was already sent stays in the delivery log.',
+        params: idParams,
+        response: { 204: z.null(), ...withConflict },
+      },
+    },
+    async (request, reply) => {
+      await campaigns.remove(reachOf(request), request.params.id);
+      return reply.status(204).send(null);
+    },
+  );
+
+  app.post(
+    '/campaigns/:id/send',
+    {
+      config: { access: { auth: 'project' } },
+      schema: {
+        tags,
+        summary: 'Re-send a sent or cancelled campaign as a new campaign',
+        description:
+          'Creates and dispatches at once a new campaign with the same name, content, UTM and environment, to the original segment ' +
+          '(evaluated now) or the `segment` given. The original and its stats are unchanged; the new one (resentFrom = the original) ' +
+          'counts on its own. Archived and failed campaigns can be re-sent too; draft, scheduled and sending ones answer 409.',
+        params: idParams,
+        body: resendBody,
+        response: { 201: campaign, ...withConflict },
+      },
+    },
+    async (request, reply) => reply.status(201).send(await campaigns.resend(reachOf(request), request.params.id, request.body?.segment)),
+  );
+
+  app.post(
+    '/campaigns/:id/cancel',
+    {
+      config: { access: { auth: 'project' } },
+      schema: {
+        tags,
+        summary: 'Cancel a scheduled or sending campaign',
+        description:
+          'A scheduled campaign never sends. A sending one stops: deliveries not yet handed to a worker are suppressed at once and ' +
+          'none of them is sent later; those being sent finish. Its stats keep what happened. Other statuses answer 409.',
+        params: idParams,
+        response: { 200: campaign, ...withConflict },
+      },
+    },
+    (request) => campaigns.cancel(reachOf(request), request.params.id),
+  );
+
+  app.post(
+    '/campaigns/:id/archive',
+    {
+      config: { access: { auth: 'project' } },
+      schema: {
+        tags,
+        summary: 'Archive a sent campaign',
+        description: 'Hides it from lists unless status=archived; it stays readable, exportable and re-sendable. Other statuses answer 409.',
+        params: idParams,
+        response: { 200: campaign, ...withConflict },
+      },
+    },
+    (request) => campaigns.archive(reachOf(request), request.params.id),
+  );
+
+  app.get(
+    '/campaigns/:id/stream',
+    {
+      config: { access: { auth: 'project', credentials: 'jwt-query' } },
+      schema: {
+        tags,
+        summary: 'Live progress of a campaign (server-sent events)',
+        description:
+          'A dashboard token only, in the `token` and `orgId` query parameters (EventSource cannot set headers); API-key callers ' +
+          'poll GET /campaigns/{id}. Each event is `data: {"status", "queued", "sent", "delivered", "clicked", "dismissed", ' +
+          '"failed", "suppressed", "ctr", "deliveryRate"}`: one on connect, then one whenever something changed (read at most ' +
+          'every 400 ms, changes in between coalesced), with a `: heartbeat` comment every 15 s. The stream ends after an event ' +
+          'with a final status (sent, cancelled, failed, archived) or when the campaign is deleted.',
+        params: idParams,
+        querystring: streamQuery,
+        produces: ['text/event-stream'],
+        response: { 200: z.any().describe('text/event-stream'), ...commonErrors },
+      },
+    },
+    async (request, reply) => {
+      const reach = reachOf(request);
+      const { id } = request.params;
+      const first = await campaigns.progress(reach, id);
+      const read = () =>
+        campaigns.progress(reach, id).catch((error: unknown) => {
+          if (error instanceof AppError && error.statusCode === 404) return undefined;
+          throw error;
+        });
+      reply.hijack();
+      streams.stream(id, read, first, request.raw, reply.raw, reply.getHeaders());
+    },
+  );
+}

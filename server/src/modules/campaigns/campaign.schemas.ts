@@ -1,0 +1,174 @@
+// Zod schemas of the campaign routes: the body of spec 2.2 (required vs optional), the campaign, its stats and lists.
+import { z } from 'zod';
+import { CAMPAIGN_MODES, CAMPAIGN_STATUSES } from '../../db/schema.js';
+import { paginationQuery, timestamp, timezone } from '../../http/schemas.js';
+import { segmentFilterSchema } from '../segments/segment-filter.js';
+
+const webUrl = z
+  .string()
+  .max(2048)
+  .refine((value) => {
+    if (/[\s\p{Cc}]/u.test(value)) return false;
+    try {
+      return ['http:', 'https:'].includes(new URL(value).protocol);
+    } catch {
+      return false;
+    }
+  }, 'must be an absolute http or https URL without spaces');
+
+export const campaignContent = z
+  .strictObject({
+    title: z.string().trim().min(1).max(250).describe('Required. Notification title'),
+    body: z.string().trim().min(1).max(2000).describe('Required. Notification text'),
+    iconUrl: webUrl.optional().describe('Optional. Icon image URL'),
+    imageUrl: webUrl.optional().describe('Optional. Large image URL'),
+    clickUrl: webUrl.optional().describe('Optional. Opened when the notification is clicked; UTM parameters are appended to it'),
+    actions: z
+      .array(
+        z.strictObject({
+          action: z.string().trim().min(1).max(64).describe('Required. Identifier the service worker receives'),
+          title: z.string().trim().min(1).max(64).describe('Required. Button label'),
+          url: webUrl.optional().describe('Optional (Herald extra). Opened when this button is clicked; UTM parameters are appended to it'),
+        }),
+      )
+      .max(2)
+      .optional()
+      .describe('Optional. Up to two notification buttons (what browsers show)'),
+  })
+  .describe('What the push shows. The whole push (with its tracking link) must fit in 4 KB, or the campaign is refused with 422.');
+
+export const campaignSegment = z
+  .union([
+    z.strictObject({ filters: segmentFilterSchema }),
+    z.strictObject({ savedSegmentId: z.string().min(1).describe('A saved segment of the same project') }),
+  ])
+  .describe(
+    'Who receives it: inline `filters`, or a `savedSegmentId` of the same project (422 otherwise). Evaluated when the campaign is ' +
+      'sent: the active subscribers of the campaign\'s environment that have a push subscription and have not turned push off.',
+  );
+
+export const campaignSchedule = z
+  .strictObject({
+    mode: z.enum(CAMPAIGN_MODES).describe('Required. immediate: sent now; scheduled: sent at sendAt; draft: saved, never sent until changed'),
+    sendAt: z.iso
+      .datetime({ local: true, offset: true })
+      .nullish()
+      .describe(
+        'Required when mode is scheduled, and then in the future. ISO 8601; without an offset it is a wall-clock time in `timezone`. ' +
+          'A local time the clocks skip (spring forward) moves forward by the gap; one that happens twice (fall back) takes the earlier ' +
+          'offset, i.e. the first occurrence. Answered as the instant with the offset of `timezone`.',
+      ),
+    timezone: timezone.nullish().describe("Optional. IANA zone of sendAt (default: the project's settings.timezone, else UTC)"),
+  })
+  .describe('When it is sent');
+
+export const campaignUtm = z
+  .strictObject({
+    source: z.string().trim().min(1).max(200).optional(),
+    medium: z.string().trim().min(1).max(200).optional(),
+    campaign: z.string().trim().min(1).max(200).optional(),
+  })
+  .refine((utm) => utm.source !== undefined || utm.medium !== undefined || utm.campaign !== undefined, 'must name source, medium or campaign')
+  .describe(
+    'Optional. Appended as utm_source, utm_medium and utm_campaign to content.clickUrl and every action URL when the campaign is sent: ' +
+      'a parameter of the same name already in the URL is replaced, every other parameter and the fragment are kept exactly as written.',
+  );
+
+const name = z.string().trim().min(1).max(200);
+
+export const createCampaignBody = z
+  .strictObject({
+    name: name.describe('Required'),
+    projectId: z.string().min(1).describe('Required'),
+    content: campaignContent,
+    segment: campaignSegment,
+    schedule: campaignSchedule,
+    utm: campaignUtm.optional(),
+  })
+  .meta({ id: 'NewCampaign', description: 'Required: name, projectId, content (title, body), segment, schedule.mode. The rest is optional.' });
+
+export const updateCampaignBody = z
+  .strictObject({
+    name: name.optional(),
+    projectId: z.string().min(1).optional().describe("The campaign's own project (a campaign cannot move)"),
+    content: campaignContent.optional(),
+    segment: campaignSegment.optional(),
+    schedule: campaignSchedule.optional(),
+    utm: campaignUtm.nullable().optional().describe('null removes the UTM parameters'),
+  })
+  .describe('Any field of the create body; each one given replaces the stored one whole (content, segment, schedule, utm).');
+
+export const resendBody = z
+  .strictObject({ segment: campaignSegment.optional().describe('Override: send to this segment instead of the original one') })
+  .nullish()
+  .describe('Optional');
+
+export const campaignStats = z
+  .object({
+    queued: z
+      .number()
+      .int()
+      .describe('Recipients: the audience counted when the campaign was dispatched, replaced by the snapshot size (the delivery rows) once written'),
+    sent: z.number().int().describe('Accepted by the push service (including those later delivered, clicked or dismissed)'),
+    delivered: z.number().int().describe('Confirmed received by the device (the service worker reported it; a click implies it)'),
+    clicked: z.number().int().describe('Clicked (the notification or one of its buttons), once per recipient'),
+    dismissed: z.number().int().describe('Closed without a click'),
+    failed: z.number().int().describe('Will not be sent: refused by the push service, gone subscription, retries exhausted'),
+    suppressed: z.number().int().describe('Kept back on purpose: frequency cap, or the campaign was cancelled'),
+    ctr: z.number().describe('Click-through rate: clicked / sent, from 0 to 1 (4 decimals); 0 while nothing was sent'),
+    deliveryRate: z.number().describe('delivered / sent, from 0 to 1 (4 decimals); 0 while nothing was sent'),
+  })
+  .meta({
+    id: 'CampaignStats',
+    description: 'Counted from the delivery rows and the tracking reports, each transition once. queued − sent − failed − suppressed is still to go.',
+  });
+
+export const campaign = z
+  .object({
+    id: z.string(),
+    projectId: z.string(),
+    name: z.string(),
+    status: z
+      .enum(CAMPAIGN_STATUSES)
+      .describe(
+        'draft; scheduled (waits for sendAt); sending; sent (every delivery reached a final state); cancelled; failed (see failureReason: ' +
+          'schedule_missed: its time passed beyond the grace window while Herald was down); archived (a sent campaign ' +
+          'hidden from lists)',
+      ),
+    sandbox: z.boolean().describe('Made with a test key: sent to sandbox subscribers only, and nothing reaches a push service'),
+    content: campaignContent,
+    segment: campaignSegment,
+    schedule: z.object({
+      mode: z.enum(CAMPAIGN_MODES),
+      sendAt: timestamp.nullable().describe('The resolved instant, with the offset of timezone'),
+      timezone: z.string().nullable(),
+    }),
+    utm: z.object({ source: z.string().optional(), medium: z.string().optional(), campaign: z.string().optional() }).nullable(),
+    stats: campaignStats,
+    failureReason: z.string().nullable(),
+    resentFrom: z.string().nullable().describe('The campaign this one re-sends'),
+    createdAt: timestamp,
+    updatedAt: timestamp,
+    sentAt: timestamp.nullable().describe('When sending started'),
+    completedAt: timestamp.nullable().describe('When every delivery reached a final state (status sent)'),
+    cancelledAt: timestamp.nullable(),
+    archivedAt: timestamp.nullable(),
+  })
+  .meta({ id: 'Campaign' });
+
+const day = z.iso.date().describe('YYYY-MM-DD (UTC day, inclusive)');
+
+export const listQuery = z.strictObject({
+  ...paginationQuery,
+  status: z.enum(CAMPAIGN_STATUSES).optional().describe('Only this status; without it, every campaign except archived ones'),
+  from: z.union([z.iso.date(), z.iso.datetime({ offset: true })]).optional().describe('Created at or after (a date covers its whole UTC day)'),
+  to: z.union([z.iso.date(), z.iso.datetime({ offset: true })]).optional().describe('Created at or before (a date covers its whole UTC day)'),
+  q: z.string().trim().min(1).max(200).optional().describe('Name contains (case-insensitive)'),
+});
+
+export const exportQuery = z.strictObject({ from: day.optional(), to: day.optional() });
+
+export const streamQuery = z.strictObject({
+  token: z.string().min(1).describe('A dashboard access token (JWT)'),
+  orgId: z.string().min(1).describe('The organization to act in'),
+});

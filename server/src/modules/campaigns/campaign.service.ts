@@ -1,0 +1,493 @@
+// Push campaigns: the status machine of spec 3.1, dispatch (audience snapshot into deliveries), stats, re-send, export.
+import type { Db } from '../../db/database.js';
+import type { CampaignContent, CampaignSegment, CampaignUtm, PushContent } from '../../db/schema.js';
+import { MAX_PLAINTEXT_BYTES } from '../../delivery/channels/push/push-encryption.js';
+import { pushPayload } from '../../delivery/delivery-engine.js';
+import { announceDeliveries } from '../../delivery/delivery-notifications.js';
+import * as deliveryRepo from '../../delivery/delivery.repository.js';
+import type { MessageRecord } from '../../delivery/delivery.repository.js';
+import { enqueueJob, removeJob } from '../../jobs/enqueue.js';
+import { AppError, conflict, notFound, validationFailed } from '../../shared/errors.js';
+import { newId } from '../../shared/ids.js';
+import { compileSegmentFilter, rangeEnd, rangeStart, segmentFilterSchema, type SegmentFilter } from '../segments/segment-filter.js';
+import { countPushAudience, pushAudience } from '../segments/segment.repository.js';
+import type { SegmentService } from '../segments/segment.service.js';
+import type { ProjectScope } from '../tenancy.js';
+import { localIso, resolveSendAt } from './campaign-schedule.js';
+import * as repo from './campaign.repository.js';
+import { applyUtm } from './utm.js';
+
+export const DISPATCH_TASK = 'campaign-dispatch';
+export const SWEEP_TASK = 'campaign-sweep';
+export const dispatchJobKey = (campaignId: string) => `campaign-dispatch:${campaignId}`;
+
+/** A campaign's push: dropped by the push service after a day for a device that stays offline. */
+const CAMPAIGN_TTL_SECONDS = 24 * 60 * 60;
+/** A dispatch job this late has lost its worker (or never got one): the sweep queues it again. */
+const STALLED_AFTER_MS = 60_000;
+const EXPORT_BATCH = 500;
+
+type Mode = 'immediate' | 'scheduled' | 'draft';
+
+export interface CampaignInput {
+  name: string;
+  content: CampaignContent;
+  segment: CampaignSegmentInput;
+  schedule: ScheduleInput;
+  utm?: CampaignUtm | null | undefined;
+}
+
+export type CampaignSegmentInput = { filters: SegmentFilter } | { savedSegmentId: string };
+
+export interface ScheduleInput {
+  mode: Mode;
+  sendAt?: string | null | undefined;
+  timezone?: string | null | undefined;
+}
+
+export interface CampaignPatch {
+  name?: string | undefined;
+  projectId?: string | undefined;
+  content?: CampaignContent | undefined;
+  segment?: CampaignSegmentInput | undefined;
+  schedule?: ScheduleInput | undefined;
+  utm?: CampaignUtm | null | undefined;
+}
+
+export interface CampaignStats {
+  queued: number;
+  sent: number;
+  delivered: number;
+  clicked: number;
+  dismissed: number;
+  failed: number;
+  suppressed: number;
+  ctr: number;
+  deliveryRate: number;
+}
+
+export interface Campaign {
+  id: string;
+  projectId: string;
+  name: string;
+  status: repo.CampaignStatus;
+  sandbox: boolean;
+  content: CampaignContent;
+  segment: CampaignSegment;
+  schedule: { mode: Mode; sendAt: string | null; timezone: string | null };
+  utm: CampaignUtm | null;
+  stats: CampaignStats;
+  failureReason: string | null;
+  resentFrom: string | null;
+  createdAt: string;
+  updatedAt: string;
+  sentAt: string | null;
+  completedAt: string | null;
+  cancelledAt: string | null;
+  archivedAt: string | null;
+}
+
+/** What the progress stream sends: status and every counter. */
+export type CampaignProgress = { status: repo.CampaignStatus } & CampaignStats;
+
+/** Statuses after which nothing changes any more (the progress stream ends on them). */
+export const FINAL_STATUSES: ReadonlySet<repo.CampaignStatus> = new Set(['sent', 'cancelled', 'failed', 'archived']);
+
+const rate = (part: number, whole: number) => (whole === 0 ? 0 : Math.round((part / whole) * 10_000) / 10_000);
+
+export function statsOf(row: repo.CampaignWithCounters): CampaignStats {
+  const { counters } = row;
+  return {
+    queued: row.audienceSize,
+    ...counters,
+    ctr: rate(counters.clicked, counters.sent),
+    deliveryRate: rate(counters.delivered, counters.sent),
+  };
+}
+
+const iso = (date: Date | null) => date?.toISOString() ?? null;
+
+function toCampaign(row: repo.CampaignWithCounters): Campaign {
+  return {
+    id: row.id,
+    projectId: row.projectId,
+    name: row.name,
+    status: row.status,
+    sandbox: row.sandbox,
+    content: row.content,
+    segment: row.segment,
+    schedule: { mode: row.mode, sendAt: row.sendAt && localIso(row.sendAt, row.timezone ?? 'UTC'), timezone: row.timezone },
+    utm: row.utm,
+    stats: statsOf(row),
+    failureReason: row.failureReason,
+    resentFrom: row.resentFrom,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+    sentAt: iso(row.sentAt),
+    completedAt: iso(row.completedAt),
+    cancelledAt: iso(row.cancelledAt),
+    archivedAt: iso(row.archivedAt),
+  };
+}
+
+const toPushContent = (content: CampaignContent): PushContent => ({
+  title: content.title,
+  body: content.body,
+  url: content.clickUrl,
+  iconUrl: content.iconUrl,
+  imageUrl: content.imageUrl,
+  actions: content.actions,
+});
+
+export interface CampaignServiceOptions {
+  clock: () => Date;
+  /** How late a scheduled campaign may still go out (CAMPAIGN_SCHEDULE_GRACE); later, it fails as schedule_missed. */
+  scheduleGraceSeconds: number;
+  /** Tracking links in the payload start with it (the 4 KB check counts them). */
+  publicUrl: string;
+}
+
+/** Everything a validated create or update turns into, ready to be written. */
+interface Plan {
+  name: string;
+  content: CampaignContent;
+  segment: CampaignSegment;
+  filters: SegmentFilter;
+  mode: Mode;
+  sendAt: Date | null;
+  timezone: string | null;
+  utm: CampaignUtm | null;
+}
+
+export class CampaignService {
+  constructor(
+    private readonly db: Db,
+    private readonly segments: SegmentService,
+    private readonly options: CampaignServiceOptions,
+  ) {}
+
+  /**
+   * Creates a campaign. immediate: answered `sending` with stats.queued = the audience counted now, while a job
+   * snapshots the audience into deliveries; scheduled: a job waits for sendAt; draft: nothing runs.
+   */
+  async create(scope: ProjectScope, input: CampaignInput, resentFrom: string | null = null): Promise<Campaign> {
+    const plan = await this.plan(scope, input);
+    const id = newId('cmp');
+    const audienceSize = plan.mode === 'immediate' ? await this.countAudience(scope, plan.filters) : 0;
+    await this.db.transaction(async (tx) => {
+      await repo.insertCampaign(tx, {
+        id,
+        projectId: scope.projectId,
+        sandbox: scope.sandbox,
+        resentFrom,
+        ...this.rowOf(plan, audienceSize),
+      });
+      await this.schedule(tx, scope.projectId, id, plan);
+    });
+    return this.get(scope, id);
+  }
+
+  async list(scope: ProjectScope, query: { status?: repo.CampaignStatus | undefined; from?: string | undefined; to?: string | undefined; q?: string | undefined }, page: number, pageSize: number) {
+    const { rows, total } = await repo.listCampaigns(
+      this.db,
+      scope,
+      {
+        status: query.status,
+        createdFrom: query.from !== undefined ? new Date(rangeStart(query.from)) : undefined,
+        createdBefore: query.to !== undefined ? new Date(rangeEnd(query.to) + 1) : undefined,
+        nameContains: query.q,
+      },
+      pageSize,
+      (page - 1) * pageSize,
+    );
+    return { data: rows.map(toCampaign), page, pageSize, total };
+  }
+
+  async get(reach: repo.CampaignReach, id: string): Promise<Campaign> {
+    return toCampaign(await this.find(reach, id));
+  }
+
+  /** Status and counters only, for the progress stream. */
+  async progress(reach: repo.CampaignReach, id: string): Promise<CampaignProgress> {
+    const row = await this.find(reach, id);
+    return { status: row.status, ...statsOf(row) };
+  }
+
+  /** Edits a draft (409 otherwise). Moving it to immediate or scheduled dispatches or schedules it. */
+  async update(reach: repo.CampaignReach, id: string, patch: CampaignPatch): Promise<Campaign> {
+    const current = await this.find(reach, id);
+    if (current.status !== 'draft') throw notDraft(current.status);
+    if (patch.projectId !== undefined && patch.projectId !== current.projectId) {
+      throw validationFailed([{ field: 'projectId', error: 'a campaign cannot move to another project' }]);
+    }
+    const scope = this.scopeOf(reach, current);
+    const stored: CampaignInput = {
+      name: current.name,
+      content: current.content,
+      segment: 'savedSegmentId' in current.segment ? current.segment : { filters: segmentFilterSchema.parse(current.segment.filters) },
+      schedule: { mode: current.mode, sendAt: current.sendAt?.toISOString() ?? null, timezone: current.timezone },
+      utm: current.utm,
+    };
+    const plan = await this.plan(scope, {
+      name: patch.name ?? stored.name,
+      content: patch.content ?? stored.content,
+      segment: patch.segment ?? stored.segment,
+      schedule: patch.schedule ?? stored.schedule,
+      utm: patch.utm === undefined ? stored.utm : patch.utm,
+    });
+    const audienceSize = plan.mode === 'immediate' ? await this.countAudience(scope, plan.filters) : 0;
+    await this.db.transaction(async (tx) => {
+      const row = await repo.transition(tx, reach, id, ['draft'], this.rowOf(plan, audienceSize));
+      if (!row) throw notDraft('no longer a draft');
+      await this.schedule(tx, row.projectId, id, plan);
+    });
+    return this.get(reach, id);
+  }
+
+  /** Removes a draft, scheduled, cancelled or failed campaign; sent, archived and sending ones answer 409. */
+  async remove(reach: repo.CampaignReach, id: string): Promise<void> {
+    const removed = await this.db.transaction(async (tx) => {
+      const deleted = await repo.deleteCampaign(tx, reach, id, ['draft', 'scheduled', 'cancelled', 'failed']);
+      if (deleted) await removeJob(tx, dispatchJobKey(id));
+      return deleted;
+    });
+    if (removed) return;
+    const { status } = await this.find(reach, id);
+    throw conflict(
+      status === 'sending'
+        ? 'A sending campaign cannot be deleted: cancel it first'
+        : `A ${status} campaign cannot be deleted: it is the record of what was sent${status === 'sent' ? '; archive it instead' : ''}`,
+      'campaign_not_deletable',
+    );
+  }
+
+  /**
+   * Cancels a scheduled campaign (it never sends) or a sending one: deliveries still queued are suppressed at once
+   * and the rest finish; the counters keep what happened.
+   */
+  async cancel(reach: repo.CampaignReach, id: string): Promise<Campaign> {
+    const cancelled = await this.db.transaction(async (tx) => {
+      const row = await repo.transition(tx, reach, id, ['scheduled', 'sending'], {
+        status: 'cancelled',
+        cancelledAt: new Date(),
+        pendingSegmentId: null,
+      });
+      if (!row) return false;
+      await removeJob(tx, dispatchJobKey(id));
+      if (row.messageId) await deliveryRepo.withdrawMessage(tx, row.projectId, row.messageId);
+      return true;
+    });
+    if (!cancelled) {
+      const { status } = await this.find(reach, id);
+      throw conflict(`A ${status} campaign cannot be cancelled: only scheduled and sending ones can`, 'campaign_not_cancellable');
+    }
+    return this.get(reach, id);
+  }
+
+  /** Hides a sent campaign from default lists (the status filter `archived` shows it). */
+  async archive(reach: repo.CampaignReach, id: string): Promise<Campaign> {
+    const row = await repo.transition(this.db, reach, id, ['sent'], { status: 'archived', archivedAt: new Date() });
+    if (!row) {
+      const { status } = await this.find(reach, id);
+      throw conflict(`A ${status} campaign cannot be archived: only sent ones can`, 'campaign_not_archivable');
+    }
+    return this.get(reach, id);
+  }
+
+  /**
+   * Sends a finished campaign (sent, archived, cancelled or failed) again as a new campaign dispatched at once: same
+   * name, content, UTM and environment, the original segment or `segment`. The original and its stats are unchanged.
+   */
+  async resend(reach: repo.CampaignReach, id: string, segment: CampaignSegmentInput | undefined): Promise<Campaign> {
+    const original = await this.find(reach, id);
+    if (!['sent', 'archived', 'cancelled', 'failed'].includes(original.status)) {
+      throw conflict(`A ${original.status} campaign cannot be re-sent: only sent and cancelled ones can`, 'campaign_not_resendable');
+    }
+    const stored: CampaignSegmentInput =
+      'savedSegmentId' in original.segment ? original.segment : { filters: segmentFilterSchema.parse(original.segment.filters) };
+    return this.create(
+      this.scopeOf(reach, original),
+      { name: original.name, content: original.content, segment: segment ?? stored, schedule: { mode: 'immediate' }, utm: original.utm },
+      original.id,
+    );
+  }
+
+  /** Checks the range now, then yields the project's campaigns created within it, oldest first, batch by batch. */
+  openExport(scope: ProjectScope, range: { from?: string | undefined; to?: string | undefined }): AsyncGenerator<Campaign> {
+    const from = range.from !== undefined ? new Date(rangeStart(range.from)) : undefined;
+    const before = range.to !== undefined ? new Date(rangeEnd(range.to) + 1) : undefined;
+    if (from && before && from >= before) throw validationFailed([{ field: 'query.from', error: 'must not be after to' }]);
+    const db = this.db;
+    return (async function* () {
+      let after: repo.PageCursor | undefined;
+      for (;;) {
+        const page = await repo.pageCampaigns(db, scope, { from, before }, after, EXPORT_BATCH);
+        for (const row of page.rows) yield toCampaign(row);
+        if (page.rows.length < EXPORT_BATCH) return;
+        after = page.cursor;
+      }
+    })();
+  }
+
+  /**
+   * The dispatch job (immediate, or a scheduled campaign's time): in one transaction, under the campaign's row lock,
+   * moves a due scheduled campaign to sending — or to failed (`schedule_missed`) when it is later than the grace
+   * window, never sending it late — then writes the message and snapshots the audience into deliveries. A crash rolls
+   * all of it back and the job runs again; a second dispatcher finds the row locked or already snapshotted.
+   */
+  async dispatch(projectId: string, campaignId: string): Promise<void> {
+    const now = this.options.clock();
+    const snapshotted = await this.db.transaction(async (tx) => {
+      const locked = await repo.lockForDispatch(tx, projectId, campaignId);
+      if (!locked) return false;
+      const row = locked.campaign;
+      if (row.status === 'scheduled') {
+        if (now.getTime() - row.sendAt!.getTime() > this.options.scheduleGraceSeconds * 1000) {
+          await repo.updateLocked(tx, projectId, campaignId, { status: 'failed', failureReason: 'schedule_missed', pendingSegmentId: null });
+          return false;
+        }
+        await repo.updateLocked(tx, projectId, campaignId, { status: 'sending', sentAt: now });
+      } else if (row.status !== 'sending' || row.snapshotAt !== null) {
+        return false;
+      }
+      const scope = { organizationId: locked.organizationId, projectId, sandbox: row.sandbox };
+      const filters = await this.filtersOf(scope, row.segment);
+      const messageId = newId('msg');
+      await deliveryRepo.insertMessage(tx, {
+        id: messageId,
+        projectId,
+        source: 'campaign',
+        campaignId,
+        sandbox: row.sandbox,
+        content: toPushContent(applyUtm(row.content, row.utm)),
+        options: { ttlSeconds: CAMPAIGN_TTL_SECONDS, urgency: 'normal' },
+      });
+      await deliveryRepo.insertMessageStats(tx, messageId);
+      const size = await deliveryRepo.snapshotDeliveries(tx, projectId, messageId, pushAudience(scope, compileSegmentFilter(filters)));
+      await repo.updateLocked(tx, projectId, campaignId, { messageId, audienceSize: size, snapshotAt: now, pendingSegmentId: null });
+      return true;
+    });
+    if (!snapshotted) return;
+    await announceDeliveries(this.db);
+    // An empty audience (or one the workers finished already) is complete now.
+    await repo.completeFinished(this.db, [{ projectId, campaignId }]);
+  }
+
+  /** The engine recorded a batch: the campaigns among its messages may have just finished. */
+  async onDeliveriesRecorded(messages: readonly MessageRecord[]): Promise<void> {
+    const targets = messages.flatMap((m) => (m.campaignId ? [{ projectId: m.projectId, campaignId: m.campaignId }] : []));
+    if (targets.length > 0) await repo.completeFinished(this.db, targets);
+  }
+
+  /**
+   * The periodic backstop (every minute): finishes campaigns whose last batch was recorded by a worker that died
+   * before it checked, and queues again the dispatch of campaigns whose job was lost with its worker.
+   */
+  async sweep(): Promise<void> {
+    await repo.completeFinished(this.db);
+    for (const stalled of await repo.findStalled(this.db, new Date(this.options.clock().getTime() - STALLED_AFTER_MS))) {
+      await enqueueJob(this.db, DISPATCH_TASK, { projectId: stalled.projectId, campaignId: stalled.id }, { jobKey: dispatchJobKey(stalled.id) });
+    }
+  }
+
+  private async find(reach: repo.CampaignReach, id: string): Promise<repo.CampaignWithCounters> {
+    const row = await repo.findCampaign(this.db, reach, id);
+    if (!row) throw notFound('Campaign');
+    return row;
+  }
+
+  /** The project scope a campaign lives in (its own environment), for the audience and for re-sends. */
+  private scopeOf(reach: repo.CampaignReach, row: repo.CampaignRow): ProjectScope {
+    return { organizationId: reach.organizationId, projectId: row.projectId, sandbox: row.sandbox };
+  }
+
+  private countAudience(scope: ProjectScope, filters: SegmentFilter): Promise<number> {
+    return countPushAudience(this.db, scope, compileSegmentFilter(filters));
+  }
+
+  /** Validates what the body alone cannot: the saved segment, sendAt in the future, the 4 KB payload. */
+  private async plan(scope: ProjectScope, input: CampaignInput): Promise<Plan> {
+    const problems: { field: string; error: string }[] = [];
+    let filters: SegmentFilter = {};
+    if ('savedSegmentId' in input.segment) {
+      const saved = await this.savedFilters(scope, input.segment.savedSegmentId);
+      if (saved) filters = saved;
+      else problems.push({ field: 'segment.savedSegmentId', error: 'is not a saved segment of this project' });
+    } else {
+      filters = input.segment.filters;
+    }
+
+    const { mode } = input.schedule;
+    const zoned = mode === 'scheduled' || Boolean(input.schedule.sendAt);
+    const timezone = input.schedule.timezone ?? (zoned ? ((await repo.projectTimezone(this.db, scope.projectId)) ?? 'UTC') : null);
+    const sendAt = input.schedule.sendAt ? resolveSendAt(input.schedule.sendAt, timezone ?? 'UTC') : null;
+    if (mode === 'scheduled' && !sendAt) problems.push({ field: 'schedule.sendAt', error: 'is required when mode is scheduled' });
+    if (mode === 'scheduled' && sendAt && sendAt.getTime() <= this.options.clock().getTime()) {
+      problems.push({ field: 'schedule.sendAt', error: 'must be in the future' });
+    }
+
+    const utm = input.utm ?? null;
+    const payload = pushPayload(toPushContent(applyUtm(input.content, utm)), `${this.options.publicUrl}/t/${'x'.repeat(32)}`);
+    const bytes = Buffer.byteLength(JSON.stringify(payload));
+    if (bytes > MAX_PLAINTEXT_BYTES) {
+      problems.push({ field: 'content', error: `the push would be ${bytes} bytes; at most ${MAX_PLAINTEXT_BYTES} fit in a web push` });
+    }
+    if (problems.length > 0) throw validationFailed(problems);
+    return {
+      name: input.name,
+      content: input.content,
+      segment: input.segment as CampaignSegment,
+      filters,
+      mode,
+      sendAt: mode === 'immediate' ? null : sendAt,
+      timezone,
+      utm,
+    };
+  }
+
+  private rowOf(plan: Plan, audienceSize: number): Omit<repo.NewCampaignRow, 'id' | 'projectId' | 'sandbox'> {
+    const status = plan.mode === 'immediate' ? 'sending' : plan.mode === 'scheduled' ? 'scheduled' : 'draft';
+    return {
+      name: plan.name,
+      status,
+      mode: plan.mode,
+      content: plan.content,
+      segment: plan.segment,
+      // Held until the audience is snapshotted: the segment cannot be deleted before the campaign reads it.
+      pendingSegmentId: 'savedSegmentId' in plan.segment ? plan.segment.savedSegmentId : null,
+      sendAt: plan.sendAt,
+      timezone: plan.timezone,
+      utm: plan.utm,
+      audienceSize,
+      sentAt: status === 'sending' ? this.options.clock() : null,
+    };
+  }
+
+  /** Queues the dispatch job in the caller's transaction: at once for immediate, at sendAt for scheduled. */
+  private async schedule(tx: Db, projectId: string, campaignId: string, plan: Plan): Promise<void> {
+    if (plan.mode === 'draft') return;
+    await enqueueJob(tx, DISPATCH_TASK, { projectId, campaignId }, {
+      runAt: plan.mode === 'scheduled' ? plan.sendAt! : undefined,
+      jobKey: dispatchJobKey(campaignId),
+    });
+  }
+
+  private async savedFilters(scope: ProjectScope, segmentId: string): Promise<SegmentFilter | undefined> {
+    try {
+      return (await this.segments.get(scope, segmentId)).filters;
+    } catch (error) {
+      if (error instanceof AppError && error.statusCode === 404) return undefined;
+      throw error;
+    }
+  }
+
+  /** The filters a campaign sends to, read now; its saved segment is held by the campaign until then. */
+  private async filtersOf(scope: ProjectScope, segment: CampaignSegment): Promise<SegmentFilter> {
+    if (!('savedSegmentId' in segment)) return segmentFilterSchema.parse(segment.filters);
+    const filters = await this.savedFilters(scope, segment.savedSegmentId);
+    if (!filters) throw new Error(`saved segment ${segment.savedSegmentId} of a campaign being dispatched is gone`);
+    return filters;
+  }
+}
+
+const notDraft = (status: string) => conflict(`Only draft campaigns can be edited (this one is ${status})`, 'campaign_not_draft');

@@ -1,0 +1,175 @@
+// Tracking endpoints through HTTP: signed tokens, idempotent forward-only transitions, CORS for service workers.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTenant, CHROME_UA, pushSubscription, type Tenant } from '../../../test/fixtures.js';
+import { startTestApp, type TestApp } from '../../../test/harness.js';
+import { createTrackingTokens } from '../../delivery/tracking-token.js';
+
+let t: TestApp;
+let tenant: Tenant;
+let messageId: string;
+
+const query = async <T = Record<string, unknown>>(text: string, params: unknown[] = []) =>
+  (await t.database.pool.query(text, params)).rows as T[];
+
+beforeAll(async () => {
+  t = await startTestApp();
+  tenant = await createTenant(t);
+  messageId = `msg_tracking_${Date.now()}`;
+  await query(
+    `INSERT INTO messages (id, project_id, channel, source, sandbox, content, options)
+     VALUES ($1, $2, 'push', 'transactional', false, '{"title":"a","body":"b"}', '{"ttlSeconds":60,"urgency":"normal"}')`,
+    [messageId, tenant.projectId],
+  );
+});
+afterAll(() => t.close());
+
+/** A delivery row in `status` (to a subscriber of its own: one delivery per message and subscriber), and its tracking path. */
+async function delivery(status: string): Promise<{ id: number; path: string }> {
+  const subscriber = await t.app.inject({
+    method: 'POST',
+    url: '/subscribers',
+    headers: tenant.live,
+    payload: { projectId: tenant.projectId, ...pushSubscription(), userAgent: CHROME_UA },
+  });
+  const [row] = await query<{ id: string }>(
+    `INSERT INTO deliveries (project_id, message_id, subscriber_id, status, attempts, sent_at)
+     VALUES ($1, $2, $3, $4::delivery_status, 1, CASE WHEN $4::text IN ('sent', 'delivered', 'clicked', 'dismissed') THEN now() END) RETURNING id`,
+    [tenant.projectId, messageId, subscriber.json().id, status],
+  );
+  const id = Number(row!.id);
+  return { id, path: `/t/${t.services.tracking.sign(id)}` };
+}
+
+const report = (path: string, event: string, headers: Record<string, string> = {}) =>
+  t.app.inject({ method: 'POST', url: `${path}/${event}`, headers });
+
+const state = async (id: number) =>
+  (await query<{ status: string; delivered_at: Date | null; clicked_at: Date | null; dismissed_at: Date | null }>(
+    'SELECT status, delivered_at, clicked_at, dismissed_at FROM deliveries WHERE id = $1',
+    [id],
+  ))[0]!;
+
+describe('POST /t/:token/delivered|clicked|dismissed', () => {
+  it('delivered: 204, sent → delivered; a repeat changes nothing', async () => {
+    const d = await delivery('sent');
+    const res = await report(d.path, 'delivered');
+    expect(res.statusCode).toBe(204);
+    expect(res.body).toBe('');
+    const first = await state(d.id);
+    expect(first).toMatchObject({ status: 'delivered', delivered_at: expect.any(Date), clicked_at: null, dismissed_at: null });
+
+    expect((await report(d.path, 'delivered')).statusCode).toBe(204);
+    expect(await state(d.id)).toEqual(first);
+  });
+
+  it('clicked: sets clicked_at and delivered_at, even without a delivered report first', async () => {
+    const d = await delivery('sent');
+    expect((await report(d.path, 'clicked')).statusCode).toBe(204);
+    expect(await state(d.id)).toMatchObject({ status: 'clicked', delivered_at: expect.any(Date), clicked_at: expect.any(Date), dismissed_at: null });
+  });
+
+  it('the status only moves forward: a late delivered report keeps clicked; a click wins over a dismissal', async () => {
+    const clicked = await delivery('sent');
+    await report(clicked.path, 'clicked');
+    const afterClick = await state(clicked.id);
+    await report(clicked.path, 'delivered');
+    await report(clicked.path, 'dismissed');
+    const later = await state(clicked.id);
+    expect(later).toMatchObject({
+      status: 'clicked',
+      delivered_at: afterClick.delivered_at,
+      clicked_at: afterClick.clicked_at,
+      dismissed_at: expect.any(Date),
+    });
+
+    const dismissed = await delivery('delivered');
+    await report(dismissed.path, 'dismissed');
+    expect((await state(dismissed.id)).status).toBe('dismissed');
+    await report(dismissed.path, 'clicked');
+    expect((await state(dismissed.id)).status).toBe('clicked');
+  });
+
+  it('a row still sending gets only the timestamp (recording the send promotes it later)', async () => {
+    const d = await delivery('sending');
+    expect((await report(d.path, 'clicked')).statusCode).toBe(204);
+    expect(await state(d.id)).toMatchObject({ status: 'sending', delivered_at: expect.any(Date), clicked_at: expect.any(Date) });
+  });
+
+  it('a failed delivery keeps its status', async () => {
+    const d = await delivery('failed');
+    expect((await report(d.path, 'delivered')).statusCode).toBe(204);
+    expect(await state(d.id)).toMatchObject({ status: 'failed', delivered_at: expect.any(Date) });
+  });
+
+  it('tells which timestamps a report set first: the one place campaign counters hook in', async () => {
+    const d = await delivery('sent');
+    const token = d.path.slice('/t/'.length);
+    expect(await t.services.trackingEvents.record(token, 'clicked')).toEqual({
+      projectId: tenant.projectId,
+      messageId,
+      delivered: true,
+      clicked: true,
+      dismissed: false,
+    });
+    expect(await t.services.trackingEvents.record(token, 'clicked')).toMatchObject({ delivered: false, clicked: false, dismissed: false });
+    expect(await t.services.trackingEvents.record(token, 'dismissed')).toMatchObject({ delivered: false, clicked: false, dismissed: true });
+  });
+
+  it('needs no credentials, and ignores any given', async () => {
+    const d = await delivery('sent');
+    expect((await report(d.path, 'delivered', { 'x-api-key': 'hrd_live_invalid', authorization: 'Bearer nonsense' })).statusCode).toBe(204);
+  });
+
+  it.each([
+    ['garbage', '/t/not-a-token'],
+    ['a token signed with another secret', `/t/${createTrackingTokens('another secret').sign(1)}`],
+    ['a tampered token', 'tampered'],
+  ])('%s → 404 with the error envelope', async (_name, given) => {
+    let path = given;
+    if (given === 'tampered') {
+      const d = await delivery('sent');
+      const token = d.path.slice('/t/'.length);
+      path = `/t/${token.slice(0, -1)}${token.endsWith('A') ? 'B' : 'A'}`;
+    }
+    const res = await report(path, 'clicked');
+    expect(res.statusCode).toBe(404);
+    expect(res.json()).toMatchObject({ statusCode: 404, code: 'not_found', message: 'Tracking link not found', requestId: expect.any(String) });
+    expect(res.headers['access-control-allow-origin']).toBe('*');
+  });
+
+  it('a valid token whose delivery is gone → 404', async () => {
+    const d = await delivery('sent');
+    await query('DELETE FROM deliveries WHERE id = $1', [d.id]);
+    expect((await report(d.path, 'delivered')).statusCode).toBe(404);
+  });
+
+  it('an unknown event → 404 route_not_found', async () => {
+    const d = await delivery('sent');
+    expect((await report(d.path, 'opened')).statusCode).toBe(404);
+  });
+});
+
+describe('CORS', () => {
+  it('allows any origin on the reports', async () => {
+    const d = await delivery('sent');
+    const res = await report(d.path, 'delivered', { origin: 'https://shop.example' });
+    expect(res.headers['access-control-allow-origin']).toBe('*');
+  });
+
+  it('answers the preflight', async () => {
+    const d = await delivery('sent');
+    const res = await t.app.inject({
+      method: 'OPTIONS',
+      url: `${d.path}/clicked`,
+      headers: { origin: 'https://shop.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' },
+    });
+    expect(res.statusCode).toBe(204);
+    expect(res.headers).toMatchObject({
+      'access-control-allow-origin': '*',
+      'access-control-allow-methods': 'POST, OPTIONS',
+      'access-control-allow-headers': 'content-type',
+      'access-control-max-age': '86400',
+    });
+    expect((await state(d.id)).status).toBe('sent');
+  });
+});

@@ -1,0 +1,82 @@
+// Transactional sends: finding the recipient's devices across environments, the project's policy, and the send log.
+import { and, count, desc, eq, gte, isNotNull, isNull, lt, sql } from 'drizzle-orm';
+import type { Db } from '../../db/database.js';
+import { projects, subscribers, transactionalSends, type DeliveryPolicy } from '../../db/schema.js';
+import type { ProjectScope } from '../tenancy.js';
+
+export type Recipient = { externalId: string } | { token: string };
+
+export interface Device {
+  id: string;
+  status: 'active' | 'inactive' | 'unsubscribed';
+  sandbox: boolean;
+  /** Has a complete push subscription (a contact without one cannot get a push). */
+  pushable: boolean;
+  timezone: string | null;
+}
+
+/**
+ * The project's subscribers named by externalId (every device, newest first, at most `limit`) or by token, live and
+ * sandbox alike: the caller tells an environment mismatch apart from an unknown recipient.
+ */
+export async function findDevices(db: Db, projectId: string, recipient: Recipient, limit: number): Promise<Device[]> {
+  const named = 'externalId' in recipient ? eq(subscribers.externalId, recipient.externalId) : eq(subscribers.token, recipient.token);
+  return db
+    .select({
+      id: subscribers.id,
+      status: subscribers.status,
+      sandbox: subscribers.sandbox,
+      pushable: sql<boolean>`${subscribers.endpoint} IS NOT NULL AND ${subscribers.p256dh} IS NOT NULL AND ${subscribers.auth} IS NOT NULL`,
+      timezone: subscribers.timezone,
+    })
+    .from(subscribers)
+    .where(and(eq(subscribers.projectId, projectId), named))
+    .orderBy(desc(subscribers.createdAt), desc(subscribers.id))
+    .limit(limit);
+}
+
+export async function findPolicy(db: Db, projectId: string): Promise<{ policy: DeliveryPolicy | undefined; timezone: string | undefined }> {
+  const [row] = await db.select({ settings: projects.settings }).from(projects).where(eq(projects.id, projectId));
+  return { policy: row?.settings.deliveryPolicy, timezone: row?.settings.timezone };
+}
+
+export type SendRow = typeof transactionalSends.$inferSelect;
+
+export async function insertSend(db: Db, row: typeof transactionalSends.$inferInsert): Promise<void> {
+  await db.insert(transactionalSends).values(row);
+}
+
+export interface SendFilters {
+  reason?: string | undefined;
+  delivered?: boolean | undefined;
+  from?: Date | undefined;
+  to?: Date | undefined;
+}
+
+/** The project's send log, newest first; a test key sees only its sandbox sends. */
+export async function listSends(db: Db, scope: ProjectScope, filters: SendFilters, limit: number, offset: number) {
+  const where = and(
+    eq(transactionalSends.projectId, scope.projectId),
+    scope.sandbox ? eq(transactionalSends.sandbox, true) : undefined,
+    filters.reason !== undefined ? eq(transactionalSends.reason, filters.reason) : undefined,
+    // The reason is null exactly when the send was delivered.
+    filters.delivered === undefined
+      ? undefined
+      : filters.delivered
+        ? isNull(transactionalSends.reason)
+        : isNotNull(transactionalSends.reason),
+    filters.from !== undefined ? gte(transactionalSends.createdAt, filters.from) : undefined,
+    filters.to !== undefined ? lt(transactionalSends.createdAt, filters.to) : undefined,
+  );
+  const [rows, [total]] = await Promise.all([
+    db
+      .select()
+      .from(transactionalSends)
+      .where(where)
+      .orderBy(desc(transactionalSends.createdAt), desc(transactionalSends.id))
+      .limit(limit)
+      .offset(offset),
+    db.select({ total: count() }).from(transactionalSends).where(where),
+  ]);
+  return { rows, total: total?.total ?? 0 };
+}

@@ -1,0 +1,201 @@
+// Transactional push (spec 4.8): one recipient's devices, the delivery policy, an inline send, one envelope, one log row.
+import type { Db } from '../../db/database.js';
+import type { PushOptions } from '../../db/schema.js';
+import type { DeliveryReason } from '../../delivery/channel.js';
+import type { DeliveryEngine } from '../../delivery/delivery-engine.js';
+import { capWindowStart, checkDeliveryPolicy, localZone } from '../../delivery/delivery-policy.js';
+import * as policyRepo from '../../delivery/delivery-policy.repository.js';
+import * as deliveryRepo from '../../delivery/delivery.repository.js';
+import { newId } from '../../shared/ids.js';
+import type { ProjectScope, ProjectTenant } from '../tenancy.js';
+import * as repo from './transactional.repository.js';
+import { DEFAULT_TTL_SECONDS, type SEND_REASONS } from './transactional.schemas.js';
+
+export type SendReason = (typeof SEND_REASONS)[number];
+
+export interface SendEnvelope {
+  success: true;
+  subscriberFound: boolean;
+  delivered: boolean;
+  deactivated: boolean;
+  reason: SendReason | null;
+}
+
+export interface SendInput {
+  externalId?: string | undefined;
+  token?: string | undefined;
+  title: string;
+  body: string;
+  url?: string | undefined;
+  iconUrl?: string | undefined;
+  imageUrl?: string | undefined;
+  badge?: string | undefined;
+  ttl?: number | undefined;
+  urgency?: PushOptions['urgency'] | undefined;
+  topic?: string | undefined;
+  actions?: { action: string; title: string; url?: string | undefined }[] | undefined;
+}
+
+/** A user has a handful of devices; more than this many under one externalId are not all sent to. */
+const MAX_DEVICES = 100;
+
+/**
+ * When devices end differently and none got the push, the envelope names the reason of the device that came
+ * closest to getting it: a failed attempt first (payload_too_large is the caller's to fix and would fail on every
+ * device; provider_error may pass on a retry), then a policy hold (the device is reachable), then device states.
+ */
+const PRECEDENCE = [
+  'payload_too_large',
+  'provider_error',
+  'quiet_hours',
+  'frequency_capped',
+  'subscriber_unsubscribed',
+  'subscriber_inactive',
+] as const satisfies readonly SendReason[];
+
+type DeviceReason = (typeof PRECEDENCE)[number];
+
+/** An engine reason as this route reports it: one it cannot give (a campaign's) would be a provider-side failure. */
+const deviceReason = (reason: DeliveryReason | null): DeviceReason =>
+  PRECEDENCE.find((known) => known === reason) ?? 'provider_error';
+
+/** What happened to one device. `sent` means accepted by the provider (the sandbox provider for a test key). */
+type DeviceOutcome = { sent: true } | { sent: false; reason: DeviceReason; deactivated?: boolean };
+
+const envelope = (subscriberFound: boolean, delivered: boolean, deactivated: boolean, reason: SendReason | null): SendEnvelope => ({
+  success: true,
+  subscriberFound,
+  delivered,
+  deactivated,
+  reason,
+});
+
+/** One envelope for every device the send reached: delivered if any device got it, deactivated if any was gone. */
+function summarize(outcomes: DeviceOutcome[], sandbox: boolean): SendEnvelope {
+  const deactivated = outcomes.some((o) => !o.sent && o.deactivated === true);
+  if (outcomes.some((o) => o.sent)) return sandbox ? envelope(true, false, false, 'sandbox') : envelope(true, true, deactivated, null);
+  // Never empty here, and every device reason is in PRECEDENCE.
+  const reasons = new Set(outcomes.map((o) => (o.sent ? undefined : o.reason)));
+  return envelope(true, false, deactivated, PRECEDENCE.find((r) => reasons.has(r))!);
+}
+
+export interface TransactionalOptions {
+  /** How long an inline send holds its deliveries before a worker may take them over (the engine's lease). */
+  leaseSeconds: number;
+  clock: () => Date;
+}
+
+export class TransactionalService {
+  constructor(
+    private readonly db: Db,
+    private readonly delivery: DeliveryEngine,
+    private readonly options: TransactionalOptions,
+  ) {}
+
+  /**
+   * Sends one push to every active device of the recipient in the key's environment, now, and logs the send. A
+   * test key's send goes through the sandbox provider: recorded, never delivered.
+   */
+  async send(sender: ProjectTenant, input: SendInput, idempotencyKey: string | undefined): Promise<SendEnvelope> {
+    const recipient: repo.Recipient = input.externalId !== undefined ? { externalId: input.externalId } : { token: input.token! };
+    const { result, messageId } = await this.deliver(sender, recipient, input);
+    await repo.insertSend(this.db, {
+      id: newId('txs'),
+      projectId: sender.projectId,
+      channel: 'push',
+      apiKeyId: sender.apiKeyId,
+      sandbox: sender.sandbox,
+      recipient,
+      messageId,
+      idempotencyKey: idempotencyKey ?? null,
+      outcome: { ...result },
+      reason: result.reason,
+    });
+    return result;
+  }
+
+  private async deliver(sender: ProjectTenant, recipient: repo.Recipient, input: SendInput) {
+    const none = { messageId: null };
+    const devices = await repo.findDevices(this.db, sender.projectId, recipient, MAX_DEVICES);
+    if (devices.length === 0) return { ...none, result: envelope(false, false, false, 'subscriber_not_found') };
+    // Devices of the other environment are not the caller's to reach (spec 7.4: subscriber_inactive).
+    const own = devices.filter((d) => d.sandbox === sender.sandbox);
+    if (own.length === 0) return { ...none, result: envelope(true, false, false, 'subscriber_inactive') };
+
+    const outcomes: DeviceOutcome[] = [];
+    const reachable: repo.Device[] = [];
+    for (const d of own) {
+      if (d.status === 'active' && d.pushable) reachable.push(d);
+      else outcomes.push({ sent: false, reason: d.status === 'inactive' ? 'subscriber_inactive' : 'subscriber_unsubscribed' });
+    }
+    if (reachable.length === 0) return { ...none, result: summarize(outcomes, sender.sandbox) };
+
+    const { policy, timezone } = await repo.findPolicy(this.db, sender.projectId);
+    const now = this.options.clock();
+    const since = capWindowStart(policy, now);
+    const messageId = newId('msg');
+    const claimed = await this.db.transaction(async (tx) => {
+      const ids = reachable.map((d) => d.id);
+      let counts = new Map<string, number>();
+      if (since) {
+        await policyRepo.lockSubscribersForCap(tx, sender.projectId, ids);
+        counts = await policyRepo.recentSendCounts(tx, sender.projectId, ids, since);
+      }
+      const allowed: string[] = [];
+      for (const device of reachable) {
+        const subject = { zone: localZone(device.timezone, timezone), recentSends: counts.get(device.id) ?? 0 };
+        const decision = checkDeliveryPolicy(policy, subject, now);
+        if (decision.allowed) allowed.push(device.id);
+        else outcomes.push({ sent: false, reason: decision.reason });
+      }
+      if (allowed.length === 0) return [];
+      await deliveryRepo.insertMessage(tx, {
+        id: messageId,
+        projectId: sender.projectId,
+        source: 'transactional',
+        sandbox: sender.sandbox,
+        content: {
+          title: input.title,
+          body: input.body,
+          url: input.url,
+          iconUrl: input.iconUrl,
+          imageUrl: input.imageUrl,
+          badge: input.badge,
+          actions: input.actions,
+        },
+        options: { ttlSeconds: input.ttl ?? DEFAULT_TTL_SECONDS, urgency: input.urgency ?? 'normal', topic: input.topic },
+      });
+      // Under the cap lock until commit: a concurrent send to the same device counts these as in flight.
+      return deliveryRepo.insertClaimed(tx, sender.projectId, messageId, allowed, this.options.leaseSeconds);
+    });
+    if (claimed.length === 0) return { ...none, result: summarize(outcomes, sender.sandbox) };
+
+    for (const result of await this.delivery.deliverNow(claimed)) {
+      outcomes.push(
+        result.status === 'sent' ? { sent: true } : { sent: false, reason: deviceReason(result.reason), deactivated: result.deactivated },
+      );
+    }
+    return { messageId, result: summarize(outcomes, sender.sandbox) };
+  }
+
+  async listSends(scope: ProjectScope, filters: repo.SendFilters, page: number, pageSize: number) {
+    const { rows, total } = await repo.listSends(this.db, scope, filters, pageSize, (page - 1) * pageSize);
+    return {
+      data: rows.map((row) => ({
+        id: row.id,
+        channel: row.channel,
+        apiKeyId: row.apiKeyId,
+        sandbox: row.sandbox,
+        recipient: row.recipient,
+        messageId: row.messageId,
+        idempotencyKey: row.idempotencyKey,
+        outcome: row.outcome as unknown as SendEnvelope,
+        reason: row.reason as SendReason | null,
+        createdAt: row.createdAt.toISOString(),
+      })),
+      page,
+      pageSize,
+      total,
+    };
+  }
+}

@@ -1,0 +1,137 @@
+// Real `herald worker` child processes for crash tests and the benchmark: start with an environment, wait until the engine listens, kill -9, stop.
+import { spawn } from 'node:child_process';
+import { readdir, readFile, readlink } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+
+const MAIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../dist/main.js');
+const READY_TIMEOUT_MS = 60_000;
+const STOP_TIMEOUT_MS = 30_000;
+/** How much of the child's stdout and stderr is kept for error messages. */
+const OUTPUT_CHARS = 20_000;
+
+export interface WorkerProcess {
+  /** Also its PostgreSQL application_name, so its connections can be told apart. */
+  name: string;
+  pid: number;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** The tail of its stdout and stderr. */
+  output(): string;
+  /** Resolves once its delivery engine runs (its LISTEN connection is open); fails if it exits first. */
+  ready(): Promise<void>;
+  /** SIGSTOP: frozen in place, so its state (its sockets) can be read before it is killed. */
+  pause(): void;
+  /** kill -9, and wait until it is gone. */
+  kill(): Promise<void>;
+  /** SIGTERM (a clean drain), SIGKILL if it has not exited in time. */
+  stop(): Promise<void>;
+  /** Local ports of its open TCP connections to `remotePort` (Linux /proc). */
+  tcpPortsTo(remotePort: number): Promise<number[]>;
+}
+
+export interface WorkerProcessOptions {
+  databaseUrl: string;
+  /** Settings on top of DATABASE_URL (DELIVERY_*, PUSH_*, LOG_LEVEL …), exactly as an operator would set them. */
+  env?: Record<string, string>;
+  name?: string;
+}
+
+const running = new Set<WorkerProcess>();
+let sequence = 0;
+
+function withApplicationName(url: string, name: string): string {
+  const parsed = new URL(url);
+  parsed.searchParams.set('application_name', name);
+  return parsed.toString();
+}
+
+/** `node server/dist/main.js worker` (run `npm run build` first). */
+export function startWorkerProcess(options: WorkerProcessOptions): WorkerProcess {
+  const name = options.name ?? `herald-worker-${process.pid}-${++sequence}`;
+  const child = spawn(process.execPath, [...(process.env.TEMP_NODE_ARGS ? process.env.TEMP_NODE_ARGS.split(' ') : []), MAIN, 'worker'], {
+    env: { PATH: process.env.PATH, LOG_LEVEL: 'warn', ...options.env, DATABASE_URL: withApplicationName(options.databaseUrl, name) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const keep = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-OUTPUT_CHARS));
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  const gone = () => child.exitCode !== null || child.signalCode !== null;
+
+  const worker: WorkerProcess = {
+    name,
+    pid: child.pid!,
+    exited,
+    output: () => output,
+    async ready() {
+      const client = new pg.Client({ connectionString: options.databaseUrl });
+      await client.connect();
+      try {
+        const deadline = Date.now() + READY_TIMEOUT_MS;
+        while (Date.now() < deadline) {
+          if (gone()) throw new Error(`${name} exited before it was ready:\n${output}`);
+          const { rows } = await client.query(
+            `SELECT 1 FROM pg_stat_activity WHERE application_name = $1 AND query = 'LISTEN herald_deliveries'`,
+            [name],
+          );
+          if (rows.length > 0) return;
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        throw new Error(`${name} not ready after ${READY_TIMEOUT_MS} ms:\n${output}`);
+      } finally {
+        await client.end();
+      }
+    },
+    pause() {
+      child.kill('SIGSTOP');
+    },
+    async kill() {
+      if (!gone()) child.kill('SIGKILL');
+      await exited;
+    },
+    async stop() {
+      if (!gone()) {
+        child.kill('SIGTERM');
+        child.kill('SIGCONT'); // a paused worker acts on SIGTERM only once it runs again
+        const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
+        await exited;
+        clearTimeout(timer);
+      }
+    },
+    tcpPortsTo: (remotePort) => tcpPortsOf(child.pid!, remotePort),
+  };
+  running.add(worker);
+  void exited.then(() => running.delete(worker));
+  return worker;
+}
+
+/** Stops every worker this process started that still runs (an afterAll, so a failed test leaks none). */
+export async function stopAllWorkers(): Promise<void> {
+  await Promise.all([...running].map((worker) => worker.stop()));
+}
+
+/** Socket inodes the process holds, matched against the kernel's TCP tables (IPv4 and IPv6). */
+async function tcpPortsOf(pid: number, remotePort: number): Promise<number[]> {
+  const inodes = new Set<string>();
+  for (const fd of await readdir(`/proc/${pid}/fd`).catch(() => [])) {
+    const target = await readlink(`/proc/${pid}/fd/${fd}`).catch(() => '');
+    const inode = /^socket:\[(\d+)\]$/.exec(target)?.[1];
+    if (inode) inodes.add(inode);
+  }
+  const ports: number[] = [];
+  for (const table of ['tcp', 'tcp6']) {
+    const lines = (await readFile(`/proc/${pid}/net/${table}`, 'utf8').catch(() => '')).split('\n').slice(1);
+    for (const line of lines) {
+      // sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
+      const fields = line.trim().split(/\s+/);
+      if (fields.length < 10 || !inodes.has(fields[9]!)) continue;
+      const port = (address: string) => parseInt(address.split(':')[1]!, 16);
+      if (port(fields[2]!) === remotePort) ports.push(port(fields[1]!));
+    }
+  }
+  return ports;
+}
