@@ -2,7 +2,7 @@
 import { createECDH, randomBytes } from 'node:crypto';
 import autocannon from 'autocannon';
 import { measure, median, type CaseResult } from '../lib/harness.js';
-import { startBareFastify, type Child } from '../lib/process.js';
+import { cpuSecondsOf, machineCpuSeconds, startBareFastify, type Child } from '../lib/process.js';
 
 export interface IngestContext {
   server: Child;
@@ -22,6 +22,12 @@ async function load(options: autocannon.Options): Promise<autocannon.Result> {
   });
 }
 
+async function storedSubscribers(ctx: IngestContext): Promise<number> {
+  const response = await fetch(`${ctx.server.url}/subscribers/project/${ctx.projectId}?pageSize=1`, { headers: { 'x-api-key': ctx.key } });
+  if (!response.ok) throw new Error(`counting subscribers: ${response.status} ${await response.text()}`);
+  return ((await response.json()) as { total: number }).total;
+}
+
 export async function ingestCases(ctx: IngestContext): Promise<CaseResult[]> {
   const ecdh = createECDH('prime256v1');
   ecdh.generateKeys();
@@ -35,7 +41,9 @@ export async function ingestCases(ctx: IngestContext): Promise<CaseResult[]> {
       return { value: result.requests.average };
     });
     let rejected = 0;
+    let created = 0;
     const heraldResult = await measure('POST /subscribers', { unit: 'req/s', runs: ctx.runs }, async () => {
+      const [apiCpu, machineCpu] = [await cpuSecondsOf(ctx.server.pid), await machineCpuSeconds()];
       const result = await load({
         url: ctx.server.url,
         connections: ctx.connections,
@@ -59,9 +67,24 @@ export async function ingestCases(ctx: IngestContext): Promise<CaseResult[]> {
         ],
       });
       rejected += result.non2xx;
-      return { value: result.requests.average, extra: { non2xx: result.non2xx, p99ms: result.latency.p99 } };
+      created += result['2xx'];
+      // CPU per registration: the API process, and the whole machine (API, PostgreSQL and autocannon share it).
+      const perRegistration = (seconds: number) => Math.round((seconds * 1e6) / Math.max(1, result['2xx'])) / 1000;
+      return {
+        value: result.requests.average,
+        extra: {
+          non2xx: result.non2xx,
+          p99ms: result.latency.p99,
+          apiCpuMs: perRegistration((await cpuSecondsOf(ctx.server.pid)) - apiCpu),
+          machineCpuMs: perRegistration((await machineCpuSeconds()) - machineCpu),
+        },
+      };
     });
     if (rejected > 0) throw new Error(`POST /subscribers answered ${rejected} non-2xx responses: raise RATE_LIMIT_INGEST`);
+    // A 201 promises a committed row: every one must be in the (otherwise untouched) ingest project. There may be a
+    // few more rows: requests still in flight when autocannon stopped are committed without being counted.
+    const stored = await storedSubscribers(ctx);
+    if (stored < created) throw new Error(`POST /subscribers answered ${created} × 201 but the project holds ${stored} subscribers`);
     const ratio = heraldResult.median / bareResult.median;
     const ratioResult: CaseResult = {
       name: 'ingest ratio (Herald / bare)',

@@ -52,6 +52,19 @@ async function seedAudience(pool: pg.Pool, projectId: string, peer: PushPeer, to
   await pool.query('ANALYZE subscribers');
 }
 
+/** CPU seconds of every PostgreSQL process alive now, by pid (backends, walwriter, autovacuum …). */
+async function postgresCpu(pool: pg.Pool): Promise<Map<number, number>> {
+  const { rows } = await pool.query<{ pid: number }>('SELECT pid FROM pg_stat_activity');
+  return new Map(await Promise.all(rows.map(async ({ pid }) => [pid, await cpuSecondsOf(pid)] as const)));
+}
+
+/** CPU seconds PostgreSQL used between two readings; processes that came and went in between are not seen. */
+function postgresCpuUsed(before: Map<number, number>, after: Map<number, number>): number {
+  let used = 0;
+  for (const [pid, seconds] of after) used += seconds - (before.get(pid) ?? 0);
+  return used;
+}
+
 /** What the peer answered between two stats readings; throws on anything but 201 or a sample not decrypted. */
 function checkAnswers(before: Awaited<ReturnType<PushPeer['stats']>>, after: Awaited<ReturnType<PushPeer['stats']>>, sent: number) {
   const delta = (status: string) => (after.statuses[status] ?? 0) - (before.statuses[status] ?? 0);
@@ -94,7 +107,12 @@ export async function pushCases(ctx: PushContext): Promise<CaseResult[]> {
       );
       await pool.query(`INSERT INTO message_stats (message_id, queued) VALUES ($1, $2)`, [messageId, count]);
       const answers = await peer.stats();
-      const cpu = { worker: await cpuSecondsOf(engineWorker.pid), peer: await cpuSecondsOf(peer.pid), machine: await machineCpuSeconds() };
+      const cpu = {
+        worker: await cpuSecondsOf(engineWorker.pid),
+        peer: await cpuSecondsOf(peer.pid),
+        postgres: await postgresCpu(pool),
+        machine: await machineCpuSeconds(),
+      };
       const { result, peakRssMb } = await peakRssDuring(engineWorker.pid, async () => {
         const insertStart = Date.now();
         await pool.query(
@@ -118,6 +136,7 @@ export async function pushCases(ctx: PushContext): Promise<CaseResult[]> {
       const used = {
         worker: (await cpuSecondsOf(engineWorker.pid)) - cpu.worker,
         peer: (await cpuSecondsOf(peer.pid)) - cpu.peer,
+        postgres: postgresCpuUsed(cpu.postgres, await postgresCpu(pool)),
         machine: (await machineCpuSeconds()) - cpu.machine,
       };
       const { rows } = await pool.query<{ sent: number }>(`SELECT count(*)::int AS sent FROM deliveries WHERE message_id = $1 AND status = 'sent'`, [
@@ -136,7 +155,8 @@ export async function pushCases(ctx: PushContext): Promise<CaseResult[]> {
           insertMs: result.insertMs,
           workerCpuS: round(used.worker),
           peerCpuS: round(used.peer),
-          otherCpuS: round(used.machine - used.worker - used.peer),
+          postgresCpuS: round(used.postgres),
+          otherCpuS: round(used.machine - used.worker - used.peer - used.postgres),
           sampleDecrypted: sampled,
         },
       };

@@ -1,4 +1,5 @@
 // Herald's configuration: the one schema for every setting and the sole reader of process.env.
+import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 
 const durationPattern = /^(\d+)\s*(ms|s|m|h|d)?$/;
@@ -71,8 +72,9 @@ const envSchema = z.object({
   WORKER_CONCURRENCY: integer(4),
   SHUTDOWN_TIMEOUT: duration('30s'),
   ALLOW_INSECURE_PUSH_ENDPOINTS: boolean(false),
-  DELIVERY_BATCH_SIZE: integer(500),
-  DELIVERY_CONCURRENCY: integer(256),
+  // Several batches in flight, so claiming, encrypting, sending and recording overlap (docs/PERFORMANCE.md).
+  DELIVERY_BATCH_SIZE: integer(250),
+  DELIVERY_CONCURRENCY: integer(1000),
   DELIVERY_LEASE: duration('2m'),
   DELIVERY_MAX_ATTEMPTS: integer(5),
   DELIVERY_RETRY_BASE_MS: integer(1000),
@@ -83,6 +85,8 @@ const envSchema = z.object({
   PUSH_CONNECTIONS_PER_ORIGIN: integer(32),
   PUSH_RATE_PER_ORIGIN: integer(0, 0),
   PUSH_TIMEOUT_MS: integer(15000),
+  // Encryption beside the event loop wherever there is a second core (docs/PERFORMANCE.md, "Push delivery").
+  PUSH_ENCRYPTION_THREADS: integer(availableParallelism() > 1 ? 2 : 0, 0),
   VAPID_SUBJECT: z
     .string()
     .regex(/^(mailto:[^@\s]+@[^@\s]+|https:\/\/\S+)$/, 'must be a mailto: address or an https: URL')
@@ -142,6 +146,8 @@ export interface Config {
     /** Requests per second per push-service origin; 0 = unlimited. */
     ratePerOrigin: number;
     timeoutMs: number;
+    /** Worker threads encrypting payloads (0: on the event loop). */
+    encryptionThreads: number;
     /** VAPID `sub` when the project sets none. */
     vapidSubject: string;
   };
@@ -209,6 +215,7 @@ export function loadConfig(env: Env = process.env): Config {
       connectionsPerOrigin: e.PUSH_CONNECTIONS_PER_ORIGIN,
       ratePerOrigin: e.PUSH_RATE_PER_ORIGIN,
       timeoutMs: e.PUSH_TIMEOUT_MS,
+      encryptionThreads: e.PUSH_ENCRYPTION_THREADS,
       vapidSubject: e.VAPID_SUBJECT ?? (e.ADMIN_EMAIL ? `mailto:${e.ADMIN_EMAIL}` : publicUrl),
     },
     geo: {

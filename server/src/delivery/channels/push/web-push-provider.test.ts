@@ -7,7 +7,7 @@ import { createWebPushProvider, type WebPushOptions } from './web-push-provider.
 
 const vapid = { ...generateVapidKeys(), subject: 'mailto:ops@example.com' };
 const spare = createFakeBrowser();
-const defaults: WebPushOptions = { connectionsPerOrigin: 8, ratePerOrigin: 0, timeoutMs: 2000, allowInsecureEndpoints: true };
+const defaults: WebPushOptions = { connectionsPerOrigin: 8, ratePerOrigin: 0, timeoutMs: 2000, allowInsecureEndpoints: true, encryptionThreads: 1 };
 
 let deliveryId = 0;
 function item(endpoint: string, browser: FakeBrowser = spare, overrides: Partial<PushItem> = {}): PushItem {

@@ -1,9 +1,11 @@
-// Web push provider (RFC 8030/8291/8292): encrypts each payload, signs VAPID per origin, sends over pooled connections.
+// Web push provider (RFC 8030/8291/8292): encrypts each payload (on worker threads), signs VAPID per origin, sends over
+// pooled connections.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
 import type { ChannelProvider, PushItem, SendOutcome } from '../../channel.js';
 import { createEndpointGuard } from './push-endpoint-guard.js';
-import { encryptPushPayload, MAX_PLAINTEXT_BYTES } from './push-encryption.js';
+import { createEncryptionPool, type EncryptionJob, type EncryptionResult } from './push-encryption-pool.js';
+import { MAX_PLAINTEXT_BYTES } from './push-encryption.js';
 import { outcomeOfError, outcomeOfStatus, refused, tooLarge } from './push-outcome.js';
 import { createVapidSigner } from './vapid-signer.js';
 
@@ -14,6 +16,8 @@ export interface WebPushOptions {
   timeoutMs: number;
   /** Allow http:// and loopback push services (a local fake push service in tests); never in production. */
   allowInsecureEndpoints: boolean;
+  /** Worker threads encrypting payloads; 0 encrypts on the event loop. */
+  encryptionThreads: number;
 }
 
 /** Endpoints are user-supplied, so their origins are unbounded: the least recently used pool beyond this closes. */
@@ -30,6 +34,7 @@ export function createWebPushProvider(options: WebPushOptions): ChannelProvider<
   const vapid = createVapidSigner();
   const origins = new Map<string, Origin>();
   const interval = options.ratePerOrigin > 0 ? 1000 / options.ratePerOrigin : 0;
+  const encryption = createEncryptionPool(options.encryptionThreads);
 
   function originOf(origin: string): Origin {
     let entry = origins.get(origin);
@@ -65,7 +70,8 @@ export function createWebPushProvider(options: WebPushOptions): ChannelProvider<
     if (at > now) await sleep(at - now);
   }
 
-  async function sendOne(item: PushItem): Promise<SendOutcome> {
+  /** What can be refused before encrypting: the endpoint and the payload size. */
+  function check(item: PushItem): { url: URL; job: EncryptionJob } | SendOutcome {
     let url: URL;
     try {
       url = new URL(item.endpoint);
@@ -74,15 +80,15 @@ export function createWebPushProvider(options: WebPushOptions): ChannelProvider<
     }
     const refusal = guard.refusal(url);
     if (refusal) return refused('blocked_endpoint', `push endpoint refused: ${refusal}`);
+    const plaintext = JSON.stringify(item.payload);
+    const bytes = Buffer.byteLength(plaintext);
+    if (bytes > MAX_PLAINTEXT_BYTES) return tooLarge(`push payload is ${bytes} bytes; at most ${MAX_PLAINTEXT_BYTES} fit in 4096 encrypted`);
+    return { url, job: { plaintext, p256dh: item.p256dh, auth: item.auth } };
+  }
 
-    const plaintext = Buffer.from(JSON.stringify(item.payload));
-    if (plaintext.length > MAX_PLAINTEXT_BYTES) return tooLarge(`push payload is ${plaintext.length} bytes; at most ${MAX_PLAINTEXT_BYTES} fit in 4096 encrypted`);
-    let body: Buffer;
-    try {
-      body = encryptPushPayload(plaintext, Buffer.from(item.p256dh, 'base64url'), Buffer.from(item.auth, 'base64url'));
-    } catch (error) {
-      return refused('invalid_subscription_keys', `push subscription keys are unusable: ${(error as Error).message}`);
-    }
+  async function post(item: PushItem, url: URL, encrypted: EncryptionResult): Promise<SendOutcome> {
+    if ('error' in encrypted) return refused('invalid_subscription_keys', `push subscription keys are unusable: ${encrypted.error}`);
+    const { body } = encrypted;
     let authorization: string;
     try {
       authorization = vapid.authorization(url.origin, item.vapid);
@@ -114,11 +120,27 @@ export function createWebPushProvider(options: WebPushOptions): ChannelProvider<
 
   return {
     name: 'web-push',
-    send: (items) => Promise.all(items.map(sendOne)),
+    async send(items) {
+      const outcomes: SendOutcome[] = [];
+      const ready: { index: number; url: URL }[] = [];
+      const jobs: EncryptionJob[] = [];
+      items.forEach((item, index) => {
+        const checked = check(item);
+        if ('job' in checked) {
+          ready.push({ index, url: checked.url });
+          jobs.push(checked.job);
+        } else {
+          outcomes[index] = checked;
+        }
+      });
+      const encrypted = await encryption.encrypt(jobs);
+      await Promise.all(ready.map(async ({ index, url }, i) => (outcomes[index] = await post(items[index]!, url, encrypted[i]!))));
+      return outcomes;
+    },
     close: async () => {
       const pools = [...origins.values()].map((o) => o.pool.close());
       origins.clear();
-      await Promise.all(pools);
+      await Promise.all([...pools, encryption.close()]);
     },
   };
 }
