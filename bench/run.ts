@@ -2,8 +2,9 @@
 // several times, prints median/min/max and writes the JSON to bench/results/.
 //
 // Environment: BENCH_SUBSCRIBERS (default 1,000,000), BENCH_RUNS (5), BENCH_INGEST_SECONDS (5),
-// BENCH_CONNECTIONS (10), BENCH_PUSH_N (100,000), BENCH_PUSH_WEB_PUSH_N (20,000), BENCH_PUSH_RSS_N (0: no memory run),
-// BENCH_DATABASE_URL (else an embedded PostgreSQL in a temporary directory).
+// BENCH_CONNECTIONS (10), BENCH_PUSH_N (100,000), BENCH_PUSH_WEB_PUSH_N (20,000), BENCH_PUSH_RSS_N (0: no memory run;
+// 1000000 for the 1M-recipient run, ~5 min more), BENCH_DATABASE_URL (else an embedded PostgreSQL in a temporary
+// directory). DELIVERY_* and PUSH_* settings are passed on to the push benchmark's worker process.
 import { analyticsCase, exportCase, reachCases, type AudienceContext } from './cases/audience.js';
 import { ingestCases } from './cases/ingest.js';
 import { pushCases } from './cases/push.js';

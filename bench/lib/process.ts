@@ -1,5 +1,4 @@
-// Child processes the benchmarks measure: the Herald server (`node server/dist/main.js api`), a Herald worker, a bare
-// Fastify and the local push service; their memory and CPU time.
+// Child processes the benchmarks measure (Herald api and worker, a bare Fastify, the push peer), their memory and CPU.
 import { execFile, fork, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -133,6 +132,7 @@ const CLOCK_TICKS = 100;
 /** CPU seconds a process has used so far (user + system, /proc/<pid>/stat). */
 export async function cpuSecondsOf(pid: number): Promise<number> {
   const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+  if (!stat) return 0; // exited in between
   // Fields after the command name (which may contain spaces): utime and stime are the 12th and 13th.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;

@@ -1,5 +1,4 @@
-// The push benchmark's push service, run as its own process (its CPU is not the sender's): HTTPS, VAPID checked on
-// every request, and a sample of pushes decrypted to prove the senders encrypt for the right keys.
+// The push benchmark's push service in its own process: HTTPS, VAPID checked, a sample of pushes decrypted.
 import { readFileSync } from 'node:fs';
 import { createFakeBrowser, startPushService } from '../../server/test/push-service.js';
 

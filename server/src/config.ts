@@ -73,8 +73,8 @@ const envSchema = z.object({
   SHUTDOWN_TIMEOUT: duration('30s'),
   ALLOW_INSECURE_PUSH_ENDPOINTS: boolean(false),
   // Several batches in flight, so claiming, encrypting, sending and recording overlap (docs/PERFORMANCE.md).
-  DELIVERY_BATCH_SIZE: integer(250),
-  DELIVERY_CONCURRENCY: integer(1000),
+  DELIVERY_BATCH_SIZE: integer(125),
+  DELIVERY_CONCURRENCY: integer(375),
   DELIVERY_LEASE: duration('2m'),
   DELIVERY_MAX_ATTEMPTS: integer(5),
   DELIVERY_RETRY_BASE_MS: integer(1000),

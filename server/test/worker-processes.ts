@@ -1,4 +1,4 @@
-// Real `herald worker` child processes for crash tests and the benchmark: start with an environment, wait until the engine listens, kill -9, stop.
+// Real `herald worker` child processes for crash tests and the benchmark: start, wait until ready, kill -9, stop.
 import { spawn } from 'node:child_process';
 import { readdir, readFile, readlink } from 'node:fs/promises';
 import path from 'node:path';
@@ -49,7 +49,7 @@ function withApplicationName(url: string, name: string): string {
 /** `node server/dist/main.js worker` (run `npm run build` first). */
 export function startWorkerProcess(options: WorkerProcessOptions): WorkerProcess {
   const name = options.name ?? `herald-worker-${process.pid}-${++sequence}`;
-  const child = spawn(process.execPath, [...(process.env.TEMP_NODE_ARGS ? process.env.TEMP_NODE_ARGS.split(' ') : []), MAIN, 'worker'], {
+  const child = spawn(process.execPath, [MAIN, 'worker'], {
     env: { PATH: process.env.PATH, LOG_LEVEL: 'warn', ...options.env, DATABASE_URL: withApplicationName(options.databaseUrl, name) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -1,5 +1,4 @@
-// The engine's worker loop with the real web push provider and a local push service: retries and backoff,
-// Retry-After, final failures, gone subscriptions, expired leases and the fence, sandbox messages.
+// The engine's loop with the real web push provider and peer: retries, Retry-After, gone subscriptions, leases, fence.
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { afterEach, beforeAll, afterAll, expect, it } from 'vitest';

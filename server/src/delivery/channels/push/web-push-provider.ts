@@ -1,5 +1,4 @@
-// Web push provider (RFC 8030/8291/8292): encrypts each payload (on worker threads), signs VAPID per origin, sends over
-// pooled connections.
+// Web push provider (RFC 8030/8291/8292): encrypts (on threads), signs VAPID per origin, sends over pooled connections.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
 import type { ChannelProvider, PushItem, SendOutcome } from '../../channel.js';
