@@ -4,26 +4,15 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createTenant } from './fixtures.js';
 import { createTestDatabase, startTestApp, TEST_JWT_SECRET, type TestApp, type TestDatabase } from './harness.js';
-import { createFakeBrowser, startPushService, type PushService } from './push-service.js';
-import { startWorkerProcess, stopAllWorkers } from './worker-processes.js';
+import { startPushService, type PushService } from './push-service.js';
+import { seedPushRecipients } from './subscriber-seed.js';
+import { CRASH_TEST_WORKER_ENV, startWorkerProcess, stopAllWorkers } from './worker-processes.js';
 
 const RECIPIENTS = 3000;
-/** Subscriptions share a few browsers' keys: the service still decrypts every push, and key generation stays cheap. */
-const BROWSERS = 16;
 const KILL_AT = 0.3;
 const SETTLE_TIMEOUT_MS = 120_000;
 
-const workerEnv = {
-  ALLOW_INSECURE_PUSH_ENDPOINTS: 'true',
-  JWT_SECRET: TEST_JWT_SECRET,
-  PUBLIC_URL: 'https://herald.example.com',
-  // A short lease brings the dead worker's rows back quickly; small batches put the kill in the middle of one.
-  DELIVERY_LEASE: '3s',
-  DELIVERY_BATCH_SIZE: '50',
-  DELIVERY_POLL_INTERVAL_MS: '200',
-  DB_POOL_MAX: '5',
-  LOG_LEVEL: 'warn',
-};
+const workerEnv = { ...CRASH_TEST_WORKER_ENV, JWT_SECRET: TEST_JWT_SECRET };
 
 let database: TestDatabase;
 let t: TestApp;
@@ -49,14 +38,7 @@ it(
   'kill -9 of one of two workers midway: every recipient gets the campaign once (bar the tolerated window) and it ends sent',
   async () => {
     const tenant = await createTenant(t);
-    const browsers = Array.from({ length: BROWSERS }, () => createFakeBrowser());
-    for (let g = 1; g <= RECIPIENTS; g++) push.endpointFor({ ...browsers[g % BROWSERS]!, id: `r${g}` });
-    await query(
-      `INSERT INTO subscribers (id, project_id, token, endpoint, p256dh, auth, tags)
-       SELECT 'sub_cc_' || g, $1, 'tok_cc_' || g, $2 || '/push/r' || g, ($3::text[])[1 + g % $5], ($4::text[])[1 + g % $5], '{crash}'
-       FROM generate_series(1, $6::int) g`,
-      [tenant.projectId, push.origin, browsers.map((b) => b.p256dh), browsers.map((b) => b.auth), BROWSERS, RECIPIENTS],
-    );
+    await seedPushRecipients(t.database.pool, push, tenant.projectId, RECIPIENTS, ['crash']);
 
     const start = (name: string) => startWorkerProcess({ databaseUrl: database.url, env: workerEnv, name });
     const victim = start('campaign-victim');
@@ -128,7 +110,7 @@ it(
     const unexplained: string[] = [];
     let duplicates = 0;
     for (const row of rows) {
-      const recipient = `r${row.subscriber_id.slice('sub_cc_'.length)}`;
+      const recipient = row.subscriber_id;
       const count = pushes.get(recipient) ?? 0;
       if (count === 0) lost.push(recipient);
       if (count <= 1) continue;

@@ -4,28 +4,20 @@ import { createTrackingTokens } from '../src/delivery/tracking-token.js';
 import { newId } from '../src/shared/ids.js';
 import { createTenant } from './fixtures.js';
 import { createTestDatabase, startTestApp, TEST_JWT_SECRET, type TestApp, type TestDatabase } from './harness.js';
-import { createFakeBrowser, startPushService, type PushService, type ReceivedPush } from './push-service.js';
-import { startWorkerProcess, stopAllWorkers } from './worker-processes.js';
+import { startPushService, type PushService, type ReceivedPush } from './push-service.js';
+import { seedPushRecipients } from './subscriber-seed.js';
+import { CRASH_TEST_WORKER_ENV, startWorkerProcess, stopAllWorkers } from './worker-processes.js';
 
 const RECIPIENTS = 4000;
-/** Subscriptions share a few browsers' keys: the service still decrypts every push, and key generation stays cheap. */
-const BROWSERS = 16;
 /** The kill is ordered once this share of recipients got their push. */
 const KILL_AT = 0.4;
 const SETTLE_TIMEOUT_MS = 120_000;
 
 const workerEnv = {
-  ALLOW_INSECURE_PUSH_ENDPOINTS: 'true',
+  ...CRASH_TEST_WORKER_ENV,
   JWT_SECRET: TEST_JWT_SECRET,
-  PUBLIC_URL: 'https://herald.example.com',
-  // A short lease brings the dead worker's rows back quickly; small batches put the kill in the middle of one.
-  DELIVERY_LEASE: '3s',
-  DELIVERY_BATCH_SIZE: '50',
   // Few connections to a service answering in 5 ms: ~800 pushes/s per worker, slow enough to stop it where we mean to.
   PUSH_CONNECTIONS_PER_ORIGIN: '4',
-  DELIVERY_POLL_INTERVAL_MS: '200',
-  DB_POOL_MAX: '5',
-  LOG_LEVEL: 'warn',
 };
 
 let database: TestDatabase;
@@ -50,14 +42,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? NaN;
 
 async function queueCampaign(projectId: string): Promise<string> {
-  const browsers = Array.from({ length: BROWSERS }, () => createFakeBrowser());
-  for (let g = 1; g <= RECIPIENTS; g++) push.endpointFor({ ...browsers[g % BROWSERS]!, id: `r${g}` });
-  await query(
-    `INSERT INTO subscribers (id, project_id, token, endpoint, p256dh, auth)
-     SELECT 'sub_crash_' || g, $1, 'tok_crash_' || g, $2 || '/push/r' || g, ($3::text[])[1 + g % $5], ($4::text[])[1 + g % $5]
-     FROM generate_series(1, $6::int) g`,
-    [projectId, push.origin, browsers.map((b) => b.p256dh), browsers.map((b) => b.auth), BROWSERS, RECIPIENTS],
-  );
+  await seedPushRecipients(t.database.pool, push, projectId, RECIPIENTS);
   const messageId = newId('msg');
   await query(
     `INSERT INTO messages (id, project_id, channel, source, sandbox, content, options)
@@ -152,7 +137,7 @@ it(
     let duplicates = 0;
     const windowsMs: number[] = [];
     for (const row of rows) {
-      const recipient = `r${row.subscriber_id.slice('sub_crash_'.length)}`;
+      const recipient = row.subscriber_id;
       const pushes = pushesTo.get(recipient) ?? [];
       if (pushes.length === 0) {
         lost.push(recipient);

@@ -2,6 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import { newId } from '../src/shared/ids.js';
+import { createFakeBrowser, type PushService } from './push-service.js';
 
 export interface SeedSubscriber {
   endpoint?: string | null;
@@ -45,4 +46,22 @@ export async function seedSubscribers(pool: pg.Pool, projectId: string, rows: Se
     );
   }
   return ids;
+}
+
+/** Subscriptions share a few fake browsers' keys: the push service still decrypts every push, key generation stays cheap. */
+const SHARED_BROWSERS = 16;
+
+/**
+ * `count` active push subscribers of a project whose endpoints are on the local push service, in one statement.
+ * Each subscriber's id is also its id at the push service (`push.received[].id`).
+ */
+export async function seedPushRecipients(pool: pg.Pool, push: PushService, projectId: string, count: number, tags: string[] = []): Promise<void> {
+  const browsers = Array.from({ length: SHARED_BROWSERS }, () => createFakeBrowser());
+  for (let g = 1; g <= count; g++) push.endpointFor({ ...browsers[g % SHARED_BROWSERS]!, id: `sub_push_${g}` });
+  await pool.query(
+    `INSERT INTO subscribers (id, project_id, token, endpoint, p256dh, auth, tags)
+     SELECT 'sub_push_' || g, $1, 'tok_push_' || g, $2 || '/push/sub_push_' || g, ($3::text[])[1 + g % $5], ($4::text[])[1 + g % $5], $7::text[]
+     FROM generate_series(1, $6::int) g`,
+    [projectId, push.origin, browsers.map((b) => b.p256dh), browsers.map((b) => b.auth), SHARED_BROWSERS, count, tags],
+  );
 }

@@ -37,6 +37,20 @@ export interface WorkerProcessOptions {
   name?: string;
 }
 
+/**
+ * Settings of the worker processes in crash tests: a short lease brings a dead worker's rows back quickly, small
+ * batches put a kill in the middle of one.
+ */
+export const CRASH_TEST_WORKER_ENV: Record<string, string> = {
+  ALLOW_INSECURE_PUSH_ENDPOINTS: 'true',
+  PUBLIC_URL: 'https://herald.example.com',
+  DELIVERY_LEASE: '3s',
+  DELIVERY_BATCH_SIZE: '50',
+  DELIVERY_POLL_INTERVAL_MS: '200',
+  DB_POOL_MAX: '5',
+  LOG_LEVEL: 'warn',
+};
+
 const running = new Set<WorkerProcess>();
 let sequence = 0;
 
