@@ -155,17 +155,18 @@ export class DeliveryEngine {
   }
 
   /**
-   * Sends deliveries this process already holds (the transactional path): retryable failures are tried again
-   * inline while the retry budget lasts, then recorded as final. Returns each delivery's final state.
+   * Sends deliveries of `message` this process already holds (the transactional path, which just wrote the message
+   * and so passes it rather than have it read back): retryable failures are tried again inline while the retry
+   * budget lasts, then recorded as final. Returns each delivery's final state.
    */
-  async deliverNow(claimed: ClaimedDelivery[]): Promise<DeliveryResult[]> {
-    return this.deliver(claimed, this.settings.transactionalRetryBudgetMs);
+  async deliverNow(claimed: ClaimedDelivery[], message: MessageRecord): Promise<DeliveryResult[]> {
+    return this.deliver(claimed, { inlineBudgetMs: this.settings.transactionalRetryBudgetMs, message });
   }
 
-  /** One batch: check, send, record; with `inlineBudgetMs`, retry inline instead of queueing. */
-  private async deliver(claimed: ClaimedDelivery[], inlineBudgetMs?: number): Promise<DeliveryResult[]> {
-    const deadline = inlineBudgetMs === undefined ? undefined : Date.now() + inlineBudgetMs;
-    const messages = await this.loadMessages(claimed);
+  /** One batch: check, send, record; with `inline`, retry inline instead of queueing. */
+  private async deliver(claimed: ClaimedDelivery[], inline?: { inlineBudgetMs: number; message: MessageRecord }): Promise<DeliveryResult[]> {
+    const deadline = inline === undefined ? undefined : Date.now() + inline.inlineBudgetMs;
+    const messages = inline ? new Map([[inline.message.id, inline.message]]) : await this.loadMessages(claimed);
     const projects = await this.loadProjects(claimed);
     const results: DeliveryResult[] = [];
     const updates: DeliveryUpdate[] = [];
@@ -208,8 +209,7 @@ export class DeliveryEngine {
           const { error } = outcome;
           if (error.recipientGone) gone.push(p.delivery.subscriberId);
           const delay = retryDelayMs(error, p.attempts, this.settings);
-          const inline = deadline !== undefined && delay !== undefined && Date.now() + delay <= deadline;
-          if (inline) {
+          if (deadline !== undefined && delay !== undefined && Date.now() + delay <= deadline) {
             retries.push({ ...p, attempts: p.attempts + 1 });
             wait = Math.max(wait, delay);
           } else if (delay !== undefined && deadline === undefined) {
@@ -226,7 +226,7 @@ export class DeliveryEngine {
     await repo.deactivateGoneSubscribers(this.options.db, gone);
     await this.record(this.options.db, updates);
     if (this.options.onBatchRecorded) {
-      await this.options.onBatchRecorded([...new Set(messages.values())]).catch((error: unknown) =>
+      await this.options.onBatchRecorded([...messages.values()]).catch((error: unknown) =>
         this.options.logger?.error({ err: error }, 'batch-recorded hook failed'),
       );
     }

@@ -47,18 +47,8 @@ export interface DeliveryUpdate {
   delayMs: number;
 }
 
-export interface NewMessage {
-  id: string;
-  projectId: string;
-  source: MessageRecord['source'];
-  campaignId?: string | null;
-  sandbox: boolean;
-  content: PushContent;
-  options: PushOptions;
-}
-
-export async function insertMessage(db: Db, message: NewMessage): Promise<void> {
-  await db.insert(messages).values({ ...message, channel: 'push', campaignId: message.campaignId ?? null });
+export async function insertMessage(db: Db, message: MessageRecord): Promise<void> {
+  await db.insert(messages).values({ ...message, channel: 'push' });
 }
 
 /** Starts counting a message's deliveries (`message_stats`); messages without a row are not counted. */

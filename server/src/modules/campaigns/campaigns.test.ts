@@ -65,12 +65,19 @@ const messageOf = async (campaignId: string) =>
 /** Runs the dispatch job's work for a campaign, as a worker would. */
 const dispatch = (who: Tenant, id: string) => t.services.campaigns.dispatch(who.projectId, id);
 
-/** Sends every queued delivery through the engine's pipeline (sandbox or live providers), as workers would. */
+/** Sends claimed deliveries through the engine's pipeline (sandbox or live providers), message by message. */
+async function send(claimed: deliveryRepo.ClaimedDelivery[]) {
+  for (const message of await deliveryRepo.findMessages(t.database.db, [...new Set(claimed.map((d) => d.messageId))])) {
+    await t.services.delivery.deliverNow(claimed.filter((d) => d.messageId === message.id), message);
+  }
+}
+
+/** Sends every queued delivery, as workers would. */
 async function drain() {
   for (;;) {
     const claimed = await deliveryRepo.claimDue(t.database.db, 1000, 60);
     if (claimed.length === 0) return;
-    await t.services.delivery.deliverNow(claimed);
+    await send(claimed);
   }
 }
 
@@ -464,7 +471,7 @@ describe('POST /campaigns/:id/cancel and /archive', () => {
     await dispatch(tenant, created.id);
     const message = (await messageOf(created.id))!;
     // Three go out first; two more are claimed by a worker and still in flight when the campaign is cancelled.
-    await t.services.delivery.deliverNow(await deliveryRepo.claimDue(t.database.db, 3, 60));
+    await send(await deliveryRepo.claimDue(t.database.db, 3, 60));
     const inFlight = await deliveryRepo.claimDue(t.database.db, 2, 60);
     expect(inFlight).toHaveLength(2);
 

@@ -6,6 +6,7 @@ import type { DeliveryEngine } from '../../delivery/delivery-engine.js';
 import { capWindowStart, checkDeliveryPolicy, localZone } from '../../delivery/delivery-policy.js';
 import * as policyRepo from '../../delivery/delivery-policy.repository.js';
 import * as deliveryRepo from '../../delivery/delivery.repository.js';
+import type { MessageRecord } from '../../delivery/delivery.repository.js';
 import { newId } from '../../shared/ids.js';
 import type { ProjectScope, ProjectTenant } from '../tenancy.js';
 import * as repo from './transactional.repository.js';
@@ -133,7 +134,23 @@ export class TransactionalService {
     const { policy, timezone } = await repo.findPolicy(this.db, sender.projectId);
     const now = this.options.clock();
     const since = capWindowStart(policy, now);
-    const messageId = newId('msg');
+    const message: MessageRecord = {
+      id: newId('msg'),
+      projectId: sender.projectId,
+      source: 'transactional',
+      campaignId: null,
+      sandbox: sender.sandbox,
+      content: {
+        title: input.title,
+        body: input.body,
+        url: input.url,
+        iconUrl: input.iconUrl,
+        imageUrl: input.imageUrl,
+        badge: input.badge,
+        actions: input.actions,
+      },
+      options: { ttlSeconds: input.ttl ?? DEFAULT_TTL_SECONDS, urgency: input.urgency ?? 'normal', topic: input.topic },
+    };
     const claimed = await this.db.transaction(async (tx) => {
       const ids = reachable.map((d) => d.id);
       let counts = new Map<string, number>();
@@ -149,33 +166,18 @@ export class TransactionalService {
         else outcomes.push({ sent: false, reason: decision.reason });
       }
       if (allowed.length === 0) return [];
-      await deliveryRepo.insertMessage(tx, {
-        id: messageId,
-        projectId: sender.projectId,
-        source: 'transactional',
-        sandbox: sender.sandbox,
-        content: {
-          title: input.title,
-          body: input.body,
-          url: input.url,
-          iconUrl: input.iconUrl,
-          imageUrl: input.imageUrl,
-          badge: input.badge,
-          actions: input.actions,
-        },
-        options: { ttlSeconds: input.ttl ?? DEFAULT_TTL_SECONDS, urgency: input.urgency ?? 'normal', topic: input.topic },
-      });
+      await deliveryRepo.insertMessage(tx, message);
       // Under the cap lock until commit: a concurrent send to the same device counts these as in flight.
-      return deliveryRepo.insertClaimed(tx, sender.projectId, messageId, allowed, this.options.leaseSeconds);
+      return deliveryRepo.insertClaimed(tx, sender.projectId, message.id, allowed, this.options.leaseSeconds);
     });
     if (claimed.length === 0) return { ...none, result: summarize(outcomes, sender.sandbox) };
 
-    for (const result of await this.delivery.deliverNow(claimed)) {
+    for (const result of await this.delivery.deliverNow(claimed, message)) {
       outcomes.push(
         result.status === 'sent' ? { sent: true } : { sent: false, reason: deviceReason(result.reason), deactivated: result.deactivated },
       );
     }
-    return { messageId, result: summarize(outcomes, sender.sandbox) };
+    return { messageId: message.id, result: summarize(outcomes, sender.sandbox) };
   }
 
   async listSends(scope: ProjectScope, filters: repo.SendFilters, page: number, pageSize: number) {
