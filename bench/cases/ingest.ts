@@ -1,7 +1,7 @@
 // POST /subscribers throughput with autocannon against the real API process, compared with a bare Fastify.
 import { createECDH, randomBytes } from 'node:crypto';
 import autocannon from 'autocannon';
-import { measure, median, type CaseResult } from '../lib/harness.js';
+import { measure, ratio, type CaseResult } from '../lib/harness.js';
 import { cpuSecondsOf, machineCpuSeconds, startBareFastify, type Child } from '../lib/process.js';
 
 export interface IngestContext {
@@ -85,20 +85,7 @@ export async function ingestCases(ctx: IngestContext): Promise<CaseResult[]> {
     // few more rows: requests still in flight when autocannon stopped are committed without being counted.
     const stored = await storedSubscribers(ctx);
     if (stored < created) throw new Error(`POST /subscribers answered ${created} × 201 but the project holds ${stored} subscribers`);
-    const ratio = heraldResult.median / bareResult.median;
-    const ratioResult: CaseResult = {
-      name: 'ingest ratio (Herald / bare)',
-      unit: 'ratio',
-      runs: heraldResult.runs.map((r, i) => Math.round((r / (bareResult.runs[i] ?? median(bareResult.runs))) * 1000) / 1000),
-      median: Math.round(ratio * 1000) / 1000,
-      min: 0,
-      max: 0,
-      target: { kind: 'min', value: 0.3 },
-    };
-    ratioResult.min = Math.min(...ratioResult.runs);
-    ratioResult.max = Math.max(...ratioResult.runs);
-    ratioResult.pass = ratio >= 0.3;
-    return [bareResult, heraldResult, ratioResult];
+    return [bareResult, heraldResult, ratio('ingest ratio (Herald / bare)', heraldResult, bareResult, 0.3)];
   } finally {
     await bare.stop();
   }

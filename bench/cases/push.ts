@@ -3,12 +3,13 @@ import { Agent } from 'node:https';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import webpush from 'web-push';
+import { DELIVERIES_CHANNEL } from '../../server/src/delivery/delivery-notifications.js';
 import { encryptPushPayload } from '../../server/src/delivery/channels/push/push-encryption.js';
 import { pushPayload } from '../../server/src/delivery/delivery-engine.js';
 import { createTrackingTokens } from '../../server/src/delivery/tracking-token.js';
 import { newId } from '../../server/src/shared/ids.js';
 import type { WorkerProcess } from '../../server/test/worker-processes.js';
-import { log, measure, type CaseResult, type Measurement } from '../lib/harness.js';
+import { log, measure, ratio, type CaseResult, type Measurement } from '../lib/harness.js';
 import { cpuSecondsOf, machineCpuSeconds, peakRssDuring, startHeraldWorker, startPushPeer, type PushPeer } from '../lib/process.js';
 
 export interface PushContext {
@@ -120,7 +121,7 @@ export async function pushCases(ctx: PushContext): Promise<CaseResult[]> {
           [messageId, ctx.projectId, subscriberId(count)],
         );
         const queuedAt = Date.now();
-        await pool.query(`SELECT pg_notify('herald_deliveries', '')`);
+        await pool.query(`SELECT pg_notify($1, '')`, [DELIVERIES_CHANNEL]);
         // The message's counters move with every recorded batch: one row to poll, not the deliveries.
         for (;;) {
           await sleep(100);
@@ -231,20 +232,4 @@ export async function pushCases(ctx: PushContext): Promise<CaseResult[]> {
     await peer.stop();
     await pool.end();
   }
-}
-
-/** A ratio of two throughput cases, run by run, judged on the ratio of their medians. */
-function ratio(name: string, numerator: CaseResult, denominator: CaseResult, target: number): CaseResult {
-  const runs = numerator.runs.map((value, i) => Math.round((value / (denominator.runs[i] ?? denominator.median)) * 100) / 100);
-  const median = Math.round((numerator.median / denominator.median) * 100) / 100;
-  return {
-    name,
-    unit: 'ratio',
-    runs,
-    median,
-    min: Math.min(...runs),
-    max: Math.max(...runs),
-    target: { kind: 'min', value: target },
-    pass: median >= target,
-  };
 }

@@ -41,6 +41,23 @@ export const median = (values: number[]): number => {
 const round = (n: number) => (Math.abs(n) >= 100 ? Math.round(n) : Math.round(n * 100) / 100);
 
 /** Runs `once` warmup + runs times and summarises it. */
+/** A ratio of two throughput cases, run by run, judged on the ratio of their medians (3 decimals). */
+export function ratio(name: string, numerator: CaseResult, denominator: CaseResult, target: number): CaseResult {
+  const round = (value: number) => Math.round(value * 1000) / 1000;
+  const runs = numerator.runs.map((value, i) => round(value / (denominator.runs[i] ?? denominator.median)));
+  const value = round(numerator.median / denominator.median);
+  return {
+    name,
+    unit: 'ratio',
+    runs,
+    median: value,
+    min: Math.min(...runs),
+    max: Math.max(...runs),
+    target: { kind: 'min', value: target },
+    pass: value >= target,
+  };
+}
+
 export async function measure(
   name: string,
   options: { unit: string; runs: number; warmup?: number; target?: Target; rssTargetMb?: number },

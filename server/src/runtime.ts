@@ -70,7 +70,7 @@ export async function startHerald(role: ProcessRole, config: Config, logger: Log
       });
       cleanups.push(() => runner!.stop());
       services.delivery.start();
-      const unlisten = listenForDeliveries(database.pool, () => services.delivery.notify(), logger);
+      const unlisten = await listenForDeliveries(database.pool.options, () => services.delivery.notify(), logger);
       cleanups.push(async () => {
         await unlisten();
         await services.delivery.stop();

@@ -1,4 +1,5 @@
 // The composition root: builds every service once from the database handle and configuration.
+import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import type { Db } from './db/database.js';
@@ -75,12 +76,15 @@ export function createServices(db: Db, config: ServicesConfig, jwtSecret: string
     clock,
     onBatchRecorded: (messages) => campaigns.onDeliveriesRecorded(messages),
   });
+  const apiKeys = new ApiKeyService(db);
+  // Drizzle's handle exposes its pg pool as $client: registrations are written on it directly.
+  const pool = (db as Db & { $client: pg.Pool }).$client;
   return {
     auth: new AuthService(db, createTokenService(jwtSecret, config.jwtTtlSeconds)),
     organizations: new OrganizationService(db),
-    projects: new ProjectService(db),
-    apiKeys: new ApiKeyService(db),
-    subscribers: new SubscriberService(db, createGeoLookup(config.geo)),
+    projects: new ProjectService(db, (projectId) => apiKeys.forgetProject(projectId)),
+    apiKeys,
+    subscribers: new SubscriberService(db, pool, createGeoLookup(config.geo)),
     segments,
     campaigns,
     contacts: new ContactService(db),

@@ -1,5 +1,6 @@
 // Crash safety: two worker processes share a campaign, one is killed with SIGKILL midway; exactly once but one window.
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { DELIVERIES_CHANNEL } from '../src/delivery/delivery-notifications.js';
 import { createTrackingTokens } from '../src/delivery/tracking-token.js';
 import { newId } from '../src/shared/ids.js';
 import { createTenant } from './fixtures.js';
@@ -54,7 +55,7 @@ async function queueCampaign(projectId: string): Promise<string> {
     messageId,
     projectId,
   ]);
-  await query(`SELECT pg_notify('herald_deliveries', '')`);
+  await query(`SELECT pg_notify($1, '')`, [DELIVERIES_CHANNEL]);
   return messageId;
 }
 

@@ -4,6 +4,7 @@ import { readdir, readFile, readlink } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { DELIVERIES_CHANNEL } from '../src/delivery/delivery-notifications.js';
 
 const MAIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../dist/main.js');
 const READY_TIMEOUT_MS = 60_000;
@@ -89,8 +90,8 @@ export function startWorkerProcess(options: WorkerProcessOptions): WorkerProcess
         while (Date.now() < deadline) {
           if (gone()) throw new Error(`${name} exited before it was ready:\n${output}`);
           const { rows } = await client.query(
-            `SELECT 1 FROM pg_stat_activity WHERE application_name = $1 AND query = 'LISTEN herald_deliveries'`,
-            [name],
+            `SELECT 1 FROM pg_stat_activity WHERE application_name = $1 AND query = $2`,
+            [name, `LISTEN ${DELIVERIES_CHANNEL}`],
           );
           if (rows.length > 0) return;
           await new Promise((resolve) => setTimeout(resolve, 50));

@@ -1,12 +1,11 @@
 // The tenancy guard: every route declares who may call it, and this plugin alone authenticates and scopes requests.
 import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
-import type { Pool } from 'pg';
 import type { KeyOwner } from '../modules/api-keys/api-key.repository.js';
 import type { ApiKeyService } from '../modules/api-keys/api-key.service.js';
 import { INVALID_TOKEN, type AuthService } from '../modules/auth/auth.service.js';
 import type { ProjectService } from '../modules/projects/project.service.js';
-import { roleAtLeast, type OrganizationTenant, type ProjectScope, type Role, type Tenant } from '../modules/tenancy.js';
+import { roleAtLeast, type OrganizationTenant, type ProjectScope, type Reach, type Role, type Tenant } from '../modules/tenancy.js';
 import { AppError, forbidden, notFound, unauthorized } from '../shared/errors.js';
 
 export const INVALID_API_KEY = 'Invalid API key';
@@ -64,6 +63,11 @@ export function projectOf(request: FastifyRequest): ProjectScope {
   return request.project;
 }
 
+/** The project a key opens, else the caller's tenant (routes addressed by id or token check the resource's project). */
+export function reachOf(request: FastifyRequest): Reach {
+  return request.project ?? tenantOf(request);
+}
+
 export function userOf(request: FastifyRequest): string {
   if (!request.userId) throw new Error(`route ${request.routeOptions.url} has no user: check its access`);
   return request.userId;
@@ -91,8 +95,6 @@ export interface AccessServices {
   auth: AuthService;
   apiKeys: ApiKeyService;
   projects: ProjectService;
-  /** The API key change listener connects with the pool's settings, on a connection of its own. */
-  pool: Pool;
 }
 
 async function accessPlugin(app: FastifyInstance, services: AccessServices) {
@@ -100,15 +102,6 @@ async function accessPlugin(app: FastifyInstance, services: AccessServices) {
   app.decorateRequest('userId', undefined);
   app.decorateRequest('tenant', undefined);
   app.decorateRequest('project', undefined);
-
-  // API key lookups are served from memory only while this listener hears revocations (api-key-cache.ts).
-  let stopWatching: (() => Promise<void>) | undefined;
-  app.addHook('onReady', async () => {
-    stopWatching = await services.apiKeys.watchChanges(services.pool.options, app.log);
-  });
-  app.addHook('onClose', async () => {
-    await stopWatching?.();
-  });
 
   // A route that forgets to declare its access does not start.
   app.addHook('onRoute', (route: RouteOptions) => {

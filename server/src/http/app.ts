@@ -65,7 +65,16 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 
   const metrics = createMetricsRegistry();
   registerMetrics(app, metrics);
-  await app.register(access, { ...deps.services, pool: deps.pool });
+  // API key lookups are served from memory only while this listener hears revocations (api-key-cache.ts); it
+  // connects with the pool's settings on a connection of its own.
+  let stopWatchingKeys: (() => Promise<void>) | undefined;
+  app.addHook('onReady', async () => {
+    stopWatchingKeys = await deps.services.apiKeys.watchChanges(deps.pool.options, app.log);
+  });
+  app.addHook('onClose', async () => {
+    await stopWatchingKeys?.();
+  });
+  await app.register(access, deps.services);
   await registerRateLimits(app, deps.config, deps.redis);
   await registerOpenApi(app, deps.config.publicUrl);
 

@@ -30,3 +30,6 @@ export interface ProjectScope {
   projectId: string;
   sandbox: boolean;
 }
+
+/** A caller cleared for one project (an API key), or any tenant: routes addressed by a resource id or token. */
+export type Reach = ProjectScope | Tenant;

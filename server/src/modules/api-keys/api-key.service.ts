@@ -6,8 +6,8 @@ import { notFound } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import { randomToken, sha256 } from '../../shared/secrets.js';
 import type { ProjectScope } from '../tenancy.js';
-import { ApiKeyCache } from './api-key-cache.js';
-import { listenForKeyChanges } from './api-key-listener.js';
+import { listen } from '../../db/listen.js';
+import { ApiKeyCache, type CachedKey, type KeyChange } from './api-key-cache.js';
 import * as repo from './api-key.repository.js';
 
 export type KeyMode = 'live' | 'test';
@@ -17,9 +17,6 @@ const SECRET_LENGTH = 32;
 const KEY_FORMAT = /^hrd_(live|test)_[0-9a-z]{32}$/;
 // last_used_at is written at most once a minute per key (and process), so a busy key does not turn reads into writes.
 const TOUCH_INTERVAL_MS = 60_000;
-
-// One cache per database handle, so every service holding the handle (API keys, projects) evicts the same entries.
-const caches = new WeakMap<Db, ApiKeyCache>();
 
 export interface ApiKey {
   id: string;
@@ -46,13 +43,9 @@ const toApiKey = (row: repo.ApiKeyRow): ApiKey => ({
 });
 
 export class ApiKeyService {
-  private readonly cache: ApiKeyCache;
+  private readonly cache = new ApiKeyCache();
 
-  constructor(private readonly db: Db) {
-    const cache = caches.get(db) ?? new ApiKeyCache();
-    caches.set(db, cache);
-    this.cache = cache;
-  }
+  constructor(private readonly db: Db) {}
 
   /** Creates a key; the returned `key` is the only time the secret exists outside the caller. */
   async create(scope: ProjectScope, input: { name: string; mode: KeyMode }): Promise<ApiKey & { key: string }> {
@@ -87,38 +80,52 @@ export class ApiKeyService {
     if (!KEY_FORMAT.test(secret)) return undefined;
     const secretHash = sha256(secret);
     const now = Date.now();
-    const cached = this.cache.get(secretHash, now);
-    if (cached) {
-      if (now - cached.lastUsedAt > TOUCH_INTERVAL_MS) {
-        cached.lastUsedAt = now;
-        await repo.touchApiKey(this.db, cached.owner.keyId);
-      }
-      return cached.owner;
-    }
     const version = this.cache.version();
-    const found = await repo.findKeyOwner(this.db, secretHash);
-    if (!found) return undefined;
-    const { lastUsedAt, ...owner } = found;
-    let used = lastUsedAt?.getTime() ?? 0;
-    if (now - used > TOUCH_INTERVAL_MS) {
-      await repo.touchApiKey(this.db, owner.keyId);
-      used = now;
+    let entry: Pick<CachedKey, 'owner' | 'lastUsedAt'> | undefined = this.cache.get(secretHash, now);
+    const cached = entry !== undefined;
+    if (!entry) {
+      const found = await repo.findKeyOwner(this.db, secretHash);
+      if (!found) return undefined;
+      const { lastUsedAt, ...owner } = found;
+      entry = { owner, lastUsedAt: lastUsedAt?.getTime() ?? 0 };
     }
-    this.cache.set(secretHash, owner, used, version);
-    return owner;
+    if (now - entry.lastUsedAt > TOUCH_INTERVAL_MS) {
+      entry.lastUsedAt = now;
+      await repo.touchApiKey(this.db, entry.owner.keyId);
+    }
+    if (!cached) this.cache.set(secretHash, entry.owner, entry.lastUsedAt, version);
+    return entry.owner;
   }
 
   /**
    * Serves repeated lookups from memory while a listener hears every revocation and project change, from any
    * process; until this runs (and whenever the listener is disconnected) every lookup reads the database.
    */
-  watchChanges(connection: pg.ClientConfig, logger: Pick<BaseLogger, 'warn'>): Promise<() => Promise<void>> {
-    return listenForKeyChanges(connection, this.cache, logger);
+  async watchChanges(connection: pg.ClientConfig, logger: Pick<BaseLogger, 'warn'>): Promise<() => Promise<void>> {
+    const stop = await listen(connection, repo.KEY_CHANGES_CHANNEL, {
+      applicationName: 'herald-api-key-listener',
+      onNotify: (payload) => {
+        try {
+          this.cache.evict(JSON.parse(payload) as KeyChange);
+        } catch {
+          this.cache.clear();
+        }
+      },
+      onListening: () => this.cache.setTrusted(true),
+      onLost: (error) => {
+        this.cache.setTrusted(false);
+        logger.warn({ err: error }, 'API key listener lost its connection; keys are looked up in the database until it reconnects');
+      },
+    });
+    return async () => {
+      this.cache.setTrusted(false);
+      await stop();
+    };
   }
-}
 
-/** After a project is deleted or its settings change: its keys are forgotten here and, through PostgreSQL, everywhere. */
-export async function forgetProjectKeys(db: Db, projectId: string): Promise<void> {
-  caches.get(db)?.evict({ projectId });
-  await repo.notifyKeyChange(db, { projectId });
+  /** After a project is deleted or its settings change: its keys are forgotten here and, through PostgreSQL, everywhere. */
+  async forgetProject(projectId: string): Promise<void> {
+    this.cache.evict({ projectId });
+    await repo.notifyKeyChange(this.db, { projectId });
+  }
 }

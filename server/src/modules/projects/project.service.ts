@@ -3,7 +3,7 @@ import type { Db } from '../../db/database.js';
 import type { ProjectSettings } from '../../db/schema.js';
 import { notFound } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
-import { forgetProjectKeys } from '../api-keys/api-key.service.js';
+import { notifyKeyChange } from '../api-keys/api-key.repository.js';
 import type { OrganizationTenant, ProjectScope } from '../tenancy.js';
 import * as repo from './project.repository.js';
 import { generateVapidKeys } from './vapid.js';
@@ -40,8 +40,18 @@ export function toProject(row: repo.ProjectRow): Project {
   };
 }
 
+/** Called after a project is deleted or its settings change: cached API key lookups carry the project's settings. */
+export type ForgetProjectKeys = (projectId: string) => Promise<void>;
+
 export class ProjectService {
-  constructor(private readonly db: Db) {}
+  /**
+   * `forgetKeys`: the API key service's, so its own cache is evicted at once; without one (the CLI) running API
+   * processes still hear of the change through PostgreSQL.
+   */
+  constructor(
+    private readonly db: Db,
+    private readonly forgetKeys: ForgetProjectKeys = (projectId) => notifyKeyChange(db, { projectId }),
+  ) {}
 
   async list(tenant: OrganizationTenant, page: number, pageSize: number) {
     const { rows, total } = await repo.listProjects(this.db, tenant.organizationId, pageSize, (page - 1) * pageSize);
@@ -74,9 +84,8 @@ export class ProjectService {
   }
 
   async pushConfig(scope: ProjectScope): Promise<{ projectId: string; vapidPublicKey: string }> {
-    const row = await repo.findProject(this.db, scope.organizationId, scope.projectId);
-    if (!row) throw notFound('Project');
-    return { projectId: row.id, vapidPublicKey: row.vapidPublicKey };
+    const project = await this.get(scope);
+    return { projectId: project.id, vapidPublicKey: project.vapidPublicKey };
   }
 
   async update(scope: ProjectScope, input: ProjectInput): Promise<Project> {
@@ -86,20 +95,19 @@ export class ProjectService {
       settings: input.settings,
     });
     if (!row) throw notFound('Project');
-    // Cached API key lookups carry the project's settings.
-    if (input.settings !== undefined) await forgetProjectKeys(this.db, row.id);
+    if (input.settings !== undefined) await this.forgetKeys(row.id);
     return toProject(row);
   }
 
   async remove(scope: ProjectScope): Promise<void> {
     if (!(await repo.deleteProject(this.db, scope.organizationId, scope.projectId))) throw notFound('Project');
-    await forgetProjectKeys(this.db, scope.projectId);
+    await this.forgetKeys(scope.projectId);
   }
 
   /** Operator-only: raise a project's per-IP rate limits (granted on request, set from the CLI). */
   async setRateLimits(organizationId: string, projectId: string, rateLimits: NonNullable<ProjectSettings['rateLimits']>) {
     const row = await repo.updateProject(this.db, organizationId, projectId, { settings: { rateLimits } });
     if (!row) throw notFound('Project');
-    await forgetProjectKeys(this.db, projectId);
+    await this.forgetKeys(projectId);
   }
 }

@@ -53,7 +53,7 @@ const register = (payload: Record<string, unknown>) => t.app.inject({ method: 'P
 
 describe('SubscriberInsertBatcher', () => {
   it('writes rows submitted together in one statement, and each is committed when its promise resolves', async () => {
-    const batcher = new SubscriberInsertBatcher(t.database.db);
+    const batcher = new SubscriberInsertBatcher(t.database.pool);
     const rows = Array.from({ length: 25 }, () => row());
     expect(await Promise.all(rows.map((r) => batcher.insert(r)))).toEqual(rows.map(() => true));
     const stored = await writers(rows.map((r) => r.id));
@@ -62,7 +62,7 @@ describe('SubscriberInsertBatcher', () => {
   });
 
   it('splits at maxBatch', async () => {
-    const batcher = new SubscriberInsertBatcher(t.database.db, { maxBatch: 4, maxInFlight: 2 });
+    const batcher = new SubscriberInsertBatcher(t.database.pool, { maxBatch: 4 });
     const rows = Array.from({ length: 10 }, () => row());
     await Promise.all(rows.map((r) => batcher.insert(r)));
     const stored = await writers(rows.map((r) => r.id));
@@ -71,7 +71,7 @@ describe('SubscriberInsertBatcher', () => {
   });
 
   it('a duplicate endpoint in the same batch: the first is inserted, the second reported as a conflict', async () => {
-    const batcher = new SubscriberInsertBatcher(t.database.db);
+    const batcher = new SubscriberInsertBatcher(t.database.pool);
     const first = row();
     const second = row({ endpoint: first.endpoint });
     expect(await Promise.all([batcher.insert(first), batcher.insert(second)])).toEqual([true, false]);
@@ -79,7 +79,7 @@ describe('SubscriberInsertBatcher', () => {
   });
 
   it('an endpoint the project already has → false, and the same endpoint in another project is stored', async () => {
-    const batcher = new SubscriberInsertBatcher(t.database.db);
+    const batcher = new SubscriberInsertBatcher(t.database.pool);
     const stored = row();
     await batcher.insert(stored);
     const otherTenant = await createTenant(t);
@@ -91,7 +91,7 @@ describe('SubscriberInsertBatcher', () => {
   });
 
   it('a failing row fails alone: the batch falls back to one statement per row', async () => {
-    const batcher = new SubscriberInsertBatcher(t.database.db);
+    const batcher = new SubscriberInsertBatcher(t.database.pool);
     const good = [row(), row()];
     const bad = row({ projectId: 'prj_does_not_exist' });
     const results = await Promise.allSettled([batcher.insert(good[0]!), batcher.insert(bad), batcher.insert(good[1]!)]);
@@ -102,7 +102,7 @@ describe('SubscriberInsertBatcher', () => {
   });
 
   it('keeps text exactly as given (array literal quoting)', async () => {
-    const batcher = new SubscriberInsertBatcher(t.database.db);
+    const batcher = new SubscriberInsertBatcher(t.database.pool);
     const odd = row({ userAgent: 'a "quoted", {braced} \\ back\\slash, NULL, ünï', device: 'NULL', city: '' });
     await batcher.insert(odd);
     const { rows } = await t.database.pool.query('SELECT user_agent, device, city, country FROM subscribers WHERE id = $1', [odd.id]);

@@ -1,5 +1,5 @@
 // Group commit for registrations: the rows that arrive together are written by one multi-row INSERT, in one commit.
-import type { Db } from '../../db/database.js';
+import type pg from 'pg';
 import { insertRegistrations, type NewRegistration } from './subscriber.repository.js';
 
 interface Pending {
@@ -10,21 +10,18 @@ interface Pending {
 
 export interface BatcherOptions {
   maxBatch: number;
-  /**
-   * Statements in flight at once. One: the rows that arrive while a batch is being written wait for the next, so
-   * batches grow with the load instead of their number (docs/PERFORMANCE.md, Ingest).
-   */
-  maxInFlight: number;
 }
 
 export class SubscriberInsertBatcher {
   private queue: Pending[] = [];
   private scheduled = false;
-  private inFlight = 0;
+  // One statement at a time: the rows that arrive while a batch is being written wait for the next, so batches
+  // grow with the load instead of their number (docs/PERFORMANCE.md, Ingest).
+  private writing = false;
 
   constructor(
-    private readonly db: Db,
-    private readonly options: BatcherOptions = { maxBatch: 100, maxInFlight: 1 },
+    private readonly pool: pg.Pool,
+    private readonly options: BatcherOptions = { maxBatch: 100 },
   ) {}
 
   /**
@@ -39,7 +36,7 @@ export class SubscriberInsertBatcher {
   }
 
   private schedule(): void {
-    if (this.scheduled || this.inFlight >= this.options.maxInFlight) return;
+    if (this.scheduled || this.writing) return;
     this.scheduled = true;
     // After the I/O callbacks of this turn of the event loop: every request parsed meanwhile joins the batch.
     setImmediate(() => this.flush());
@@ -47,20 +44,19 @@ export class SubscriberInsertBatcher {
 
   private flush(): void {
     this.scheduled = false;
-    while (this.queue.length > 0 && this.inFlight < this.options.maxInFlight) {
-      this.inFlight++;
-      void this.write(this.queue.splice(0, this.options.maxBatch)).finally(() => {
-        this.inFlight--;
-        if (this.queue.length > 0) this.schedule();
-      });
-    }
+    if (this.queue.length === 0) return;
+    this.writing = true;
+    void this.write(this.queue.splice(0, this.options.maxBatch)).finally(() => {
+      this.writing = false;
+      if (this.queue.length > 0) this.schedule();
+    });
   }
 
   private async write(batch: Pending[]): Promise<void> {
     let inserted: Set<string>;
     try {
       inserted = await insertRegistrations(
-        this.db,
+        this.pool,
         batch.map((pending) => pending.row),
       );
     } catch (error) {

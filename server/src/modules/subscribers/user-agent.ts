@@ -1,7 +1,7 @@
 // What a subscriber's user agent says about the device, mapped onto the spec's enums (bowser, MIT).
 import Bowser from 'bowser';
 import type { SUBSCRIBER_BROWSERS, SUBSCRIBER_OSES, SUBSCRIBER_PLATFORMS } from '../../db/schema.js';
-import { boundedMemo } from './bounded-memo.js';
+import { boundedMemo } from '../../shared/bounded-memo.js';
 
 export interface DeviceInfo {
   platform: (typeof SUBSCRIBER_PLATFORMS)[number] | null;
@@ -57,17 +57,19 @@ const languageOfHeader = boundedMemo((header) => {
     .filter((entry) => entry.tag !== '' && entry.tag !== '*' && entry.q > 0)
     .sort((a, b) => b.q - a.q || a.index - b.index);
   for (const { tag } of ranked) {
-    const canonical = canonicalLanguage(tag);
+    const canonical = canonicalize(tag);
     if (canonical) return canonical;
   }
   return null;
 }, 1000);
 
-/** A canonical BCP 47 tag (`en-us` → `en-US`), or null when the tag is not well-formed. */
-export const canonicalLanguage = boundedMemo((tag): string | null => {
+function canonicalize(tag: string): string | null {
   try {
     return Intl.getCanonicalLocales(tag)[0] ?? null;
   } catch {
     return null;
   }
-}, 1000);
+}
+
+/** A canonical BCP 47 tag (`en-us` → `en-US`), or null when the tag is not well-formed. */
+export const canonicalLanguage = boundedMemo(canonicalize, 1000);

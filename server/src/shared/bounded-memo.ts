@@ -1,4 +1,4 @@
-// Memoizes a pure function of a string in a bounded LRU: real traffic repeats a handful of user agents and languages.
+// Memoizes a pure function of a string in a bounded LRU: hot paths see a handful of distinct keys again and again.
 
 /** `fn` with its last `maxEntries` distinct results remembered (a Map keeps insertion order: a hit moves to the end). */
 export function boundedMemo<T>(fn: (key: string) => T, maxEntries: number): (key: string) => T {
