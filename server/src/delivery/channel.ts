@@ -69,6 +69,9 @@ export interface PushItem {
   vapid: VapidIdentity;
 }
 
+/** A push's lifetime unless the sender sets one: dropped after a day for a device that stays offline, not shown weeks late. */
+export const DEFAULT_PUSH_TTL_SECONDS = 24 * 60 * 60;
+
 /** What the service worker receives, decrypted: content plus where to report delivered/clicked/dismissed. */
 export interface PushPayload {
   title: string;

@@ -5,12 +5,11 @@ import type { Config } from '../config.js';
 import type { Db } from '../db/database.js';
 import type { PushContent } from '../db/schema.js';
 import { ProviderError, type ChannelProvider, type DeliveryReason, type PushItem, type PushPayload, type SendOutcome } from './channel.js';
-import { capWindowStart, checkDeliveryPolicy, localZone } from './delivery-policy.js';
 import * as policyRepo from './delivery-policy.repository.js';
 import * as repo from './delivery.repository.js';
 import type { ClaimedDelivery, DeliveryUpdate, MessageRecord, SendingProject } from './delivery.repository.js';
 import { retryDelayMs } from './retry-policy.js';
-import type { TrackingTokens } from './tracking-token.js';
+import { trackingUrl, type TrackingTokens } from './tracking-token.js';
 
 /** Where one delivery ended up after the engine handled it. */
 export interface DeliveryResult {
@@ -268,29 +267,22 @@ export class DeliveryEngine {
     if (governed.size === 0) return cleared;
 
     const now = (this.options.clock ?? (() => new Date()))();
-    // This batch's rows are `sending` already, yet only the ones cleared here (or needing no clearance) go out.
-    const undecided = new Map<string, number>();
-    const preCleared = new Set(cleared.map((c) => c.delivery.id));
-    for (const d of claimed) if (!preCleared.has(d.id)) undecided.set(d.subscriberId, (undecided.get(d.subscriberId) ?? 0) + 1);
+    // This batch's rows are `sending` already, yet only those needing no clearance go out undecided: the rest are
+    // left out of the cap counts, and each one cleared is counted as decidePolicy goes.
+    const going = new Set(cleared.map((c) => c.delivery.id));
+    const undecided = claimed.filter((d) => !going.has(d.id)).map((d) => d.id);
 
     for (const [projectId, group] of governed) {
-      const project = projects.get(projectId)!;
-      const policy = project.deliveryPolicy!;
-      const since = capWindowStart(policy, now);
-      const subscriberIds = [...new Set(group.map((c) => c.delivery.subscriberId))];
-      const decide = async (db: Db) => {
-        const counts = since ? await policyRepo.recentSendCounts(db, projectId, subscriberIds, since) : new Map<string, number>();
-        const approved = new Map<string, number>();
+      const targets = group.map(({ delivery }) => ({ subscriberId: delivery.subscriberId, timezone: delivery.subscriberTimezone }));
+      await this.options.db.transaction(async (tx) => {
+        const decisions = await policyRepo.decidePolicy(tx, projects.get(projectId)!, targets, now, undecided);
         const updates: DeliveryUpdate[] = [];
-        for (const candidate of group) {
+        group.forEach((candidate, i) => {
+          const decision = decisions[i]!;
           const { delivery } = candidate;
-          const recentSends =
-            (counts.get(delivery.subscriberId) ?? 0) - (undecided.get(delivery.subscriberId) ?? 0) + (approved.get(delivery.subscriberId) ?? 0);
-          const decision = checkDeliveryPolicy(policy, { zone: localZone(delivery.subscriberTimezone, project.timezone), recentSends }, now);
           if (decision.allowed) {
-            approved.set(delivery.subscriberId, (approved.get(delivery.subscriberId) ?? 0) + 1);
             cleared.push(candidate);
-            continue;
+            return;
           }
           const update: DeliveryUpdate =
             decision.reason === 'quiet_hours'
@@ -306,17 +298,9 @@ export class DeliveryEngine {
               : { id: delivery.id, fence: delivery.attempts, attempts: delivery.attempts, status: 'suppressed', reason: 'frequency_capped', providerCode: null, delayMs: 0 };
           updates.push(update);
           results.push({ deliveryId: delivery.id, subscriberId: delivery.subscriberId, status: update.status, reason: update.reason, deactivated: false });
-        }
-        await this.record(db, updates);
-      };
-      if (since) {
-        await this.options.db.transaction(async (tx) => {
-          await policyRepo.lockSubscribersForCap(tx, projectId, subscriberIds);
-          await decide(tx);
         });
-      } else {
-        await decide(this.options.db);
-      }
+        await this.record(tx, updates);
+      });
     }
     return cleared;
   }
@@ -327,7 +311,7 @@ export class DeliveryEngine {
       endpoint: delivery.endpoint!,
       p256dh: delivery.p256dh!,
       auth: delivery.auth!,
-      payload: pushPayload(message.content, `${this.options.config.publicUrl}/t/${this.options.tracking.sign(delivery.id)}`),
+      payload: pushPayload(message.content, trackingUrl(this.options.config.publicUrl, this.options.tracking.sign(delivery.id))),
       options: message.options,
       vapid: {
         publicKey: project.vapidPublicKey,

@@ -3,6 +3,12 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 
 const ID_BYTES = 8;
 const MAC_BYTES = 16;
+/** Characters of a token: the id and MAC in base64url (24 bytes, no padding). */
+export const TRACKING_TOKEN_LENGTH = Math.ceil(((ID_BYTES + MAC_BYTES) * 8) / 6);
+const TOKEN_SHAPE = new RegExp(`^[A-Za-z0-9_-]{${TRACKING_TOKEN_LENGTH}}$`);
+
+/** The `track` URL of a push payload: the service worker appends /delivered, /clicked or /dismissed. */
+export const trackingUrl = (publicUrl: string, token: string) => `${publicUrl}/t/${token}`;
 
 export interface TrackingTokens {
   sign(deliveryId: number): string;
@@ -24,9 +30,8 @@ export function createTrackingTokens(secret: string): TrackingTokens {
       return Buffer.concat([id, mac(id)]).toString('base64url');
     },
     verify(token) {
-      if (!/^[A-Za-z0-9_-]{32}$/.test(token)) return undefined;
+      if (!TOKEN_SHAPE.test(token)) return undefined;
       const bytes = Buffer.from(token, 'base64url');
-      if (bytes.length !== ID_BYTES + MAC_BYTES) return undefined;
       const id = bytes.subarray(0, ID_BYTES);
       if (!timingSafeEqual(mac(id), bytes.subarray(ID_BYTES))) return undefined;
       const value = id.readBigUInt64BE();

@@ -20,7 +20,7 @@ export const idempotencyHeaders = z.looseObject({
     ),
 });
 
-export const IDEMPOTENT_REPLAYED = 'idempotent-replayed';
+const IDEMPOTENT_REPLAYED = 'idempotent-replayed';
 
 /**
  * Answers the request through `handle` once per Idempotency-Key (see `idempotencyHeaders`), or directly without a

@@ -24,6 +24,25 @@ export const paginated = <T extends z.ZodType>(item: T) =>
 
 export const timestamp = z.string().describe('ISO 8601 timestamp');
 
+/** An absolute http(s) URL as a browser will open it: no whitespace or control characters, at most 2048 characters. */
+export const webUrl = z
+  .string()
+  .max(2048)
+  .refine((value) => {
+    if (/[\s\p{Cc}]/u.test(value)) return false;
+    try {
+      return ['http:', 'https:'].includes(new URL(value).protocol);
+    } catch {
+      return false;
+    }
+  }, 'must be an absolute http or https URL without spaces');
+
+/** A range bound: a date (YYYY-MM-DD) or a timestamp with an offset, kept as written. */
+export const dateOrDateTime = z.union([z.iso.date(), z.iso.datetime({ offset: true })]);
+
+/** A range bound read as its first instant (a date is its UTC midnight). */
+export const instant = dateOrDateTime.transform((value) => new Date(value));
+
 export const timezone = z
   .string()
   .max(64)

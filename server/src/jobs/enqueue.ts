@@ -3,7 +3,7 @@ import { sql } from 'drizzle-orm';
 import type { Db } from '../db/database.js';
 import { WORKER_SCHEMA } from './worker.js';
 
-export interface JobOptions {
+interface JobOptions {
   /** Not before this time (default: now). */
   runAt?: Date | undefined;
   /** At most one pending job per key: adding again replaces the pending one (graphile-worker job keys). */

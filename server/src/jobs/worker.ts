@@ -16,7 +16,7 @@ export async function migrateWorkerSchema(pool: Pool, logger: Logger): Promise<v
   await runMigrations({ pgPool: pool, schema: WORKER_SCHEMA, logger: workerLogger(logger) });
 }
 
-export interface WorkerOptions {
+interface WorkerOptions {
   pool: Pool;
   logger: Logger;
   concurrency: number;

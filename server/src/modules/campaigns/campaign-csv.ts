@@ -1,5 +1,5 @@
 // The campaign CSV export: its columns, documented once, and one row per campaign, formula-injection safe.
-import { escapeCell } from '../segments/csv.js';
+import { escapeCell } from '../../http/csv.js';
 import type { Campaign } from './campaign.service.js';
 
 export const CAMPAIGN_CSV_COLUMNS = [

@@ -1,20 +1,18 @@
 // Campaign rows and their counters. Calls are confined to the caller's project(s) (a test key sees sandbox campaigns
 // only); the dispatcher and the sweep, like the delivery engine, act on the campaign a job or a message names.
 import { and, asc, count, desc, eq, gte, inArray, lt, lte, ne, or, sql, type SQL } from 'drizzle-orm';
+import type { SelectedFields } from 'drizzle-orm/pg-core';
 import type { Db } from '../../db/database.js';
 import { campaigns, messageStats, projects, type CAMPAIGN_STATUSES } from '../../db/schema.js';
 import { projectOfTenant } from '../../db/tenant-scope.js';
-import type { ProjectScope, Tenant } from '../tenancy.js';
+import type { ProjectScope, Reach } from '../tenancy.js';
 
 export type CampaignRow = typeof campaigns.$inferSelect;
 export type NewCampaignRow = typeof campaigns.$inferInsert;
 export type CampaignStatus = (typeof CAMPAIGN_STATUSES)[number];
 
-/** A caller cleared for one project, or any tenant (routes addressed by campaign id). */
-export type CampaignReach = ProjectScope | Tenant;
-
 /** The counters of a campaign's message (zero before it is dispatched). */
-export interface Counters {
+interface Counters {
   sent: number;
   delivered: number;
   clicked: number;
@@ -25,7 +23,7 @@ export interface Counters {
 
 export type CampaignWithCounters = CampaignRow & { counters: Counters };
 
-function visibleTo(db: Db, reach: CampaignReach): SQL {
+function visibleTo(db: Db, reach: Reach): SQL {
   if ('kind' in reach && reach.kind === 'organization') return projectOfTenant(db, reach, campaigns.projectId);
   const scope = reach as ProjectScope;
   const project = eq(campaigns.projectId, scope.projectId);
@@ -41,8 +39,11 @@ const counterColumns = {
   suppressed: messageStats.suppressed,
 };
 
-function selectWithCounters(db: Db) {
-  return db.select({ campaign: campaigns, counters: counterColumns }).from(campaigns).leftJoin(messageStats, eq(messageStats.messageId, campaigns.messageId));
+function selectWithCounters<Extra extends SelectedFields>(db: Db, extra: Extra = {} as Extra) {
+  return db
+    .select({ campaign: campaigns, counters: counterColumns, ...extra })
+    .from(campaigns)
+    .leftJoin(messageStats, eq(messageStats.messageId, campaigns.messageId));
 }
 
 const ZERO: Counters = { sent: 0, delivered: 0, clicked: 0, dismissed: 0, failed: 0, suppressed: 0 };
@@ -56,16 +57,23 @@ export async function insertCampaign(db: Db, row: NewCampaignRow): Promise<Campa
   return inserted!;
 }
 
-export async function findCampaign(db: Db, reach: CampaignReach, id: string): Promise<CampaignWithCounters | undefined> {
+export async function findCampaign(db: Db, reach: Reach, id: string): Promise<CampaignWithCounters | undefined> {
   const [row] = await selectWithCounters(db).where(and(visibleTo(db, reach), eq(campaigns.id, id)));
   return row && withCounters(row);
 }
 
-export interface ListFilters {
-  status?: CampaignStatus | undefined;
-  createdFrom?: Date | undefined;
+/** Campaigns created at or after `from` and before `before`. */
+export interface CreatedRange {
+  from?: Date | undefined;
   /** Exclusive: timestamps are finer than a millisecond. */
-  createdBefore?: Date | undefined;
+  before?: Date | undefined;
+}
+
+const createdWithin = (range: CreatedRange) =>
+  and(range.from && gte(campaigns.createdAt, range.from), range.before && lt(campaigns.createdAt, range.before));
+
+interface ListFilters extends CreatedRange {
+  status?: CampaignStatus | undefined;
   nameContains?: string | undefined;
 }
 
@@ -74,8 +82,7 @@ function listWhere(db: Db, scope: ProjectScope, filters: ListFilters): SQL {
   return and(
     visibleTo(db, scope),
     filters.status !== undefined ? eq(campaigns.status, filters.status) : ne(campaigns.status, 'archived'),
-    filters.createdFrom && gte(campaigns.createdAt, filters.createdFrom),
-    filters.createdBefore && lt(campaigns.createdAt, filters.createdBefore),
+    createdWithin(filters),
     like !== undefined ? sql`${campaigns.name} ILIKE ${`%${like}%`}` : undefined,
   )!;
 }
@@ -99,19 +106,15 @@ export interface PageCursor {
 export async function pageCampaigns(
   db: Db,
   scope: ProjectScope,
-  range: { from?: Date | undefined; before?: Date | undefined },
+  range: CreatedRange,
   after: PageCursor | undefined,
   limit: number,
 ): Promise<{ rows: CampaignWithCounters[]; cursor: PageCursor | undefined }> {
-  const rows = await db
-    .select({ campaign: campaigns, counters: counterColumns, exactCreatedAt: sql<string>`${campaigns.createdAt}::text` })
-    .from(campaigns)
-    .leftJoin(messageStats, eq(messageStats.messageId, campaigns.messageId))
+  const rows = await selectWithCounters(db, { exactCreatedAt: sql<string>`${campaigns.createdAt}::text` })
     .where(
       and(
         visibleTo(db, scope),
-        range.from && gte(campaigns.createdAt, range.from),
-        range.before && lt(campaigns.createdAt, range.before),
+        createdWithin(range),
         after && sql`(${campaigns.createdAt}, ${campaigns.id}) > (${after.createdAt}::timestamptz, ${after.id})`,
       ),
     )
@@ -121,10 +124,23 @@ export async function pageCampaigns(
   return { rows: rows.map(withCounters), cursor: last && { createdAt: last.exactCreatedAt, id: last.campaign.id } };
 }
 
+/** Status, audience size and counters of a campaign, by id alone: for polls after access was checked. */
+export async function progressOf(
+  db: Db,
+  id: string,
+): Promise<{ status: CampaignStatus; audienceSize: number; counters: Counters } | undefined> {
+  const [row] = await db
+    .select({ status: campaigns.status, audienceSize: campaigns.audienceSize, counters: counterColumns })
+    .from(campaigns)
+    .leftJoin(messageStats, eq(messageStats.messageId, campaigns.messageId))
+    .where(eq(campaigns.id, id));
+  return row && { ...row, counters: row.counters ?? ZERO };
+}
+
 /** Applies `change` only while the campaign is in one of `from` (the state machine's guard, under the row lock). */
 export async function transition(
   db: Db,
-  reach: CampaignReach,
+  reach: Reach,
   id: string,
   from: readonly CampaignStatus[],
   change: Partial<NewCampaignRow>,
@@ -137,7 +153,7 @@ export async function transition(
   return row;
 }
 
-export async function deleteCampaign(db: Db, reach: CampaignReach, id: string, from: readonly CampaignStatus[]): Promise<boolean> {
+export async function deleteCampaign(db: Db, reach: Reach, id: string, from: readonly CampaignStatus[]): Promise<boolean> {
   const deleted = await db
     .delete(campaigns)
     .where(and(visibleTo(db, reach), eq(campaigns.id, id), inArray(campaigns.status, [...from])))

@@ -1,15 +1,11 @@
 // Push campaign routes (spec 4.4): create, list, read, edit, delete, re-send, cancel, archive, live progress, CSV export.
-import { Readable, pipeline } from 'node:stream';
-import { stringify } from 'csv-stringify';
-import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { projectOf, tenantOf } from '../../http/access.js';
+import { projectOf, reachOf } from '../../http/access.js';
+import { sendCsv } from '../../http/csv.js';
 import { commonErrors, errorEnvelope, paginated } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
-import { AppError } from '../../shared/errors.js';
 import { CAMPAIGN_CSV_COLUMNS, CAMPAIGN_CSV_DESCRIPTION, toCsvRecord } from './campaign-csv.js';
 import { CampaignStreams, DEFAULT_STREAM_TIMING, type StreamTiming } from './campaign-stream.js';
-import type { CampaignReach } from './campaign.repository.js';
 import {
   campaign,
   createCampaignBody,
@@ -24,7 +20,6 @@ import type { CampaignService } from './campaign.service.js';
 const tags = ['Campaigns'];
 const idParams = z.object({ id: z.string() });
 const projectParams = z.object({ projectId: z.string() });
-const reachOf = (request: FastifyRequest): CampaignReach => request.project ?? tenantOf(request);
 const withConflict = { ...commonErrors, 409: errorEnvelope };
 
 const STATS_DOC =
@@ -96,19 +91,12 @@ export async function campaignRoutes(app: App, campaigns: CampaignService, timin
     },
     async (request, reply) => {
       const rows = campaigns.openExport(projectOf(request), request.query);
-      const csv = stringify({ header: true, columns: [...CAMPAIGN_CSV_COLUMNS] });
-      const source = Readable.from(
-        (async function* () {
-          for await (const row of rows) yield toCsvRecord(row);
-        })(),
-      );
-      pipeline(source, csv, (error) => {
-        if (error) request.log.warn({ err: error }, 'campaign export stopped');
+      return sendCsv(request, reply, {
+        filename: `campaigns-${request.params.projectId}.csv`,
+        columns: CAMPAIGN_CSV_COLUMNS,
+        rows,
+        toRecord: toCsvRecord,
       });
-      return reply
-        .header('content-type', 'text/csv; charset=utf-8')
-        .header('content-disposition', `attachment; filename="campaigns-${request.params.projectId}.csv"`)
-        .send(csv);
     },
   );
 
@@ -230,16 +218,10 @@ export async function campaignRoutes(app: App, campaigns: CampaignService, timin
       },
     },
     async (request, reply) => {
-      const reach = reachOf(request);
       const { id } = request.params;
-      const first = await campaigns.progress(reach, id);
-      const read = () =>
-        campaigns.progress(reach, id).catch((error: unknown) => {
-          if (error instanceof AppError && error.statusCode === 404) return undefined;
-          throw error;
-        });
+      const first = await campaigns.progress(reachOf(request), id);
       reply.hijack();
-      streams.stream(id, read, first, request.raw, reply.raw, reply.getHeaders());
+      streams.stream(id, () => campaigns.progressOf(id), first, request.raw, reply.raw, reply.getHeaders());
     },
   );
 }

@@ -1,22 +1,10 @@
 // Zod schemas of the campaign routes: the body of spec 2.2 (required vs optional), the campaign, its stats and lists.
 import { z } from 'zod';
 import { CAMPAIGN_MODES, CAMPAIGN_STATUSES } from '../../db/schema.js';
-import { paginationQuery, timestamp, timezone } from '../../http/schemas.js';
+import { dateOrDateTime, paginationQuery, timestamp, timezone, webUrl } from '../../http/schemas.js';
 import { segmentFilterSchema } from '../segments/segment-filter.js';
 
-const webUrl = z
-  .string()
-  .max(2048)
-  .refine((value) => {
-    if (/[\s\p{Cc}]/u.test(value)) return false;
-    try {
-      return ['http:', 'https:'].includes(new URL(value).protocol);
-    } catch {
-      return false;
-    }
-  }, 'must be an absolute http or https URL without spaces');
-
-export const campaignContent = z
+const campaignContent = z
   .strictObject({
     title: z.string().trim().min(1).max(250).describe('Required. Notification title'),
     body: z.string().trim().min(1).max(2000).describe('Required. Notification text'),
@@ -47,7 +35,7 @@ export const campaignSegment = z
       'sent: the active subscribers of the campaign\'s environment that have a push subscription and have not turned push off.',
   );
 
-export const campaignSchedule = z
+const campaignSchedule = z
   .strictObject({
     mode: z.enum(CAMPAIGN_MODES).describe('Required. immediate: sent now; scheduled: sent at sendAt; draft: saved, never sent until changed'),
     sendAt: z.iso
@@ -62,7 +50,7 @@ export const campaignSchedule = z
   })
   .describe('When it is sent');
 
-export const campaignUtm = z
+const campaignUtm = z
   .strictObject({
     source: z.string().trim().min(1).max(200).optional(),
     medium: z.string().trim().min(1).max(200).optional(),
@@ -161,8 +149,8 @@ const day = z.iso.date().describe('YYYY-MM-DD (UTC day, inclusive)');
 export const listQuery = z.strictObject({
   ...paginationQuery,
   status: z.enum(CAMPAIGN_STATUSES).optional().describe('Only this status; without it, every campaign except archived ones'),
-  from: z.union([z.iso.date(), z.iso.datetime({ offset: true })]).optional().describe('Created at or after (a date covers its whole UTC day)'),
-  to: z.union([z.iso.date(), z.iso.datetime({ offset: true })]).optional().describe('Created at or before (a date covers its whole UTC day)'),
+  from: dateOrDateTime.optional().describe('Created at or after (a date covers its whole UTC day)'),
+  to: dateOrDateTime.optional().describe('Created at or before (a date covers its whole UTC day)'),
   q: z.string().trim().min(1).max(200).optional().describe('Name contains (case-insensitive)'),
 });
 

@@ -1,91 +1,41 @@
 // Push campaigns: the status machine of spec 3.1, dispatch (audience snapshot into deliveries), stats, re-send, export.
+import type { z } from 'zod';
 import type { Db } from '../../db/database.js';
 import type { CampaignContent, CampaignSegment, CampaignUtm, PushContent } from '../../db/schema.js';
+import { DEFAULT_PUSH_TTL_SECONDS } from '../../delivery/channel.js';
 import { MAX_PLAINTEXT_BYTES } from '../../delivery/channels/push/push-encryption.js';
 import { pushPayload } from '../../delivery/delivery-engine.js';
 import { announceDeliveries } from '../../delivery/delivery-notifications.js';
 import * as deliveryRepo from '../../delivery/delivery.repository.js';
 import type { MessageRecord } from '../../delivery/delivery.repository.js';
+import { TRACKING_TOKEN_LENGTH, trackingUrl } from '../../delivery/tracking-token.js';
 import { enqueueJob, removeJob } from '../../jobs/enqueue.js';
-import { AppError, conflict, notFound, validationFailed } from '../../shared/errors.js';
+import { conflict, notFound, validationFailed } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
-import { compileSegmentFilter, rangeEnd, rangeStart, segmentFilterSchema, type SegmentFilter } from '../segments/segment-filter.js';
+import { compileSegmentFilter, rangeEnd, rangeStart, type SegmentFilter } from '../segments/segment-filter.js';
 import { countPushAudience, pushAudience } from '../segments/segment.repository.js';
-import type { SegmentService } from '../segments/segment.service.js';
-import type { ProjectScope } from '../tenancy.js';
+import { storedFilter, type SegmentService } from '../segments/segment.service.js';
+import type { ProjectScope, Reach } from '../tenancy.js';
 import { localIso, resolveSendAt } from './campaign-schedule.js';
 import * as repo from './campaign.repository.js';
+import type { campaign, campaignSegment, campaignStats, createCampaignBody, updateCampaignBody } from './campaign.schemas.js';
 import { applyUtm } from './utm.js';
 
 export const DISPATCH_TASK = 'campaign-dispatch';
 export const SWEEP_TASK = 'campaign-sweep';
 export const dispatchJobKey = (campaignId: string) => `campaign-dispatch:${campaignId}`;
 
-/** A campaign's push: dropped by the push service after a day for a device that stays offline. */
-const CAMPAIGN_TTL_SECONDS = 24 * 60 * 60;
 /** A dispatch job this late has lost its worker (or never got one): the sweep queues it again. */
 const STALLED_AFTER_MS = 60_000;
 const EXPORT_BATCH = 500;
 
-type Mode = 'immediate' | 'scheduled' | 'draft';
-
-export interface CampaignInput {
-  name: string;
-  content: CampaignContent;
-  segment: CampaignSegmentInput;
-  schedule: ScheduleInput;
-  utm?: CampaignUtm | null | undefined;
-}
-
-export type CampaignSegmentInput = { filters: SegmentFilter } | { savedSegmentId: string };
-
-export interface ScheduleInput {
-  mode: Mode;
-  sendAt?: string | null | undefined;
-  timezone?: string | null | undefined;
-}
-
-export interface CampaignPatch {
-  name?: string | undefined;
-  projectId?: string | undefined;
-  content?: CampaignContent | undefined;
-  segment?: CampaignSegmentInput | undefined;
-  schedule?: ScheduleInput | undefined;
-  utm?: CampaignUtm | null | undefined;
-}
-
-export interface CampaignStats {
-  queued: number;
-  sent: number;
-  delivered: number;
-  clicked: number;
-  dismissed: number;
-  failed: number;
-  suppressed: number;
-  ctr: number;
-  deliveryRate: number;
-}
-
-export interface Campaign {
-  id: string;
-  projectId: string;
-  name: string;
-  status: repo.CampaignStatus;
-  sandbox: boolean;
-  content: CampaignContent;
-  segment: CampaignSegment;
-  schedule: { mode: Mode; sendAt: string | null; timezone: string | null };
-  utm: CampaignUtm | null;
-  stats: CampaignStats;
-  failureReason: string | null;
-  resentFrom: string | null;
-  createdAt: string;
-  updatedAt: string;
-  sentAt: string | null;
-  completedAt: string | null;
-  cancelledAt: string | null;
-  archivedAt: string | null;
-}
+type Mode = repo.CampaignRow['mode'];
+type CampaignSegmentInput = z.output<typeof campaignSegment>;
+type CampaignInput = Omit<z.output<typeof createCampaignBody>, 'projectId' | 'utm'> & { utm?: CampaignUtm | null | undefined };
+type CampaignPatch = z.output<typeof updateCampaignBody>;
+type CampaignStats = z.output<typeof campaignStats>;
+/** A campaign as answered; its stored segment keeps the filters as written. */
+export type Campaign = Omit<z.output<typeof campaign>, 'segment'> & { segment: CampaignSegment };
 
 /** What the progress stream sends: status and every counter. */
 export type CampaignProgress = { status: repo.CampaignStatus } & CampaignStats;
@@ -95,7 +45,7 @@ export const FINAL_STATUSES: ReadonlySet<repo.CampaignStatus> = new Set(['sent',
 
 const rate = (part: number, whole: number) => (whole === 0 ? 0 : Math.round((part / whole) * 10_000) / 10_000);
 
-export function statsOf(row: repo.CampaignWithCounters): CampaignStats {
+function statsOf(row: Pick<repo.CampaignWithCounters, 'audienceSize' | 'counters'>): CampaignStats {
   const { counters } = row;
   return {
     queued: row.audienceSize,
@@ -193,8 +143,7 @@ export class CampaignService {
       scope,
       {
         status: query.status,
-        createdFrom: query.from !== undefined ? new Date(rangeStart(query.from)) : undefined,
-        createdBefore: query.to !== undefined ? new Date(rangeEnd(query.to) + 1) : undefined,
+        ...createdRange(query),
         nameContains: query.q,
       },
       pageSize,
@@ -203,18 +152,24 @@ export class CampaignService {
     return { data: rows.map(toCampaign), page, pageSize, total };
   }
 
-  async get(reach: repo.CampaignReach, id: string): Promise<Campaign> {
+  async get(reach: Reach, id: string): Promise<Campaign> {
     return toCampaign(await this.find(reach, id));
   }
 
-  /** Status and counters only, for the progress stream. */
-  async progress(reach: repo.CampaignReach, id: string): Promise<CampaignProgress> {
+  /** Status and counters only, for the progress stream: its first event (checking the caller may see the campaign). */
+  async progress(reach: Reach, id: string): Promise<CampaignProgress> {
     const row = await this.find(reach, id);
     return { status: row.status, ...statsOf(row) };
   }
 
+  /** The progress stream's later reads, by id alone (access was checked on connect); undefined once it is deleted. */
+  async progressOf(id: string): Promise<CampaignProgress | undefined> {
+    const row = await repo.progressOf(this.db, id);
+    return row && { status: row.status, ...statsOf(row) };
+  }
+
   /** Edits a draft (409 otherwise). Moving it to immediate or scheduled dispatches or schedules it. */
-  async update(reach: repo.CampaignReach, id: string, patch: CampaignPatch): Promise<Campaign> {
+  async update(reach: Reach, id: string, patch: CampaignPatch): Promise<Campaign> {
     const current = await this.find(reach, id);
     if (current.status !== 'draft') throw notDraft(current.status);
     if (patch.projectId !== undefined && patch.projectId !== current.projectId) {
@@ -224,7 +179,7 @@ export class CampaignService {
     const stored: CampaignInput = {
       name: current.name,
       content: current.content,
-      segment: 'savedSegmentId' in current.segment ? current.segment : { filters: segmentFilterSchema.parse(current.segment.filters) },
+      segment: segmentInput(current),
       schedule: { mode: current.mode, sendAt: current.sendAt?.toISOString() ?? null, timezone: current.timezone },
       utm: current.utm,
     };
@@ -245,7 +200,7 @@ export class CampaignService {
   }
 
   /** Removes a draft, scheduled, cancelled or failed campaign; sent, archived and sending ones answer 409. */
-  async remove(reach: repo.CampaignReach, id: string): Promise<void> {
+  async remove(reach: Reach, id: string): Promise<void> {
     const removed = await this.db.transaction(async (tx) => {
       const deleted = await repo.deleteCampaign(tx, reach, id, ['draft', 'scheduled', 'cancelled', 'failed']);
       if (deleted) await removeJob(tx, dispatchJobKey(id));
@@ -265,7 +220,7 @@ export class CampaignService {
    * Cancels a scheduled campaign (it never sends) or a sending one: deliveries still queued are suppressed at once
    * and the rest finish; the counters keep what happened.
    */
-  async cancel(reach: repo.CampaignReach, id: string): Promise<Campaign> {
+  async cancel(reach: Reach, id: string): Promise<Campaign> {
     const cancelled = await this.db.transaction(async (tx) => {
       const row = await repo.transition(tx, reach, id, ['scheduled', 'sending'], {
         status: 'cancelled',
@@ -285,7 +240,7 @@ export class CampaignService {
   }
 
   /** Hides a sent campaign from default lists (the status filter `archived` shows it). */
-  async archive(reach: repo.CampaignReach, id: string): Promise<Campaign> {
+  async archive(reach: Reach, id: string): Promise<Campaign> {
     const row = await repo.transition(this.db, reach, id, ['sent'], { status: 'archived', archivedAt: new Date() });
     if (!row) {
       const { status } = await this.find(reach, id);
@@ -298,24 +253,27 @@ export class CampaignService {
    * Sends a finished campaign (sent, archived, cancelled or failed) again as a new campaign dispatched at once: same
    * name, content, UTM and environment, the original segment or `segment`. The original and its stats are unchanged.
    */
-  async resend(reach: repo.CampaignReach, id: string, segment: CampaignSegmentInput | undefined): Promise<Campaign> {
+  async resend(reach: Reach, id: string, segment: CampaignSegmentInput | undefined): Promise<Campaign> {
     const original = await this.find(reach, id);
     if (!['sent', 'archived', 'cancelled', 'failed'].includes(original.status)) {
       throw conflict(`A ${original.status} campaign cannot be re-sent: only sent and cancelled ones can`, 'campaign_not_resendable');
     }
-    const stored: CampaignSegmentInput =
-      'savedSegmentId' in original.segment ? original.segment : { filters: segmentFilterSchema.parse(original.segment.filters) };
     return this.create(
       this.scopeOf(reach, original),
-      { name: original.name, content: original.content, segment: segment ?? stored, schedule: { mode: 'immediate' }, utm: original.utm },
+      {
+        name: original.name,
+        content: original.content,
+        segment: segment ?? segmentInput(original),
+        schedule: { mode: 'immediate' },
+        utm: original.utm,
+      },
       original.id,
     );
   }
 
   /** Checks the range now, then yields the project's campaigns created within it, oldest first, batch by batch. */
   openExport(scope: ProjectScope, range: { from?: string | undefined; to?: string | undefined }): AsyncGenerator<Campaign> {
-    const from = range.from !== undefined ? new Date(rangeStart(range.from)) : undefined;
-    const before = range.to !== undefined ? new Date(rangeEnd(range.to) + 1) : undefined;
+    const { from, before } = createdRange(range);
     if (from && before && from >= before) throw validationFailed([{ field: 'query.from', error: 'must not be after to' }]);
     const db = this.db;
     return (async function* () {
@@ -351,7 +309,7 @@ export class CampaignService {
         return false;
       }
       const scope = { organizationId: locked.organizationId, projectId, sandbox: row.sandbox };
-      const filters = await this.filtersOf(scope, row.segment);
+      const filters = await this.filtersOf(scope, row);
       const messageId = newId('msg');
       await deliveryRepo.insertMessage(tx, {
         id: messageId,
@@ -360,7 +318,7 @@ export class CampaignService {
         campaignId,
         sandbox: row.sandbox,
         content: toPushContent(applyUtm(row.content, row.utm)),
-        options: { ttlSeconds: CAMPAIGN_TTL_SECONDS, urgency: 'normal' },
+        options: { ttlSeconds: DEFAULT_PUSH_TTL_SECONDS, urgency: 'normal' },
       });
       await deliveryRepo.insertMessageStats(tx, messageId);
       const size = await deliveryRepo.snapshotDeliveries(tx, projectId, messageId, pushAudience(scope, compileSegmentFilter(filters)));
@@ -390,14 +348,14 @@ export class CampaignService {
     }
   }
 
-  private async find(reach: repo.CampaignReach, id: string): Promise<repo.CampaignWithCounters> {
+  private async find(reach: Reach, id: string): Promise<repo.CampaignWithCounters> {
     const row = await repo.findCampaign(this.db, reach, id);
     if (!row) throw notFound('Campaign');
     return row;
   }
 
   /** The project scope a campaign lives in (its own environment), for the audience and for re-sends. */
-  private scopeOf(reach: repo.CampaignReach, row: repo.CampaignRow): ProjectScope {
+  private scopeOf(reach: Reach, row: repo.CampaignRow): ProjectScope {
     return { organizationId: reach.organizationId, projectId: row.projectId, sandbox: row.sandbox };
   }
 
@@ -410,7 +368,7 @@ export class CampaignService {
     const problems: { field: string; error: string }[] = [];
     let filters: SegmentFilter = {};
     if ('savedSegmentId' in input.segment) {
-      const saved = await this.savedFilters(scope, input.segment.savedSegmentId);
+      const saved = await this.segments.savedFilters(scope, input.segment.savedSegmentId);
       if (saved) filters = saved;
       else problems.push({ field: 'segment.savedSegmentId', error: 'is not a saved segment of this project' });
     } else {
@@ -427,7 +385,8 @@ export class CampaignService {
     }
 
     const utm = input.utm ?? null;
-    const payload = pushPayload(toPushContent(applyUtm(input.content, utm)), `${this.options.publicUrl}/t/${'x'.repeat(32)}`);
+    const track = trackingUrl(this.options.publicUrl, 'x'.repeat(TRACKING_TOKEN_LENGTH));
+    const payload = pushPayload(toPushContent(applyUtm(input.content, utm)), track);
     const bytes = Buffer.byteLength(JSON.stringify(payload));
     if (bytes > MAX_PLAINTEXT_BYTES) {
       problems.push({ field: 'content', error: `the push would be ${bytes} bytes; at most ${MAX_PLAINTEXT_BYTES} fit in a web push` });
@@ -472,22 +431,27 @@ export class CampaignService {
     });
   }
 
-  private async savedFilters(scope: ProjectScope, segmentId: string): Promise<SegmentFilter | undefined> {
-    try {
-      return (await this.segments.get(scope, segmentId)).filters;
-    } catch (error) {
-      if (error instanceof AppError && error.statusCode === 404) return undefined;
-      throw error;
-    }
-  }
-
   /** The filters a campaign sends to, read now; its saved segment is held by the campaign until then. */
-  private async filtersOf(scope: ProjectScope, segment: CampaignSegment): Promise<SegmentFilter> {
-    if (!('savedSegmentId' in segment)) return segmentFilterSchema.parse(segment.filters);
-    const filters = await this.savedFilters(scope, segment.savedSegmentId);
+  private async filtersOf(scope: ProjectScope, row: repo.CampaignRow): Promise<SegmentFilter> {
+    const segment = segmentInput(row);
+    if (!('savedSegmentId' in segment)) return segment.filters;
+    const filters = await this.segments.savedFilters(scope, segment.savedSegmentId);
     if (!filters) throw new Error(`saved segment ${segment.savedSegmentId} of a campaign being dispatched is gone`);
     return filters;
   }
+}
+
+/** A stored campaign's segment as the API takes it: inline filters re-read through the schema. */
+function segmentInput(row: repo.CampaignRow): CampaignSegmentInput {
+  return 'savedSegmentId' in row.segment ? row.segment : { filters: storedFilter(`Campaign ${row.id}`, row.segment.filters) };
+}
+
+/** A list or export range as instants: `to` is inclusive, and a date covers its whole UTC day. */
+function createdRange(range: { from?: string | undefined; to?: string | undefined }): repo.CreatedRange {
+  return {
+    from: range.from !== undefined ? new Date(rangeStart(range.from)) : undefined,
+    before: range.to !== undefined ? new Date(rangeEnd(range.to) + 1) : undefined,
+  };
 }
 
 const notDraft = (status: string) => conflict(`Only draft campaigns can be edited (this one is ${status})`, 'campaign_not_draft');

@@ -5,7 +5,7 @@ import { AppError, validationFailed } from '../../shared/errors.js';
 import * as repo from './idempotency.repository.js';
 
 /** How long a key and its first response are kept. */
-export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
+const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
 /**
  * A claim still unanswered after this long belongs to a request whose process died: a retry takes it over. Far
  * beyond any request's duration (a transactional send waits at most its retry budget plus the provider timeout).
@@ -13,9 +13,7 @@ export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
 const ABANDONED_SECONDS = 10 * 60;
 
 /** The field 422 details name for this header (request headers are matched in lower case). */
-export const IDEMPOTENCY_KEY_FIELD = 'headers.idempotency-key';
-
-export type KeyRef = repo.KeyRef;
+const IDEMPOTENCY_KEY_FIELD = 'headers.idempotency-key';
 
 export interface Response {
   statusCode: number;
@@ -41,7 +39,7 @@ export class IdempotencyService {
    * with a different request → 422, a repeat while the first is still running → 409. When `handle` throws, the
    * key is released, so a retry is processed.
    */
-  async run(ref: KeyRef, request: unknown, handle: () => Promise<Response>): Promise<Response & { replayed: boolean }> {
+  async run(ref: repo.KeyRef, request: unknown, handle: () => Promise<Response>): Promise<Response & { replayed: boolean }> {
     const requestHash = createHash('sha256').update(canonical(request)).digest('base64url');
     const claim = await repo.claimKey(this.db, ref, requestHash, IDEMPOTENCY_TTL_SECONDS, ABANDONED_SECONDS);
     if (claim.state !== 'claimed' && claim.requestHash !== requestHash) {

@@ -4,6 +4,7 @@ import { and, eq, gte, inArray, lt, lte, not, or, sql, type SQL } from 'drizzle-
 import type { PgColumn } from 'drizzle-orm/pg-core';
 import { z } from 'zod';
 import { EMAIL_STATUSES, SUBSCRIBER_BROWSERS, SUBSCRIBER_OSES, SUBSCRIBER_PLATFORMS, subscribers } from '../../db/schema.js';
+import { dateOrDateTime } from '../../http/schemas.js';
 
 /** A value, or a non-empty array meaning "any of". */
 const oneOrMany = <T extends z.ZodType>(item: T) => z.union([item, z.array(item).min(1).max(500)]);
@@ -29,8 +30,6 @@ const text = z.string().min(1).max(200);
 const tag = z.string().trim().min(1).max(64);
 const tagList = z.array(tag).min(1).max(500);
 
-const isoDate = z.union([z.iso.date(), z.iso.datetime({ offset: true })]);
-
 export const segmentFilterSchema = z
   .strictObject({
     platform: oneOrMany(z.enum(SUBSCRIBER_PLATFORMS)).optional(),
@@ -54,7 +53,7 @@ export const segmentFilterSchema = z
     lastSeenDays: z.number().int().min(1).max(36500).optional().describe('Seen within the last N days'),
     emailStatus: oneOrMany(z.enum(EMAIL_STATUSES)).optional(),
     subscriptionDate: z
-      .strictObject({ from: isoDate.optional(), to: isoDate.optional() })
+      .strictObject({ from: dateOrDateTime.optional(), to: dateOrDateTime.optional() })
       .refine((v) => v.from !== undefined || v.to !== undefined, 'must name from, to or both')
       .refine((v) => !v.from || !v.to || rangeStart(v.from) <= rangeEnd(v.to), 'from must not be after to')
       .optional()

@@ -3,14 +3,11 @@ import { and, asc, count, desc, eq, gt, isNotNull, sql, type SQL } from 'drizzle
 import type { Db } from '../../db/database.js';
 import { segments, subscribers } from '../../db/schema.js';
 import { projectOfTenant } from '../../db/tenant-scope.js';
-import type { ProjectScope, Tenant } from '../tenancy.js';
+import type { ProjectScope, Reach } from '../tenancy.js';
 
 export type SegmentRow = typeof segments.$inferSelect;
 
-/** A caller cleared for one project, or any tenant (routes addressed by segment id). */
-export type SegmentReach = ProjectScope | Tenant;
-
-function segmentsOf(db: Db, reach: SegmentReach): SQL {
+function segmentsOf(db: Db, reach: Reach): SQL {
   if ('kind' in reach && reach.kind === 'organization') return projectOfTenant(db, reach, segments.projectId);
   return eq(segments.projectId, (reach as ProjectScope).projectId);
 }
@@ -29,7 +26,7 @@ export async function listSegments(db: Db, projectId: string, limit: number, off
   return { rows, total: total?.total ?? 0 };
 }
 
-export async function findSegment(db: Db, reach: SegmentReach, id: string): Promise<SegmentRow | undefined> {
+export async function findSegment(db: Db, reach: Reach, id: string): Promise<SegmentRow | undefined> {
   const [row] = await db
     .select()
     .from(segments)
@@ -39,7 +36,7 @@ export async function findSegment(db: Db, reach: SegmentReach, id: string): Prom
 
 export async function updateSegment(
   db: Db,
-  reach: SegmentReach,
+  reach: Reach,
   id: string,
   change: { name?: string | undefined; filters?: Record<string, unknown> | undefined },
 ): Promise<SegmentRow | undefined> {
@@ -59,7 +56,7 @@ export async function updateSegment(
  * Deletes a segment: `in_use` while a draft or scheduled campaign still has to read it (the campaigns'
  * `pending_segment_id` foreign key decides, so a campaign saved at the same moment is never left without it).
  */
-export async function deleteSegment(db: Db, reach: SegmentReach, id: string): Promise<'deleted' | 'not_found' | 'in_use'> {
+export async function deleteSegment(db: Db, reach: Reach, id: string): Promise<'deleted' | 'not_found' | 'in_use'> {
   try {
     const deleted = await db
       .delete(segments)

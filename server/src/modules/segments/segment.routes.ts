@@ -1,14 +1,10 @@
 // Segment routes: saved segments CRUD, reach estimates and the streamed CSV export of spec 4.5.
-import { Readable, pipeline } from 'node:stream';
-import { stringify } from 'csv-stringify';
-import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { projectOf, tenantOf } from '../../http/access.js';
+import { projectOf, reachOf } from '../../http/access.js';
+import { escapeCell, sendCsv } from '../../http/csv.js';
 import { commonErrors, errorEnvelope, paginated, paginationQuery, timestamp } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
-import { escapeCell } from './csv.js';
 import { segmentFilterSchema } from './segment-filter.js';
-import type { SegmentReach } from './segment.repository.js';
 import type { ExportRow, SegmentService } from './segment.service.js';
 
 const tags = ['Segments'];
@@ -26,7 +22,6 @@ const segment = z
 const name = z.string().trim().min(1).max(200);
 const idParams = z.object({ id: z.string() });
 const projectParams = z.object({ projectId: z.string() });
-const reachOf = (request: FastifyRequest): SegmentReach => request.project ?? tenantOf(request);
 
 export const EXPORT_COLUMNS = ['externalId', 'token', 'email', 'country', 'platform', 'tags', 'subscribedAt', 'lastSeenAt'] as const;
 
@@ -115,19 +110,12 @@ export async function segmentRoutes(app: App, segments: SegmentService) {
     },
     async (request, reply) => {
       const rows = await segments.openExport(projectOf(request), request.query.segmentId);
-      const csv = stringify({ header: true, columns: [...EXPORT_COLUMNS] });
-      const source = Readable.from(
-        (async function* () {
-          for await (const row of rows) yield toCsvRecord(row);
-        })(),
-      );
-      pipeline(source, csv, (error) => {
-        if (error) request.log.warn({ err: error }, 'segment export stopped');
+      return sendCsv(request, reply, {
+        filename: `segment-${request.query.segmentId}.csv`,
+        columns: EXPORT_COLUMNS,
+        rows,
+        toRecord: toCsvRecord,
       });
-      return reply
-        .header('content-type', 'text/csv; charset=utf-8')
-        .header('content-disposition', `attachment; filename="segment-${request.query.segmentId}.csv"`)
-        .send(csv);
     },
   );
 

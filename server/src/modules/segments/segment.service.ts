@@ -2,7 +2,7 @@
 import type { Db } from '../../db/database.js';
 import { AppError, conflict, notFound, validationFailed } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
-import type { ProjectScope } from '../tenancy.js';
+import type { ProjectScope, Reach } from '../tenancy.js';
 import { compileSegmentFilter, filterKey, segmentFilterSchema, type SegmentFilter } from './segment-filter.js';
 import * as repo from './segment.repository.js';
 
@@ -15,10 +15,13 @@ export interface Segment {
   updatedAt: string;
 }
 
-/** Stored filters are re-read through the schema; a stored filter the schema no longer accepts is a server fault. */
-function storedFilter(row: repo.SegmentRow): SegmentFilter {
-  const parsed = segmentFilterSchema.safeParse(row.filters);
-  if (!parsed.success) throw new AppError(500, 'invalid_stored_segment', `Segment ${row.id} has filters Herald cannot read`);
+/**
+ * Stored filters (a segment's, a campaign's inline ones) are re-read through the schema; a stored filter the schema
+ * no longer accepts is a server fault. `owner` names where it is stored, e.g. `Segment seg_…`.
+ */
+export function storedFilter(owner: string, filters: unknown): SegmentFilter {
+  const parsed = segmentFilterSchema.safeParse(filters);
+  if (!parsed.success) throw new AppError(500, 'invalid_stored_segment', `${owner} has filters Herald cannot read`);
   return parsed.data;
 }
 
@@ -26,7 +29,7 @@ const toSegment = (row: repo.SegmentRow): Segment => ({
   id: row.id,
   projectId: row.projectId,
   name: row.name,
-  filters: storedFilter(row),
+  filters: storedFilter(`Segment ${row.id}`, row.filters),
   createdAt: row.createdAt.toISOString(),
   updatedAt: row.updatedAt.toISOString(),
 });
@@ -35,7 +38,7 @@ export const REACH_CACHE_SECONDS = 30;
 const REACH_CACHE_MAX = 5_000;
 const EXPORT_BATCH = 1_000;
 
-export interface Reach {
+interface ReachEstimate {
   count: number;
   computedAt: string;
   cached: boolean;
@@ -75,13 +78,13 @@ export class SegmentService {
     return { data: rows.map(toSegment), page, pageSize, total };
   }
 
-  async get(reach: repo.SegmentReach, id: string): Promise<Segment> {
+  async get(reach: Reach, id: string): Promise<Segment> {
     const row = await repo.findSegment(this.db, reach, id);
     if (!row) throw notFound('Segment');
     return toSegment(row);
   }
 
-  async update(reach: repo.SegmentReach, id: string, change: { name?: string | undefined; filters?: SegmentFilter | undefined }) {
+  async update(reach: Reach, id: string, change: { name?: string | undefined; filters?: SegmentFilter | undefined }) {
     const row = await repo.updateSegment(this.db, reach, id, {
       name: change.name,
       filters: change.filters as Record<string, unknown> | undefined,
@@ -91,7 +94,7 @@ export class SegmentService {
   }
 
   /** A segment a draft or scheduled campaign will read cannot be deleted (409): edit or delete the campaign first. */
-  async remove(reach: repo.SegmentReach, id: string): Promise<void> {
+  async remove(reach: Reach, id: string): Promise<void> {
     const outcome = await repo.deleteSegment(this.db, reach, id);
     if (outcome === 'not_found') throw notFound('Segment');
     if (outcome === 'in_use') {
@@ -99,15 +102,20 @@ export class SegmentService {
     }
   }
 
-  /** The filters of a saved segment of this project (404 for another project's segment). */
-  private async filtersOf(scope: ProjectScope, segmentId: string): Promise<SegmentFilter> {
+  /** The filters of a saved segment of this project; undefined when it is not one (another project's, or gone). */
+  async savedFilters(scope: ProjectScope, segmentId: string): Promise<SegmentFilter | undefined> {
     const row = await repo.findSegment(this.db, scope, segmentId);
-    if (!row) throw notFound('Segment');
-    return storedFilter(row);
+    return row && storedFilter(`Segment ${row.id}`, row.filters);
+  }
+
+  private async filtersOf(scope: ProjectScope, segmentId: string): Promise<SegmentFilter> {
+    const filters = await this.savedFilters(scope, segmentId);
+    if (!filters) throw notFound('Segment');
+    return filters;
   }
 
   /** Exact audience size for inline filters or a saved segment, cached 30 s per (project, environment, filters). */
-  async reach(scope: ProjectScope, input: { filters?: SegmentFilter | undefined; segmentId?: string | undefined }): Promise<Reach> {
+  async reach(scope: ProjectScope, input: { filters?: SegmentFilter | undefined; segmentId?: string | undefined }): Promise<ReachEstimate> {
     if ((input.filters === undefined) === (input.segmentId === undefined)) {
       throw validationFailed([{ field: 'filters', error: 'give exactly one of filters and segmentId' }]);
     }

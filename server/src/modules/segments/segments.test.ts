@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addMember, createTenant, type Tenant } from '../../../test/fixtures.js';
 import { startTestApp, type TestApp } from '../../../test/harness.js';
 import { newId } from '../../shared/ids.js';
-import { escapeCell } from './csv.js';
+import { escapeCell } from '../../http/csv.js';
 
 let t: TestApp;
 let tenant: Tenant;

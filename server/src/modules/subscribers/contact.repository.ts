@@ -3,9 +3,9 @@
 import { and, eq, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/database.js';
 import { subscribers } from '../../db/schema.js';
-import type { ProjectScope } from '../tenancy.js';
+import type { ProjectScope, Reach } from '../tenancy.js';
 import type { UpsertKey } from './contact.schemas.js';
-import { mergeTags, visibleTo, type NewSubscriberRow, type SubscriberReach, type SubscriberRow } from './subscriber.repository.js';
+import { mergeTags, visibleTo, type NewSubscriberRow, type SubscriberRow } from './subscriber.repository.js';
 
 export interface ContactPatch {
   email?: string | null | undefined;
@@ -30,7 +30,7 @@ export const emailStatusAfter = (storedEmail: SQL, storedStatus: SQL, email: SQL
 /** Applies a patch to one subscriber (by id or token) the caller may see; undefined when there is none. */
 export async function updateContact(
   db: Db,
-  reach: SubscriberReach,
+  reach: Reach,
   target: { id: string } | { token: string },
   patch: ContactPatch,
 ): Promise<SubscriberRow | undefined> {

@@ -1,17 +1,15 @@
 // Contact routes: set contact fields by token (SDK) or id, create email/phone-only contacts, bulk import (JSON or CSV).
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { projectOf, tenantOf } from '../../http/access.js';
+import { projectOf, reachOf } from '../../http/access.js';
 import { commonErrors } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import { validationFailed } from '../../shared/errors.js';
 import { contactsFromCsv } from './contact-import.js';
 import * as c from './contact.schemas.js';
 import type { ContactService } from './contact.service.js';
-import type { SubscriberReach } from './subscriber.repository.js';
 import { subscriber } from './subscriber.schemas.js';
 
-const reachOf = (request: FastifyRequest): SubscriberReach => request.project ?? tenantOf(request);
 const tags = ['Contacts'];
 const subscriberResponse = { 200: subscriber, ...commonErrors };
 const FIELDS_NOTE =

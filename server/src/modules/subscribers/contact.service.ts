@@ -4,11 +4,10 @@ import type { Db } from '../../db/database.js';
 import { AppError, notFound, validationFailed } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import { randomToken } from '../../shared/secrets.js';
-import type { ProjectScope } from '../tenancy.js';
+import type { ProjectScope, Reach } from '../tenancy.js';
 import { upsertKeyOf, validateRows } from './contact-import.js';
 import * as repo from './contact.repository.js';
 import { ATTRIBUTES_MAX_BYTES, jsonBytes, type ContactInput, type ContactUpdate, type UpsertKey } from './contact.schemas.js';
-import type { SubscriberReach } from './subscriber.repository.js';
 import { toSubscriber, type Subscriber } from './subscriber.service.js';
 
 const TOKEN_LENGTH = 32; // as at registration
@@ -41,16 +40,16 @@ export interface ImportResult {
 export class ContactService {
   constructor(private readonly db: Db) {}
 
-  updateById(reach: SubscriberReach, id: string, update: ContactUpdate): Promise<Subscriber> {
+  updateById(reach: Reach, id: string, update: ContactUpdate): Promise<Subscriber> {
     return this.update(reach, { id }, update);
   }
 
-  updateByToken(reach: SubscriberReach, token: string, update: ContactUpdate): Promise<Subscriber> {
+  updateByToken(reach: Reach, token: string, update: ContactUpdate): Promise<Subscriber> {
     return this.update(reach, { token }, update);
   }
 
   /** One statement; rolled back when the merged attributes outgrow the cap. */
-  private async update(reach: SubscriberReach, target: { id: string } | { token: string }, update: ContactUpdate) {
+  private async update(reach: Reach, target: { id: string } | { token: string }, update: ContactUpdate) {
     return this.db.transaction(async (tx) => {
       const row = await repo.updateContact(tx, reach, target, toPatch(update));
       if (!row) throw notFound('Subscriber');

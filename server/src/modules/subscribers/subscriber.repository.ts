@@ -5,16 +5,13 @@ import type pg from 'pg';
 import type { Db } from '../../db/database.js';
 import { subscribers } from '../../db/schema.js';
 import { projectOfTenant } from '../../db/tenant-scope.js';
-import type { ProjectScope, Tenant } from '../tenancy.js';
+import type { ProjectScope, Reach } from '../tenancy.js';
 
 export type SubscriberRow = typeof subscribers.$inferSelect;
 export type NewSubscriberRow = typeof subscribers.$inferInsert;
 
-/** A caller cleared for one project (ProjectScope) or any tenant (by-id and by-token routes). */
-export type SubscriberReach = ProjectScope | Tenant;
-
 /** The predicate confining a query to the subscribers a caller may see. */
-export function visibleTo(db: Db, reach: SubscriberReach): SQL {
+export function visibleTo(db: Db, reach: Reach): SQL {
   if ('kind' in reach && reach.kind === 'organization') return projectOfTenant(db, reach, subscribers.projectId);
   const scope = reach as ProjectScope;
   const project = eq(subscribers.projectId, scope.projectId);
@@ -63,11 +60,10 @@ const INSERT_REGISTRATIONS = {
 /**
  * Inserts the registrations (each names its own project) in one statement, so in one commit; returns the ids of
  * the rows inserted — a row whose project already has its endpoint is skipped, as is a later duplicate in the batch.
+ * Runs on the pg pool itself: Drizzle's query builder has no named prepared raw statements.
  */
-export async function insertRegistrations(db: Db, rows: readonly NewRegistration[]): Promise<Set<string>> {
+export async function insertRegistrations(pool: pg.Pool, rows: readonly NewRegistration[]): Promise<Set<string>> {
   const column = <T>(pick: (row: NewRegistration) => T) => rows.map(pick);
-  // Drizzle's handle exposes its pg pool as $client; the query builder has no named prepared raw statements.
-  const pool = (db as Db & { $client: pg.Pool }).$client;
   const result = await pool.query<{ id: string }>({
     ...INSERT_REGISTRATIONS,
     values: [
@@ -101,7 +97,7 @@ export async function findByEndpoint(db: Db, projectId: string, endpoint: string
   return row;
 }
 
-export async function findById(db: Db, reach: SubscriberReach, id: string): Promise<SubscriberRow | undefined> {
+export async function findById(db: Db, reach: Reach, id: string): Promise<SubscriberRow | undefined> {
   const [row] = await db
     .select()
     .from(subscribers)
@@ -109,7 +105,7 @@ export async function findById(db: Db, reach: SubscriberReach, id: string): Prom
   return row;
 }
 
-export async function findByToken(db: Db, reach: SubscriberReach, token: string): Promise<SubscriberRow | undefined> {
+export async function findByToken(db: Db, reach: Reach, token: string): Promise<SubscriberRow | undefined> {
   const [row] = await db
     .select()
     .from(subscribers)
@@ -127,7 +123,7 @@ export function findByExternalId(db: Db, scope: ProjectScope, externalId: string
     .limit(limit);
 }
 
-export async function deleteById(db: Db, reach: SubscriberReach, id: string): Promise<boolean> {
+export async function deleteById(db: Db, reach: Reach, id: string): Promise<boolean> {
   const deleted = await db
     .delete(subscribers)
     .where(and(visibleTo(db, reach), eq(subscribers.id, id)))
@@ -138,7 +134,7 @@ export async function deleteById(db: Db, reach: SubscriberReach, id: string): Pr
 /** Applies `set` to the subscriber with this token, if the caller may see it; lastSeenAt and updatedAt move too. */
 export async function updateByToken(
   db: Db,
-  reach: SubscriberReach,
+  reach: Reach,
   token: string,
   set: Partial<Record<keyof NewSubscriberRow, unknown>>,
 ): Promise<SubscriberRow | undefined> {
@@ -161,7 +157,7 @@ export const removeTags = (tags: string[]) =>
   sql`array(select t from unnest(${subscribers.tags}) as u(t) where t <> all(${sql.param(tags)}::text[]))`;
 
 /** Marks a subscriber as seen, without touching updatedAt. */
-export async function touchByToken(db: Db, reach: SubscriberReach, token: string) {
+export async function touchByToken(db: Db, reach: Reach, token: string) {
   const [row] = await db
     .update(subscribers)
     .set({ lastSeenAt: new Date() })

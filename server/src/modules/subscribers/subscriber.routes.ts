@@ -1,19 +1,14 @@
 // Subscriber routes (spec 4.3): registration by the SDK, identify/tag/untag/seen by token, and project reads.
-import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { projectOf, tenantOf } from '../../http/access.js';
+import { projectOf, reachOf } from '../../http/access.js';
 import { commonErrors, paginated, paginationQuery } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
-import type { SubscriberReach } from './subscriber.repository.js';
 import * as s from './subscriber.schemas.js';
 import type { SubscriberService } from './subscriber.service.js';
 
 export interface SubscriberRouteOptions {
   allowInsecurePushEndpoints: boolean;
 }
-
-/** The project a key opens, else the caller's organization (routes addressed by token or id). */
-const reachOf = (request: FastifyRequest): SubscriberReach => request.project ?? tenantOf(request);
 
 const tags = ['Subscribers'];
 const byToken = { auth: 'project' } as const;

@@ -1,7 +1,7 @@
 // Zod schemas of the subscriber routes: request validation, response shapes and their OpenAPI documentation.
 import { z } from 'zod';
 import { EMAIL_STATUSES, SUBSCRIBER_BROWSERS, SUBSCRIBER_OSES, SUBSCRIBER_PLATFORMS, SUBSCRIBER_STATUSES } from '../../db/schema.js';
-import { errorEnvelope, timestamp, timezone } from '../../http/schemas.js';
+import { errorEnvelope, instant, timestamp, timezone } from '../../http/schemas.js';
 import { authSecretProblem, endpointProblem, p256dhProblem } from './push-keys.js';
 import { canonicalLanguage } from './user-agent.js';
 
@@ -93,7 +93,6 @@ export const duplicateSubscriber = errorEnvelope
 export const tokenBody = z.strictObject({ token: z.string().min(1).max(100) });
 export const tagsBody = tokenBody.extend({ tags: z.array(tag).min(1).max(100) });
 
-const instant = z.union([z.iso.datetime({ offset: true }), z.iso.date()]).transform((v) => new Date(v));
 
 export const listQuery = {
   platform: z.enum(SUBSCRIBER_PLATFORMS).optional(),

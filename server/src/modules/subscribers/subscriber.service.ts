@@ -1,9 +1,10 @@
 // Subscribers: registration of push devices, identify/tag, lookups, listing and live audience analytics.
+import type pg from 'pg';
 import type { Db } from '../../db/database.js';
 import { notFound } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import { randomToken } from '../../shared/secrets.js';
-import type { ProjectScope } from '../tenancy.js';
+import type { ProjectScope, Reach } from '../tenancy.js';
 import type { GeoLookup } from './geo.js';
 import { SubscriberInsertBatcher } from './subscriber-insert-batcher.js';
 import * as repo from './subscriber.repository.js';
@@ -100,9 +101,10 @@ export class SubscriberService {
 
   constructor(
     private readonly db: Db,
+    pool: pg.Pool,
     private readonly geo: GeoLookup = noGeo,
   ) {
-    this.inserts = new SubscriberInsertBatcher(db);
+    this.inserts = new SubscriberInsertBatcher(pool);
   }
 
   /** Registers a push device; a test key registers a sandbox subscriber. A known endpoint is not overwritten. */
@@ -137,13 +139,13 @@ export class SubscriberService {
     return { created: false, existing: visible };
   }
 
-  async get(reach: repo.SubscriberReach, id: string): Promise<Subscriber> {
+  async get(reach: Reach, id: string): Promise<Subscriber> {
     const row = await repo.findById(this.db, reach, id);
     if (!row) throw notFound('Subscriber');
     return toSubscriber(row);
   }
 
-  async getByToken(reach: repo.SubscriberReach, token: string): Promise<Subscriber> {
+  async getByToken(reach: Reach, token: string): Promise<Subscriber> {
     const row = await repo.findByToken(this.db, reach, token);
     if (!row) throw notFound('Subscriber');
     return toSubscriber(row);
@@ -154,29 +156,29 @@ export class SubscriberService {
     return { data: (await repo.findByExternalId(this.db, scope, externalId, 100)).map(toSubscriber) };
   }
 
-  async remove(reach: repo.SubscriberReach, id: string): Promise<void> {
+  async remove(reach: Reach, id: string): Promise<void> {
     if (!(await repo.deleteById(this.db, reach, id))) throw notFound('Subscriber');
   }
 
-  async identify(reach: repo.SubscriberReach, token: string, externalId: string) {
+  async identify(reach: Reach, token: string, externalId: string) {
     const row = await repo.updateByToken(this.db, reach, token, { externalId });
     if (!row) throw notFound('Subscriber');
     return { id: row.id, token: row.token, externalId: row.externalId, updatedAt: row.updatedAt.toISOString() };
   }
 
-  async tag(reach: repo.SubscriberReach, token: string, tags: string[]) {
+  async tag(reach: Reach, token: string, tags: string[]) {
     const row = await repo.updateByToken(this.db, reach, token, { tags: repo.appendTags(tags) });
     if (!row) throw notFound('Subscriber');
     return { id: row.id, tags: row.tags };
   }
 
-  async untag(reach: repo.SubscriberReach, token: string, tags: string[]) {
+  async untag(reach: Reach, token: string, tags: string[]) {
     const row = await repo.updateByToken(this.db, reach, token, { tags: repo.removeTags(tags) });
     if (!row) throw notFound('Subscriber');
     return { id: row.id, tags: row.tags };
   }
 
-  async seen(reach: repo.SubscriberReach, token: string) {
+  async seen(reach: Reach, token: string) {
     const row = await repo.touchByToken(this.db, reach, token);
     if (!row) throw notFound('Subscriber');
     return { id: row.id, lastSeenAt: row.lastSeenAt.toISOString() };

@@ -5,27 +5,17 @@ import type { Db } from '../../db/database.js';
 export const TRACKING_EVENTS = ['delivered', 'clicked', 'dismissed'] as const;
 export type TrackingEvent = (typeof TRACKING_EVENTS)[number];
 
-/** Which timestamps this event set for the first time (replays set none). */
-export interface Transition {
-  projectId: string;
-  messageId: string;
-  delivered: boolean;
-  clicked: boolean;
-  dismissed: boolean;
-}
-
 /**
  * Records an event, idempotently: each timestamp is set only while null (every event implies delivered_at), and
  * the status only moves forward — sent → delivered → dismissed or clicked, a click winning over a dismissal. A row
  * still `sending` gets only the timestamps: recording the send outcome promotes its status from them. Other states
- * (failed, queued…) keep their status. Undefined when the delivery does not exist (any more).
+ * (failed, queued…) keep their status. False when the delivery does not exist (any more).
  *
  * This statement is where a delivery's first delivered, click or dismiss is known (RETURNING, under the row lock),
  * so it also adds them to the message's counters (`message_stats`): replays count nothing.
  */
-export async function recordEvent(db: Db, deliveryId: number, event: TrackingEvent): Promise<Transition | undefined> {
-  type Row = { project_id: string; message_id: string; delivered: boolean; clicked: boolean; dismissed: boolean };
-  const { rows } = await db.execute<Row>(sql`
+export async function recordEvent(db: Db, deliveryId: number, event: TrackingEvent): Promise<boolean> {
+  const { rows } = await db.execute(sql`
     WITH old AS (
       SELECT id, delivered_at, clicked_at, dismissed_at FROM deliveries WHERE id = ${deliveryId} FOR UPDATE
     ), changed AS (
@@ -56,9 +46,6 @@ export async function recordEvent(db: Db, deliveryId: number, event: TrackingEve
       FROM changed
       WHERE ms.message_id = changed.message_id AND (changed.delivered OR changed.clicked OR changed.dismissed)
     )
-    SELECT * FROM changed`);
-  const [row] = rows;
-  return (
-    row && { projectId: row.project_id, messageId: row.message_id, delivered: row.delivered, clicked: row.clicked, dismissed: row.dismissed }
-  );
+    SELECT 1 FROM changed`);
+  return rows.length > 0;
 }

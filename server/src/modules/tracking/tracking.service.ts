@@ -12,12 +12,11 @@ export class TrackingService {
 
   /**
    * Records a delivered, clicked or dismissed report; repeats are harmless. A token this instance did not sign,
-   * or whose delivery is gone, is not found. Returns which timestamps the report set first (see `recordEvent`).
+   * or whose delivery is gone, is not found.
    */
-  async record(token: string, event: repo.TrackingEvent): Promise<repo.Transition> {
+  async record(token: string, event: repo.TrackingEvent): Promise<void> {
     const deliveryId = this.tokens.verify(token);
-    const transition = deliveryId === undefined ? undefined : await repo.recordEvent(this.db, deliveryId, event);
-    if (!transition) throw notFound('Tracking link');
-    return transition;
+    const found = deliveryId !== undefined && (await repo.recordEvent(this.db, deliveryId, event));
+    if (!found) throw notFound('Tracking link');
   }
 }

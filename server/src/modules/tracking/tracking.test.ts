@@ -11,20 +11,23 @@ let messageId: string;
 const query = async <T = Record<string, unknown>>(text: string, params: unknown[] = []) =>
   (await t.database.pool.query(text, params)).rows as T[];
 
+const insertMessage = (id: string) =>
+  query(
+    `INSERT INTO messages (id, project_id, channel, source, sandbox, content, options)
+     VALUES ($1, $2, 'push', 'transactional', false, '{"title":"a","body":"b"}', '{"ttlSeconds":60,"urgency":"normal"}')`,
+    [id, tenant.projectId],
+  );
+
 beforeAll(async () => {
   t = await startTestApp();
   tenant = await createTenant(t);
   messageId = `msg_tracking_${Date.now()}`;
-  await query(
-    `INSERT INTO messages (id, project_id, channel, source, sandbox, content, options)
-     VALUES ($1, $2, 'push', 'transactional', false, '{"title":"a","body":"b"}', '{"ttlSeconds":60,"urgency":"normal"}')`,
-    [messageId, tenant.projectId],
-  );
+  await insertMessage(messageId);
 });
 afterAll(() => t.close());
 
 /** A delivery row in `status` (to a subscriber of its own: one delivery per message and subscriber), and its tracking path. */
-async function delivery(status: string): Promise<{ id: number; path: string }> {
+async function delivery(status: string, message = messageId): Promise<{ id: number; path: string }> {
   const subscriber = await t.app.inject({
     method: 'POST',
     url: '/subscribers',
@@ -34,7 +37,7 @@ async function delivery(status: string): Promise<{ id: number; path: string }> {
   const [row] = await query<{ id: string }>(
     `INSERT INTO deliveries (project_id, message_id, subscriber_id, status, attempts, sent_at)
      VALUES ($1, $2, $3, $4::delivery_status, 1, CASE WHEN $4::text IN ('sent', 'delivered', 'clicked', 'dismissed') THEN now() END) RETURNING id`,
-    [tenant.projectId, messageId, subscriber.json().id, status],
+    [tenant.projectId, message, subscriber.json().id, status],
   );
   const id = Number(row!.id);
   return { id, path: `/t/${t.services.tracking.sign(id)}` };
@@ -101,18 +104,19 @@ describe('POST /t/:token/delivered|clicked|dismissed', () => {
     expect(await state(d.id)).toMatchObject({ status: 'failed', delivered_at: expect.any(Date) });
   });
 
-  it('tells which timestamps a report set first: the one place campaign counters hook in', async () => {
-    const d = await delivery('sent');
-    const token = d.path.slice('/t/'.length);
-    expect(await t.services.trackingEvents.record(token, 'clicked')).toEqual({
-      projectId: tenant.projectId,
-      messageId,
-      delivered: true,
-      clicked: true,
-      dismissed: false,
-    });
-    expect(await t.services.trackingEvents.record(token, 'clicked')).toMatchObject({ delivered: false, clicked: false, dismissed: false });
-    expect(await t.services.trackingEvents.record(token, 'dismissed')).toMatchObject({ delivered: false, clicked: false, dismissed: true });
+  it("counts each first delivered, click and dismissal once in its message's counters; repeats add nothing", async () => {
+    const counted = `msg_tracking_counted_${Date.now()}`;
+    await insertMessage(counted);
+    await query('INSERT INTO message_stats (message_id) VALUES ($1)', [counted]);
+    const counters = async () =>
+      (await query('SELECT delivered, clicked, dismissed FROM message_stats WHERE message_id = $1', [counted]))[0];
+    const token = (await delivery('sent', counted)).path.slice('/t/'.length);
+    await t.services.trackingEvents.record(token, 'clicked');
+    expect(await counters()).toEqual({ delivered: 1, clicked: 1, dismissed: 0 });
+    await t.services.trackingEvents.record(token, 'clicked');
+    expect(await counters()).toEqual({ delivered: 1, clicked: 1, dismissed: 0 });
+    await t.services.trackingEvents.record(token, 'dismissed');
+    expect(await counters()).toEqual({ delivered: 1, clicked: 1, dismissed: 1 });
   });
 
   it('needs no credentials, and ignores any given', async () => {

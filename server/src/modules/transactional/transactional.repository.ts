@@ -1,7 +1,7 @@
-// Transactional sends: finding the recipient's devices across environments, the project's policy, and the send log.
+// Transactional sends: finding the recipient's devices across environments, and the send log.
 import { and, count, desc, eq, gte, isNotNull, isNull, lt, sql } from 'drizzle-orm';
 import type { Db } from '../../db/database.js';
-import { projects, subscribers, transactionalSends, type DeliveryPolicy } from '../../db/schema.js';
+import { subscribers, transactionalSends } from '../../db/schema.js';
 import type { ProjectScope } from '../tenancy.js';
 
 export type Recipient = { externalId: string } | { token: string };
@@ -34,13 +34,6 @@ export async function findDevices(db: Db, projectId: string, recipient: Recipien
     .orderBy(desc(subscribers.createdAt), desc(subscribers.id))
     .limit(limit);
 }
-
-export async function findPolicy(db: Db, projectId: string): Promise<{ policy: DeliveryPolicy | undefined; timezone: string | undefined }> {
-  const [row] = await db.select({ settings: projects.settings }).from(projects).where(eq(projects.id, projectId));
-  return { policy: row?.settings.deliveryPolicy, timezone: row?.settings.timezone };
-}
-
-export type SendRow = typeof transactionalSends.$inferSelect;
 
 export async function insertSend(db: Db, row: typeof transactionalSends.$inferInsert): Promise<void> {
   await db.insert(transactionalSends).values(row);

@@ -1,7 +1,8 @@
 // Zod schemas of the transactional push routes: the send request, its envelope, and the send log.
 import { z } from 'zod';
 import { CHANNELS } from '../../db/schema.js';
-import { timestamp } from '../../http/schemas.js';
+import { DEFAULT_PUSH_TTL_SECONDS } from '../../delivery/channel.js';
+import { instant, timestamp, webUrl } from '../../http/schemas.js';
 
 /** Every reason a send may answer: spec 7.4's push codes, plus Herald's `sandbox`. */
 export const SEND_REASONS = [
@@ -15,19 +16,6 @@ export const SEND_REASONS = [
   'sandbox',
 ] as const;
 
-const webUrl = z
-  .string()
-  .trim()
-  .refine((value) => {
-    try {
-      return ['http:', 'https:'].includes(new URL(value).protocol);
-    } catch {
-      return false;
-    }
-  }, 'must be an http or https URL');
-
-/** The message defaults: a transactional push is timely, so it is dropped after a day rather than shown weeks late. */
-export const DEFAULT_TTL_SECONDS = 24 * 60 * 60;
 /** Four weeks: the longest push services keep a message. */
 const MAX_TTL_SECONDS = 28 * 24 * 60 * 60;
 
@@ -57,7 +45,7 @@ export const sendBody = z
       .optional()
       .describe(
         `Herald extra: seconds the push service keeps the message for an offline device ` +
-          `(default ${DEFAULT_TTL_SECONDS}, max ${MAX_TTL_SECONDS}; 0 = now or never)`,
+          `(default ${DEFAULT_PUSH_TTL_SECONDS}, max ${MAX_TTL_SECONDS}; 0 = now or never)`,
       ),
     urgency: z
       .enum(['very-low', 'low', 'normal', 'high'])
@@ -97,8 +85,6 @@ export const sendEnvelope = z
     reason: z.enum(SEND_REASONS).nullable().describe('null when delivered; otherwise why not'),
   })
   .meta({ id: 'TransactionalSendResult' });
-
-const instant = z.union([z.iso.datetime({ offset: true }), z.iso.date()]).transform((v) => new Date(v));
 
 export const sendsQuery = {
   reason: z.enum(SEND_REASONS).optional().describe('Sends answered with this reason'),

@@ -1,16 +1,15 @@
 // Transactional push (spec 4.8): one recipient's devices, the delivery policy, an inline send, one envelope, one log row.
 import type { Db } from '../../db/database.js';
 import type { PushOptions } from '../../db/schema.js';
-import type { DeliveryReason } from '../../delivery/channel.js';
+import { DEFAULT_PUSH_TTL_SECONDS, type DeliveryReason } from '../../delivery/channel.js';
 import type { DeliveryEngine } from '../../delivery/delivery-engine.js';
-import { capWindowStart, checkDeliveryPolicy, localZone } from '../../delivery/delivery-policy.js';
 import * as policyRepo from '../../delivery/delivery-policy.repository.js';
 import * as deliveryRepo from '../../delivery/delivery.repository.js';
 import type { MessageRecord } from '../../delivery/delivery.repository.js';
 import { newId } from '../../shared/ids.js';
 import type { ProjectScope, ProjectTenant } from '../tenancy.js';
 import * as repo from './transactional.repository.js';
-import { DEFAULT_TTL_SECONDS, type SEND_REASONS } from './transactional.schemas.js';
+import type { SEND_REASONS } from './transactional.schemas.js';
 
 export type SendReason = (typeof SEND_REASONS)[number];
 
@@ -131,9 +130,9 @@ export class TransactionalService {
     }
     if (reachable.length === 0) return { ...none, result: summarize(outcomes, sender.sandbox) };
 
-    const { policy, timezone } = await repo.findPolicy(this.db, sender.projectId);
+    // Read per send, not cached: a change to the project's policy or zone applies to the next send.
+    const [project] = await deliveryRepo.findSendingProjects(this.db, [sender.projectId]);
     const now = this.options.clock();
-    const since = capWindowStart(policy, now);
     const message: MessageRecord = {
       id: newId('msg'),
       projectId: sender.projectId,
@@ -149,22 +148,16 @@ export class TransactionalService {
         badge: input.badge,
         actions: input.actions,
       },
-      options: { ttlSeconds: input.ttl ?? DEFAULT_TTL_SECONDS, urgency: input.urgency ?? 'normal', topic: input.topic },
+      options: { ttlSeconds: input.ttl ?? DEFAULT_PUSH_TTL_SECONDS, urgency: input.urgency ?? 'normal', topic: input.topic },
     };
     const claimed = await this.db.transaction(async (tx) => {
-      const ids = reachable.map((d) => d.id);
-      let counts = new Map<string, number>();
-      if (since) {
-        await policyRepo.lockSubscribersForCap(tx, sender.projectId, ids);
-        counts = await policyRepo.recentSendCounts(tx, sender.projectId, ids, since);
-      }
+      const targets = reachable.map((d) => ({ subscriberId: d.id, timezone: d.timezone }));
+      const decisions = await policyRepo.decidePolicy(tx, project!, targets, now);
       const allowed: string[] = [];
-      for (const device of reachable) {
-        const subject = { zone: localZone(device.timezone, timezone), recentSends: counts.get(device.id) ?? 0 };
-        const decision = checkDeliveryPolicy(policy, subject, now);
-        if (decision.allowed) allowed.push(device.id);
+      decisions.forEach((decision, i) => {
+        if (decision.allowed) allowed.push(reachable[i]!.id);
         else outcomes.push({ sent: false, reason: decision.reason });
-      }
+      });
       if (allowed.length === 0) return [];
       await deliveryRepo.insertMessage(tx, message);
       // Under the cap lock until commit: a concurrent send to the same device counts these as in flight.

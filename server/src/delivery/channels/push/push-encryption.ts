@@ -17,12 +17,12 @@ const NONCE_INFO = Buffer.from('Content-Encoding: nonce\0\x01');
 const LAST_RECORD = Buffer.from([2]);
 
 /** The sender's side of one message: a key pair and salt that must never be reused. */
-export interface SenderKeys {
+interface SenderKeys {
   ecdh: ECDH;
   salt: Buffer;
 }
 
-export function freshSenderKeys(): SenderKeys {
+function freshSenderKeys(): SenderKeys {
   const ecdh = createECDH('prime256v1');
   ecdh.generateKeys();
   return { ecdh, salt: randomBytes(16) };

@@ -23,7 +23,7 @@ const retryable = (providerCode: string, message: string, retryAfterMs?: number)
 });
 
 /** Retry-After as delta-seconds or an HTTP-date (RFC 9110 §10.2.3), in ms from `now`; undefined when absent or unreadable. */
-export function parseRetryAfter(value: string | string[] | undefined, now = Date.now()): number | undefined {
+function parseRetryAfter(value: string | string[] | undefined, now = Date.now()): number | undefined {
   const text = (Array.isArray(value) ? value[0] : value)?.trim();
   if (!text) return undefined;
   if (/^\d+$/.test(text)) return Number(text) * 1000;
