@@ -10,12 +10,19 @@ import type { ProjectScope, Reach } from '../tenancy.js';
 export type SubscriberRow = typeof subscribers.$inferSelect;
 export type NewSubscriberRow = typeof subscribers.$inferInsert;
 
-/** The predicate confining a query to the subscribers a caller may see. */
+/**
+ * The predicate confining a lookup to the subscribers a caller may see: a test key its project's sandbox rows, a live
+ * key its project's rows of both environments, a dashboard user its organization's (docs/CONTEXT.md, "Sandbox vs live").
+ */
 export function visibleTo(db: Db, reach: Reach): SQL {
   if ('kind' in reach && reach.kind === 'organization') return projectOfTenant(db, reach, subscribers.projectId);
   const scope = reach as ProjectScope;
-  const project = eq(subscribers.projectId, scope.projectId);
-  return scope.sandbox ? and(project, eq(subscribers.sandbox, true))! : project;
+  return scope.sandbox ? inEnvironment(scope) : eq(subscribers.projectId, scope.projectId);
+}
+
+/** The predicate confining an audience figure to the caller's project and environment: live and test never mix there. */
+function inEnvironment(scope: ProjectScope): SQL {
+  return and(eq(subscribers.projectId, scope.projectId), eq(subscribers.sandbox, scope.sandbox))!;
 }
 
 /** A push registration: the columns a new subscriber is written with; the others take their defaults. */
@@ -206,13 +213,13 @@ export const ANALYTICS_DIMENSIONS = ['country', 'platform', 'browser', 'os', 'de
 export type AnalyticsDimension = (typeof ANALYTICS_DIMENSIONS)[number];
 
 /**
- * Active subscribers counted by each dimension, live and exact; null values are left out.
+ * Active subscribers of the caller's environment counted by each dimension, live and exact; null values are left out.
  * Two index-only scans run in parallel, each read in group order (see docs/PERFORMANCE.md): (country, city) on
  * subscribers_project_country_city_idx and (platform, browser, os, device) on subscribers_project_device_mix_idx.
  * They return at most a few thousand combinations, rolled up here into the six dimensions.
  */
 export async function countByDimensions(db: Db, scope: ProjectScope, limitPerDimension: number) {
-  const where = and(visibleTo(db, scope), eq(subscribers.status, 'active'));
+  const where = and(inEnvironment(scope), eq(subscribers.status, 'active'));
   const total = sql<number>`count(*)::int`;
   const [places, devices] = await Promise.all([
     db

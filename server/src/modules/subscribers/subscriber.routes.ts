@@ -133,6 +133,9 @@ export async function subscriberRoutes(app: App, subscribers: SubscriberService,
       schema: {
         tags,
         summary: 'Active subscribers by country, platform, browser, os, device and city, computed live',
+        description:
+          "Counts the caller's environment only: live subscribers for a live key or a dashboard user, sandbox ones for a test key. " +
+          'Each list is sorted by count (largest first); unknown values are left out.',
         params: projectParams,
         response: { 200: s.analytics, ...commonErrors },
       },

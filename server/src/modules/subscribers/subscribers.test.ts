@@ -399,23 +399,23 @@ describe('GET /subscribers/project/:projectId and analytics', () => {
   it('counts active subscribers by dimension, largest first', async () => {
     const res = await t.app.inject({ method: 'GET', url: `/subscribers/analytics/project/${owner.projectId}`, headers: owner.live });
     expect(res.statusCode).toBe(200);
-    // Active: win, mac, android and the sandbox one (Windows/Chrome, no country); ipad is unsubscribed.
+    // Active and live: win, mac, android; ipad is unsubscribed; the sandbox one is another environment's.
     expect(res.json()).toEqual({
       country: [
         { key: 'FR', count: 2 },
         { key: 'US', count: 1 },
       ],
       platform: [
-        { key: 'desktop', count: 3 },
+        { key: 'desktop', count: 2 },
         { key: 'mobile', count: 1 },
       ],
       browser: [
-        { key: 'Chrome', count: 3 },
+        { key: 'Chrome', count: 2 },
         { key: 'Safari', count: 1 },
       ],
       os: [
-        { key: 'Windows', count: 2 },
         { key: 'Android', count: 1 },
+        { key: 'Windows', count: 1 },
         { key: 'macOS', count: 1 },
       ],
       device: [{ key: 'Apple', count: 1 }],
@@ -423,6 +423,23 @@ describe('GET /subscribers/project/:projectId and analytics', () => {
         { key: 'Paris', count: 2 },
         { key: 'Austin', count: 1 },
       ],
+    });
+  });
+
+  it('counts only the caller\'s environment: the dashboard sees live figures, a test key the sandbox ones', async () => {
+    const analytics = (headers: Record<string, string>) =>
+      t.app.inject({ method: 'GET', url: `/subscribers/analytics/project/${owner.projectId}`, headers }).then((r) => r.json());
+    expect((await analytics(owner.jwt)).platform).toEqual([
+      { key: 'desktop', count: 2 },
+      { key: 'mobile', count: 1 },
+    ]);
+    expect(await analytics(owner.test)).toEqual({
+      country: [],
+      platform: [{ key: 'desktop', count: 1 }],
+      browser: [{ key: 'Chrome', count: 1 }],
+      os: [{ key: 'Windows', count: 1 }],
+      device: [],
+      city: [],
     });
   });
 });
