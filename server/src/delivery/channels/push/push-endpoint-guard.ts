@@ -15,7 +15,13 @@ neverAllowed.addSubnet('172.16.0.0', 12, 'ipv4');
 neverAllowed.addSubnet('192.168.0.0', 16, 'ipv4');
 neverAllowed.addSubnet('224.0.0.0', 4, 'ipv4'); // multicast
 neverAllowed.addSubnet('240.0.0.0', 4, 'ipv4'); // reserved, broadcast
-neverAllowed.addAddress('::', 'ipv6');
+neverAllowed.addSubnet('::', 96, 'ipv6'); // unspecified and the deprecated IPv4-compatible form (::10.0.0.1)
+// Transition prefixes embed an IPv4 address a gateway would reach for us (a private one, say); no push service is there.
+neverAllowed.addSubnet('64:ff9b::', 96, 'ipv6'); // NAT64
+neverAllowed.addSubnet('64:ff9b:1::', 48, 'ipv6'); // local-use NAT64
+neverAllowed.addSubnet('2002::', 16, 'ipv6'); // 6to4
+neverAllowed.addSubnet('2001::', 32, 'ipv6'); // Teredo
+neverAllowed.addSubnet('100::', 64, 'ipv6'); // discard-only
 neverAllowed.addSubnet('fc00::', 7, 'ipv6'); // unique local
 neverAllowed.addSubnet('fe80::', 10, 'ipv6');
 neverAllowed.addSubnet('ff00::', 8, 'ipv6');
