@@ -3,6 +3,7 @@
 import { and, asc, count, desc, eq, gte, inArray, lt, lte, ne, or, sql, type SQL } from 'drizzle-orm';
 import type { SelectedFields } from 'drizzle-orm/pg-core';
 import type { Db } from '../../db/database.js';
+import { isForeignKeyViolation } from '../../db/pg-errors.js';
 import { campaigns, messageStats, projects, type CAMPAIGN_STATUSES } from '../../db/schema.js';
 import { projectOfTenant } from '../../db/tenant-scope.js';
 import type { ProjectScope, Reach } from '../tenancy.js';
@@ -52,8 +53,24 @@ const withCounters = (row: { campaign: CampaignRow; counters: Counters | null })
   counters: row.counters ?? ZERO,
 });
 
+/** The saved segment a campaign was validated against was deleted before the campaign row referencing it was written. */
+export class SavedSegmentGone extends Error {
+  constructor() {
+    super('the saved segment was deleted meanwhile');
+  }
+}
+
+async function referencingSavedSegment<T>(write: Promise<T>): Promise<T> {
+  try {
+    return await write;
+  } catch (error) {
+    if (isForeignKeyViolation(error)) throw new SavedSegmentGone();
+    throw error;
+  }
+}
+
 export async function insertCampaign(db: Db, row: NewCampaignRow): Promise<CampaignRow> {
-  const [inserted] = await db.insert(campaigns).values(row).returning();
+  const [inserted] = await referencingSavedSegment(db.insert(campaigns).values(row).returning());
   return inserted!;
 }
 
@@ -145,11 +162,13 @@ export async function transition(
   from: readonly CampaignStatus[],
   change: Partial<NewCampaignRow>,
 ): Promise<CampaignRow | undefined> {
-  const [row] = await db
-    .update(campaigns)
-    .set({ ...change, updatedAt: sql`now()` })
-    .where(and(visibleTo(db, reach), eq(campaigns.id, id), inArray(campaigns.status, [...from])))
-    .returning();
+  const [row] = await referencingSavedSegment(
+    db
+      .update(campaigns)
+      .set({ ...change, updatedAt: sql`now()` })
+      .where(and(visibleTo(db, reach), eq(campaigns.id, id), inArray(campaigns.status, [...from])))
+      .returning(),
+  );
   return row;
 }
 

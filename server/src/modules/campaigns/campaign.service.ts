@@ -109,6 +109,8 @@ interface Plan {
   utm: CampaignUtm | null;
 }
 
+const NOT_A_SAVED_SEGMENT = { field: 'segment.savedSegmentId', error: 'is not a saved segment of this project' };
+
 export class CampaignService {
   constructor(
     private readonly db: Db,
@@ -124,7 +126,7 @@ export class CampaignService {
     const plan = await this.plan(scope, input);
     const id = newId('cmp');
     const audienceSize = plan.mode === 'immediate' ? await this.countAudience(scope, plan.filters) : 0;
-    await this.db.transaction(async (tx) => {
+    await this.writingPlan(async (tx) => {
       await repo.insertCampaign(tx, {
         id,
         projectId: scope.projectId,
@@ -191,7 +193,7 @@ export class CampaignService {
       utm: patch.utm === undefined ? stored.utm : patch.utm,
     });
     const audienceSize = plan.mode === 'immediate' ? await this.countAudience(scope, plan.filters) : 0;
-    await this.db.transaction(async (tx) => {
+    await this.writingPlan(async (tx) => {
       const row = await repo.transition(tx, reach, id, ['draft'], this.rowOf(plan, audienceSize));
       if (!row) throw notDraft('no longer a draft');
       await this.schedule(tx, row.projectId, id, plan);
@@ -363,6 +365,16 @@ export class CampaignService {
     return countPushAudience(this.db, scope, compileSegmentFilter(filters));
   }
 
+  /** Writes a validated plan in one transaction; a saved segment deleted since validation is the same 422. */
+  private async writingPlan(write: (tx: Db) => Promise<void>): Promise<void> {
+    try {
+      await this.db.transaction(write);
+    } catch (error) {
+      if (error instanceof repo.SavedSegmentGone) throw validationFailed([NOT_A_SAVED_SEGMENT]);
+      throw error;
+    }
+  }
+
   /** Validates what the body alone cannot: the saved segment, sendAt in the future, the 4 KB payload. */
   private async plan(scope: ProjectScope, input: CampaignInput): Promise<Plan> {
     const problems: { field: string; error: string }[] = [];
@@ -370,7 +382,7 @@ export class CampaignService {
     if ('savedSegmentId' in input.segment) {
       const saved = await this.segments.savedFilters(scope, input.segment.savedSegmentId);
       if (saved) filters = saved;
-      else problems.push({ field: 'segment.savedSegmentId', error: 'is not a saved segment of this project' });
+      else problems.push(NOT_A_SAVED_SEGMENT);
     } else {
       filters = input.segment.filters;
     }

@@ -234,6 +234,29 @@ describe('POST /campaigns', () => {
     expect(res.json().details).toEqual([{ field: 'segment.savedSegmentId', error: 'is not a saved segment of this project' }]);
   });
 
+  it('answers 422, not 500, when the saved segment is deleted between validation and the write', async () => {
+    const segment = await request('POST', '/segments', tenant.jwt, { projectId: tenant.projectId, name: 'Going', filters: {} });
+    const segmentId = segment.json<{ id: string }>().id;
+    // An uncommitted delete: the campaign still finds the segment, then its foreign-key check waits for this commit.
+    const deleter = await t.database.pool.connect();
+    try {
+      await deleter.query('BEGIN');
+      await deleter.query('DELETE FROM segments WHERE id = $1', [segmentId]);
+      const creating = request('POST', '/campaigns', tenant.jwt, body(tenant, { segment: { savedSegmentId: segmentId } }));
+      for (let waited = 0; waited < 5_000; waited += 20) {
+        const [blocked] = await query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted`);
+        if (blocked!.n > 0) break;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      await deleter.query('COMMIT');
+      const res = await creating;
+      expect(res.statusCode, res.body).toBe(422);
+      expect(res.json().details).toEqual([{ field: 'segment.savedSegmentId', error: 'is not a saved segment of this project' }]);
+    } finally {
+      deleter.release();
+    }
+  });
+
   it('documents required and optional fields, the statuses and both rates in OpenAPI', async () => {
     const doc = (await request('GET', '/docs/json', {})).json<{ paths: Record<string, Record<string, { description?: string; security?: unknown }>>; components: { schemas: Record<string, { required?: string[]; properties: Record<string, { description?: string }> }> } }>();
     const input = doc.components.schemas.NewCampaign!;

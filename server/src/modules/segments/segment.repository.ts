@@ -1,6 +1,7 @@
 // Saved segments and audience queries; every function is confined to the caller's project(s).
 import { and, asc, count, desc, eq, gt, isNotNull, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/database.js';
+import { isForeignKeyViolation } from '../../db/pg-errors.js';
 import { segments, subscribers } from '../../db/schema.js';
 import { projectOfTenant } from '../../db/tenant-scope.js';
 import type { ProjectScope, Reach } from '../tenancy.js';
@@ -67,14 +68,6 @@ export async function deleteSegment(db: Db, reach: Reach, id: string): Promise<'
     if (isForeignKeyViolation(error)) return 'in_use';
     throw error;
   }
-}
-
-/** PostgreSQL's foreign_key_violation, however deep the query layer wrapped it. */
-function isForeignKeyViolation(error: unknown): boolean {
-  for (let e = error; e instanceof Error; e = e.cause) {
-    if ((e as Error & { code?: unknown }).code === '23503') return true;
-  }
-  return false;
 }
 
 /**
