@@ -1,5 +1,5 @@
 // Record identifiers: a type prefix plus a time-ordered random part, so ids are opaque, typed and index-friendly.
-import { randomBytes } from 'node:crypto';
+import { pooledRandomBytes } from './random-pool.js';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz'; // Crockford base32, lower case
 
@@ -13,7 +13,7 @@ export function newId(prefix: IdPrefix): string {
     head = ALPHABET[time % 32] + head;
     time = Math.floor(time / 32);
   }
-  const random = randomBytes(10);
+  const random = pooledRandomBytes(10);
   let tail = '';
   let bits = 0;
   let buffer = 0;

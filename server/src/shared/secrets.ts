@@ -1,11 +1,12 @@
 // Random secrets and their digests: API keys, generated passwords and signing keys.
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
+import { pooledRandomBytes } from './random-pool.js';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 
 /** `length` characters of Crockford base32, 5 bits of randomness each. */
 export function randomToken(length: number): string {
-  const bytes = randomBytes(length);
+  const bytes = pooledRandomBytes(length);
   let out = '';
   for (let i = 0; i < length; i++) out += ALPHABET[bytes[i]! & 31];
   return out;
