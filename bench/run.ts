@@ -2,15 +2,18 @@
 // several times, prints median/min/max and writes the JSON to bench/results/.
 //
 // Environment: BENCH_SUBSCRIBERS (default 1,000,000), BENCH_RUNS (5), BENCH_INGEST_SECONDS (5),
-// BENCH_CONNECTIONS (10), BENCH_PUSH_N (100,000), BENCH_PUSH_WEB_PUSH_N (20,000), BENCH_PUSH_RSS_N (0: no memory run;
-// 1000000 for the 1M-recipient run, ~5 min more), BENCH_DATABASE_URL (else an embedded PostgreSQL in a temporary
-// directory). DELIVERY_* and PUSH_* settings are passed on to the push benchmark's worker process.
+// BENCH_CONNECTIONS (100), BENCH_PUSH_N (100,000), BENCH_PUSH_WEB_PUSH_N (20,000), BENCH_PUSH_RSS_N (0: no memory run;
+// 1000000 for the 1M-recipient run, ~5 min more), BENCH_PUSH_CAMPAIGN_N (1,000,000: one campaign through the API, end
+// to end, ~5 min; 0 skips it), BENCH_DATABASE_URL (else an embedded PostgreSQL in a temporary directory). DELIVERY_*
+// and PUSH_* settings are passed on to the push benchmarks' worker processes.
 import { analyticsCase, exportCase, reachCases, type AudienceContext } from './cases/audience.js';
+import { campaignCases } from './cases/campaign.js';
 import { ingestCases } from './cases/ingest.js';
 import { pushCases } from './cases/push.js';
 import { createBenchTenant, openBenchDatabase, seedSubscribers } from './lib/database.js';
 import { log, printTable, writeResults, type CaseResult } from './lib/harness.js';
 import { startHerald, type Child } from './lib/process.js';
+import { JWT_SECRET, PUBLIC_URL } from './lib/push-bench.js';
 
 const intEnv = (name: string, fallback: number) => {
   const value = Number((process.env[name] ?? '').replace(/[_,]/g, '') || fallback);
@@ -55,11 +58,13 @@ async function main() {
       seedSeconds = Math.round((Date.now() - seedStart) / 100) / 10;
       log(`seeded in ${seedSeconds} s`);
     }
-    // Rate limits are raised through configuration, like an operator would.
+    // Rate limits are raised through configuration, like an operator would. PUBLIC_URL as the push worker's: a campaign's
+    // 4 KB check counts the tracking link the worker will send.
     server = await startHerald({
       DATABASE_URL: database.url,
       LOG_LEVEL: 'warn',
-      JWT_SECRET: 'bench-secret-bench-secret-bench-secret-0123',
+      JWT_SECRET,
+      PUBLIC_URL,
       RATE_LIMIT_INGEST: '100000000',
       RATE_LIMIT_DEFAULT: '100000000',
     });
@@ -73,16 +78,18 @@ async function main() {
       results.push(
         ...(await ingestCases({
           server,
+          databaseUrl: database.url,
           projectId: tenant.ingestProjectId,
           key: tenant.ingestKey,
           runs: Math.min(runs, 3),
           seconds: intEnv('BENCH_INGEST_SECONDS', 5),
-          connections: intEnv('BENCH_CONNECTIONS', 10),
+          connections: intEnv('BENCH_CONNECTIONS', 100),
         })),
       );
     }
     if (selected.has('delivery.push')) {
-      // The push cases bring their own audience, push service and worker process; the API is not involved.
+      // The push cases bring their own audience, push service and worker process; the API is not involved. The campaign
+      // case brings the same, in its own project, and goes through the API.
       results.push(
         ...(await pushCases({
           databaseUrl: database.url,
@@ -91,6 +98,15 @@ async function main() {
           n: intEnv('BENCH_PUSH_N', 100_000),
           webPushN: intEnv('BENCH_PUSH_WEB_PUSH_N', 20_000),
           rssN: intEnv('BENCH_PUSH_RSS_N', 0),
+        })),
+      );
+      results.push(
+        ...(await campaignCases({
+          databaseUrl: database.url,
+          server,
+          projectId: tenant.campaignProjectId,
+          key: tenant.campaignKey,
+          n: intEnv('BENCH_PUSH_CAMPAIGN_N', 1_000_000),
         })),
       );
     }

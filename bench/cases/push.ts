@@ -10,7 +10,8 @@ import { createTrackingTokens } from '../../server/src/delivery/tracking-token.j
 import { newId } from '../../server/src/shared/ids.js';
 import type { WorkerProcess } from '../../server/test/worker-processes.js';
 import { log, measure, ratio, type CaseResult, type Measurement } from '../lib/harness.js';
-import { cpuSecondsOf, machineCpuSeconds, peakRssDuring, startHeraldWorker, startPushPeer, type PushPeer } from '../lib/process.js';
+import { cpuSecondsOf, machineCpuSeconds, peakRssDuring, postgresCpu, postgresCpuUsed, startPushPeer } from '../lib/process.js';
+import { BROWSERS, JWT_SECRET, PUBLIC_URL, SAMPLE_EVERY, VAPID_SUBJECT, checkAnswers, seedAudience, startPushWorker, subscriberId } from '../lib/push-bench.js';
 
 export interface PushContext {
   databaseUrl: string;
@@ -24,58 +25,12 @@ export interface PushContext {
   rssN: number;
 }
 
-/** Subscriptions share the keys of a few fake browsers: the push service checks a sample, and seeding stays cheap. */
-const BROWSERS = 16;
-const SAMPLE_EVERY = 10_000;
 const WEB_PUSH_CONCURRENCY = 50;
 const WARMUP_N = 5_000;
-const PUBLIC_URL = 'https://herald.example.com';
-const VAPID_SUBJECT = 'mailto:bench@example.com';
-const JWT_SECRET = 'bench-secret-bench-secret-bench-secret-0123';
+const PREFIX = 'push';
 const CONTENT = { title: 'Flash sale', body: 'Everything 20% off until midnight — tap to see what is new today.', url: 'https://shop.example.com/sale' };
 const OPTIONS = { ttlSeconds: 3600, urgency: 'normal' as const };
 const round = (n: number) => Math.round(n * 10) / 10;
-
-const subscriberId = (g: number) => `sub_push${String(g).padStart(8, '0')}`;
-
-/** Subscriber g: endpoint /push/b<g> on the peer, keys of browser g mod BROWSERS; set-based, 100,000 rows a statement. */
-async function seedAudience(pool: pg.Pool, projectId: string, peer: PushPeer, total: number): Promise<void> {
-  const chunk = 100_000;
-  for (let from = 1; from <= total; from += chunk) {
-    await pool.query(
-      `INSERT INTO subscribers (id, project_id, token, endpoint, p256dh, auth)
-       SELECT 'sub_push' || lpad(g::text, 8, '0'), $1, 'st_push' || g, $2 || '/push/b' || g, ($3::text[])[1 + g % $5], ($4::text[])[1 + g % $5]
-       FROM generate_series($6::int, $7::int) g`,
-      [projectId, peer.origin, peer.browsers.map((b) => b.p256dh), peer.browsers.map((b) => b.auth), BROWSERS, from, Math.min(total, from + chunk - 1)],
-    );
-  }
-  await pool.query('ANALYZE subscribers');
-}
-
-/** CPU seconds of every PostgreSQL process alive now, by pid (backends, walwriter, autovacuum …). */
-async function postgresCpu(pool: pg.Pool): Promise<Map<number, number>> {
-  const { rows } = await pool.query<{ pid: number }>('SELECT pid FROM pg_stat_activity');
-  return new Map(await Promise.all(rows.map(async ({ pid }) => [pid, await cpuSecondsOf(pid)] as const)));
-}
-
-/** CPU seconds PostgreSQL used between two readings; processes that came and went in between are not seen. */
-function postgresCpuUsed(before: Map<number, number>, after: Map<number, number>): number {
-  let used = 0;
-  for (const [pid, seconds] of after) used += seconds - (before.get(pid) ?? 0);
-  return used;
-}
-
-/** What the peer answered between two stats readings; throws on anything but 201 or a sample not decrypted. */
-function checkAnswers(before: Awaited<ReturnType<PushPeer['stats']>>, after: Awaited<ReturnType<PushPeer['stats']>>, sent: number) {
-  const delta = (status: string) => (after.statuses[status] ?? 0) - (before.statuses[status] ?? 0);
-  const other = Object.keys(after.statuses).filter((s) => s !== '201' && delta(s) > 0);
-  if (delta('201') !== sent || other.length > 0) {
-    throw new Error(`push service answered ${delta('201')} × 201 for ${sent} sends; others: ${other.map((s) => `${s} × ${delta(s)}`).join(', ')}`);
-  }
-  const decrypted = after.decrypted - before.decrypted;
-  if (decrypted !== Math.floor(sent / SAMPLE_EVERY)) throw new Error(`${decrypted} sampled pushes decrypted, expected ${Math.floor(sent / SAMPLE_EVERY)}`);
-  return decrypted;
-}
 
 export async function pushCases(ctx: PushContext): Promise<CaseResult[]> {
   const total = Math.max(ctx.n, ctx.webPushN, ctx.rssN);
@@ -84,17 +39,8 @@ export async function pushCases(ctx: PushContext): Promise<CaseResult[]> {
   let worker: WorkerProcess | undefined;
   try {
     log(`push: seeding ${total.toLocaleString('en')} subscribers on the local push service (pid ${peer.pid}, ${peer.origin})`);
-    await seedAudience(pool, ctx.projectId, peer, total);
-    worker = await startHeraldWorker(ctx.databaseUrl, {
-      ALLOW_INSECURE_PUSH_ENDPOINTS: 'true',
-      NODE_EXTRA_CA_CERTS: peer.caFile,
-      JWT_SECRET,
-      PUBLIC_URL,
-      VAPID_SUBJECT,
-      LOG_LEVEL: 'warn',
-      // Engine and provider settings can be tried without code changes: DELIVERY_BATCH_SIZE=… npm run bench -- push
-      ...Object.fromEntries(Object.entries(process.env).filter(([name]) => /^(DELIVERY|PUSH)_/.test(name)) as [string, string][]),
-    });
+    await seedAudience(pool, ctx.projectId, peer, total, PREFIX);
+    worker = await startPushWorker(ctx.databaseUrl, peer);
     log(`push: Herald worker pid ${worker.pid}`);
     const engineWorker = worker;
 
@@ -118,7 +64,7 @@ export async function pushCases(ctx: PushContext): Promise<CaseResult[]> {
         await pool.query(
           `INSERT INTO deliveries (project_id, message_id, subscriber_id)
            SELECT project_id, $1, id FROM subscribers WHERE project_id = $2 AND id <= $3`,
-          [messageId, ctx.projectId, subscriberId(count)],
+          [messageId, ctx.projectId, subscriberId(PREFIX, count)],
         );
         const queuedAt = Date.now();
         await pool.query(`SELECT pg_notify($1, '')`, [DELIVERIES_CHANNEL]);
@@ -172,7 +118,7 @@ export async function pushCases(ctx: PushContext): Promise<CaseResult[]> {
       const count = run < 0 ? Math.min(WARMUP_N, ctx.webPushN) : ctx.webPushN;
       const { rows: subscriptions } = await pool.query<{ endpoint: string; p256dh: string; auth: string }>(
         `SELECT endpoint, p256dh, auth FROM subscribers WHERE project_id = $1 AND id <= $2 ORDER BY id`,
-        [ctx.projectId, subscriberId(count)],
+        [ctx.projectId, subscriberId(PREFIX, count)],
       );
       const { rows: keys } = await pool.query<{ vapid_public_key: string; vapid_private_key: string }>(
         `SELECT vapid_public_key, vapid_private_key FROM projects WHERE id = $1`,

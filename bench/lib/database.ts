@@ -50,9 +50,12 @@ export interface BenchTenant {
   ingestKey: string;
   /** A third project, for the push benchmark's own subscribers (endpoints on the local push service). */
   pushProjectId: string;
+  /** A fourth, for the campaign benchmark: its audience is exactly the subscribers that case seeds; and its live key. */
+  campaignProjectId: string;
+  campaignKey: string;
 }
 
-/** An owner, organization, three projects and a live key for the first two, through Herald's own services. */
+/** An owner, organization, four projects and a live key for all but the push one, through Herald's own services. */
 export async function createBenchTenant(url: string): Promise<BenchTenant> {
   const database = openDatabase(url, 2);
   try {
@@ -67,12 +70,25 @@ export async function createBenchTenant(url: string): Promise<BenchTenant> {
     const project = await services.projects.create(org.id, { name: 'Bench audience' });
     const ingest = await services.projects.create(org.id, { name: 'Bench ingest' });
     const push = await services.projects.create(org.id, { name: 'Bench push' });
+    const campaign = await services.projects.create(org.id, { name: 'Bench campaign' });
     const key = await services.apiKeys.create({ organizationId: org.id, projectId: project.id, sandbox: false }, { name: 'bench', mode: 'live' });
     const ingestKey = await services.apiKeys.create(
       { organizationId: org.id, projectId: ingest.id, sandbox: false },
       { name: 'bench', mode: 'live' },
     );
-    return { projectId: project.id, key: key.key, ingestProjectId: ingest.id, ingestKey: ingestKey.key, pushProjectId: push.id };
+    const campaignKey = await services.apiKeys.create(
+      { organizationId: org.id, projectId: campaign.id, sandbox: false },
+      { name: 'bench', mode: 'live' },
+    );
+    return {
+      projectId: project.id,
+      key: key.key,
+      ingestProjectId: ingest.id,
+      ingestKey: ingestKey.key,
+      pushProjectId: push.id,
+      campaignProjectId: campaign.id,
+      campaignKey: campaignKey.key,
+    };
   } finally {
     await database.close();
   }

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
+import type pg from 'pg';
 import { freePort } from '../../server/src/db/embedded-postgres.js';
 import { startWorkerProcess, type WorkerProcess } from '../../server/test/worker-processes.js';
 
@@ -138,6 +139,32 @@ export async function cpuSecondsOf(pid: number): Promise<number> {
   // Fields after the command name (which may contain spaces): utime and stime are the 12th and 13th.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+}
+
+/**
+ * CPU seconds PostgreSQL has used so far, by pid: each live child of the postmaster (backends, walwriter, autovacuum …)
+ * and the postmaster itself with the CPU of every child it reaped (cutime + cstime), so connections and autovacuum
+ * workers that come and go between two readings are counted. Empty when PostgreSQL runs on another machine.
+ */
+export async function postgresCpu(pool: pg.Pool): Promise<Map<number, number>> {
+  const { rows } = await pool.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+  const fields = async (pid: number) => {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+    return stat ? stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number) : undefined;
+  };
+  const postmaster = (await fields(rows[0]!.pid))?.[1];
+  const own = postmaster === undefined ? undefined : await fields(postmaster);
+  if (!own) return new Map();
+  const children = (await readFile(`/proc/${postmaster}/task/${postmaster}/children`, 'utf8')).trim().split(/\s+/).filter(Boolean).map(Number);
+  const cpu = new Map([[postmaster!, (own[11]! + own[12]! + own[13]! + own[14]!) / CLOCK_TICKS]]);
+  for (const pid of children) cpu.set(pid, await cpuSecondsOf(pid));
+  return cpu;
+}
+
+/** CPU seconds PostgreSQL used between two readings: a child that exited in between moved its CPU to the postmaster's. */
+export function postgresCpuUsed(before: Map<number, number>, after: Map<number, number>): number {
+  const total = (cpu: Map<number, number>) => [...cpu.values()].reduce((sum, seconds) => sum + seconds, 0);
+  return total(after) - total(before);
 }
 
 /** CPU seconds the whole machine has been busy (every core, /proc/stat). */

@@ -417,7 +417,10 @@ export const campaigns = pgTable(
     messageId: text('message_id').references(() => messages.id, { onDelete: 'set null' }),
     /** stats.queued: the audience counted when dispatched, replaced by the snapshot size when it lands. */
     audienceSize: integer('audience_size').notNull().default(0),
-    /** When the audience snapshot (the delivery rows) was written; until then the campaign cannot be complete. */
+    /**
+     * When the dispatch that snapshotted the audience began; set in the transaction that writes the delivery rows, so it
+     * is visible exactly when they are. Until then the campaign cannot be complete.
+     */
     snapshotAt: timestamp('snapshot_at', { withTimezone: true }),
     /** Why the campaign is `failed`, e.g. `schedule_missed`. */
     failureReason: text('failure_reason'),
