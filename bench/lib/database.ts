@@ -170,7 +170,11 @@ export async function seedSubscribers(url: string, projectId: string, total: num
       }
     };
     await Promise.all([worker(), worker()]);
-    // VACUUM sets the visibility map (index-only scans) and ANALYZE the statistics the planner needs.
+    // VACUUM sets the visibility map (index-only scans) and ANALYZE the statistics the planner needs. A page is marked
+    // all-visible only once its rows carry the committed hint bit, which PostgreSQL may not set before the commit's WAL
+    // is flushed — and the seed commits asynchronously — so the checkpoint comes first: without it a third to two
+    // thirds of the pages stayed unmarked, and analytics read the heap (443–637 ms instead of ~100 ms).
+    await pool.query('checkpoint');
     await pool.query('vacuum (analyze) subscribers');
     await pool.query('checkpoint');
   } finally {
