@@ -179,7 +179,9 @@ export const subscribers = pgTable(
     index('subscribers_project_external_id_idx').on(t.projectId, t.externalId),
     index('subscribers_project_email_idx').on(t.projectId, sql`lower(${t.email})`),
     index('subscribers_project_created_idx').on(t.projectId, t.createdAt, t.id),
-    index('subscribers_project_last_seen_idx').on(t.projectId, t.lastSeenAt),
+    // lastSeenDays usually matches a large part of a project: status, sandbox, os and platform as key columns let its
+    // reach count read the index alone (docs/PERFORMANCE.md, Reach).
+    index('subscribers_project_last_seen_idx').on(t.projectId, t.lastSeenAt, t.status, t.sandbox, t.os, t.platform),
     index('subscribers_project_subscribed_idx').on(t.projectId, t.subscribedAt),
     // Analytics reads two index-only scans, each already in group order: (country, city) and the device mix.
     // status and sandbox are key columns so the scans filter without touching the table; the prefixes also

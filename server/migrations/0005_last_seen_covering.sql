@@ -1,0 +1,2 @@
+DROP INDEX "subscribers_project_last_seen_idx";--> statement-breakpoint
+CREATE INDEX "subscribers_project_last_seen_idx" ON "subscribers" USING btree ("project_id","last_seen_at","status","sandbox","os","platform");
