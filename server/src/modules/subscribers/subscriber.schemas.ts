@@ -93,7 +93,6 @@ export const duplicateSubscriber = errorEnvelope
 export const tokenBody = z.strictObject({ token: z.string().min(1).max(100) });
 export const tagsBody = tokenBody.extend({ tags: z.array(tag).min(1).max(100) });
 
-
 export const listQuery = {
   platform: z.enum(SUBSCRIBER_PLATFORMS).optional(),
   country: z
