@@ -1,4 +1,5 @@
 // The data layer from an empty database: migrations (twice, concurrently), readiness, the JWT secret and first run.
+import { totalmem } from 'node:os';
 import { count } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../test/harness.js';
@@ -226,5 +227,20 @@ describe('first run', () => {
     );
     expect(results.filter(Boolean)).toHaveLength(1);
     expect(await countsOf(database)).toEqual({ users: 1, organizations: 1, memberships: 1, projects: 1, apiKeys: 2 });
+  });
+});
+
+describe.skipIf(process.env.HERALD_TEST_DATABASE_URL)('the embedded PostgreSQL', () => {
+  it('runs with a quarter of the memory as shared_buffers, between 128 MB and 1 GB, not the 128 MB default', async () => {
+    const testDb = await createTestDatabase({ empty: true });
+    const pool = openDatabase(testDb.url, 1).pool;
+    try {
+      const { rows } = await pool.query<{ mb: number }>(`SELECT setting::bigint * 8 / 1024 AS mb FROM pg_settings WHERE name = 'shared_buffers'`);
+      const expected = Math.max(128, Math.min(1024, Math.floor(Math.min(totalmem(), process.constrainedMemory?.() || Infinity) / 4 / 2 ** 20)));
+      expect(Number(rows[0]!.mb)).toBe(expected);
+    } finally {
+      await pool.end();
+      await testDb.drop();
+    }
   });
 });
