@@ -7,6 +7,7 @@ interface Operation {
   summary?: string;
   security?: Record<string, string[]>[];
   responses?: Record<string, unknown>;
+  requestBody?: { content: Record<string, { schema: { type?: string; properties?: Record<string, unknown> } }> };
 }
 interface Document {
   openapi: string;
@@ -77,6 +78,15 @@ describe('GET /docs/json', () => {
   it('documents the error envelope on a 422', () => {
     const responses = doc.paths['/projects']!.post!.responses!;
     expect(Object.keys(responses)).toEqual(expect.arrayContaining(['201', '401', '403', '422']));
+  });
+});
+
+describe('POST /contacts/import in the document', () => {
+  it('offers the JSON body and the CSV upload the route reads', () => {
+    const content = doc.paths['/contacts/import']!.post!.requestBody!.content;
+    expect(Object.keys(content).sort()).toEqual(['application/json', 'text/csv']);
+    expect(Object.keys(content['application/json']!.schema.properties!)).toEqual(['projectId', 'upsertBy', 'contacts']);
+    expect(content['text/csv']!.schema.type).toBe('string');
   });
 });
 

@@ -7,6 +7,13 @@ import type { Access } from './access.js';
 
 const jwt = { bearerAuth: [], orgId: [] };
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Text bodies a route reads besides its JSON one (a content-type parser of its own): media type → description. */
+    textBodies?: Record<string, string>;
+  }
+}
+
 /** The security requirement a route's access declaration means, so /docs shows and sends the right headers. */
 export function securityFor(access: Access): Record<string, string[]>[] {
   switch (access.auth) {
@@ -53,8 +60,14 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string) {
     },
     transform: (input) => {
       const transformed = jsonSchemaTransform(input);
-      const access = input.route.config?.access;
-      return access ? { ...transformed, schema: { ...transformed.schema, security: securityFor(access) } } : transformed;
+      const { access, textBodies } = input.route.config ?? {};
+      const schema = { ...transformed.schema };
+      if (access) schema.security = securityFor(access);
+      if (textBodies && schema.body) {
+        const text = Object.entries(textBodies).map(([type, description]) => [type, { schema: { type: 'string', description } }]);
+        schema.body = { content: { 'application/json': { schema: schema.body }, ...Object.fromEntries(text) } };
+      }
+      return { ...transformed, schema };
     },
     transformObject: jsonSchemaTransformObject,
   });

@@ -86,7 +86,10 @@ export async function contactRoutes(app: App, contacts: ContactService) {
       '/contacts/import',
       {
         bodyLimit: c.IMPORT_MAX_BYTES,
-        config: { access: { auth: 'project', project: 'body.projectId' } },
+        config: {
+          access: { auth: 'project', project: 'body.projectId' },
+          textBodies: { 'text/csv': 'A header row, then one contact per row; projectId and upsertBy in the query' },
+        },
         schema: {
           tags,
           summary: `Import up to ${c.IMPORT_MAX_ROWS} contacts (JSON or CSV), all or nothing`,
