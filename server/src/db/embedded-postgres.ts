@@ -48,10 +48,10 @@ async function postgresUser(): Promise<RunAs> {
 }
 
 /**
- * PostgreSQL's default shared_buffers (128 MB) is sized for a machine that runs something else: a subscribers table of a
- * million rows is ~350 MB, and a count that visits its heap through a 128 MB cache copies every page from the kernel's
- * (reach by tags 346 → 215–277 ms at 1M, docs/PERFORMANCE.md). A quarter of the memory, the usual advice, at most 1 GB;
- * the memory a container is limited to counts, not the host's.
+ * PostgreSQL's default shared_buffers (128 MB) is sized for a machine that runs something else: a subscribers table of
+ * a million rows is ~350 MB, and a count that visits its heap through a 128 MB cache copies every page from the
+ * kernel's (a reach count by tags at 1M: 350–440 → 250–340 ms, docs/PERFORMANCE.md "Reach"). A quarter of the
+ * memory, the usual advice, at most 1 GB; the memory a container is limited to counts, not the host's.
  */
 export function sharedBuffersMb(): number {
   const limit = process.constrainedMemory?.() || Infinity;
