@@ -173,9 +173,9 @@ describe('project A API key against project B', () => {
     expect(expectError(res, 403, 'Resource belongs to a different project').code).toBe('cross_project');
   });
 
-  it('the key naming a project that does not exist → the same 403 (existence is not probed)', async () => {
-    const res = await call({ method: 'GET', url: `/projects/${NOT_A_PROJECT}`, headers: a.live });
-    expectError(res, 403, 'Resource belongs to a different project');
+  it.each(['live', 'test'] as const)('the %s key naming a project that does not exist → 404 Project not found', async (mode) => {
+    const res = await call({ method: 'GET', url: `/projects/${NOT_A_PROJECT}`, headers: a[mode] });
+    expectError(res, 404, 'Project not found');
   });
 
   it('the key ignores x-org-id, even one of B', async () => {

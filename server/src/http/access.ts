@@ -191,7 +191,11 @@ async function accessPlugin(app: FastifyInstance, services: AccessServices) {
     const tenant = tenantOf(request);
     const named = access.project ? readSource(request, access.project) : undefined;
     if (tenant.kind === 'project') {
-      if (named !== undefined && named !== tenant.projectId) throw new AppError(403, 'cross_project', CROSS_PROJECT);
+      if (named !== undefined && named !== tenant.projectId) {
+        // An unknown project is a 404 (spec 4.3), another project's a 403 (spec 5.2.6).
+        if (!(await services.projects.exists(named))) throw notFound('Project');
+        throw new AppError(403, 'cross_project', CROSS_PROJECT);
+      }
       request.project = { organizationId: tenant.organizationId, projectId: tenant.projectId, sandbox: tenant.sandbox };
       return;
     }

@@ -22,6 +22,15 @@ export async function findProject(db: Db, organizationId: string, projectId: str
   return row;
 }
 
+/**
+ * Whether any organization has this project. The one lookup not confined to a tenant: an API key naming another
+ * project must tell an unknown project (404, spec 4.3) from another tenant's (403, spec 5.2.6), and says nothing else.
+ */
+export async function projectExists(db: Db, projectId: string): Promise<boolean> {
+  const [row] = await db.select({ id: projects.id }).from(projects).where(eq(projects.id, projectId));
+  return row !== undefined;
+}
+
 export async function insertProject(db: Db, project: typeof projects.$inferInsert): Promise<ProjectRow> {
   const [row] = await db.insert(projects).values(project).returning();
   return row!;

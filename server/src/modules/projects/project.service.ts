@@ -77,6 +77,11 @@ export class ProjectService {
     return repo.findProject(this.db, organizationId, projectId);
   }
 
+  /** Whether the project exists in any organization (see `projectExists`). */
+  exists(projectId: string): Promise<boolean> {
+    return repo.projectExists(this.db, projectId);
+  }
+
   async get(scope: ProjectScope): Promise<Project> {
     const row = await repo.findProject(this.db, scope.organizationId, scope.projectId);
     if (!row) throw notFound('Project');
