@@ -114,7 +114,7 @@ export const SUBSCRIBER_OSES = ['macOS', 'Windows', 'iOS', 'Android'] as const;
  * Push reachability of a subscriber:
  * - `active`: registered and deliverable (every registration starts here);
  * - `unsubscribed`: the browser revoked permission or the push service answered 404/410 (gone); a new
- *   registration of the same endpoint is needed to come back;
+ *   registration of the same endpoint brings it back;
  * - `inactive`: deactivated by Herald or an operator (e.g. repeated non-engagement where the push service
  *   still answers 200), kept for history and reactivatable.
  */

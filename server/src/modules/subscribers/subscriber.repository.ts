@@ -104,6 +104,20 @@ export async function findByEndpoint(db: Db, projectId: string, endpoint: string
   return row;
 }
 
+/**
+ * Brings an `unsubscribed` subscriber back when its browser registers the same endpoint again, with the keys and user
+ * agent it holds now; undefined when the row is not (or no longer) `unsubscribed` in the caller's environment.
+ */
+export async function resubscribe(db: Db, scope: ProjectScope, id: string, registration: NewRegistration): Promise<SubscriberRow | undefined> {
+  const { p256dh, auth, userAgent, platform, browser, os, device, registeredAt: at } = registration;
+  const [row] = await db
+    .update(subscribers)
+    .set({ status: 'active', statusReason: null, p256dh, auth, userAgent, platform, browser, os, device, subscribedAt: at, updatedAt: at, lastSeenAt: at })
+    .where(and(inEnvironment(scope), eq(subscribers.id, id), eq(subscribers.status, 'unsubscribed')))
+    .returning();
+  return row;
+}
+
 export async function findById(db: Db, reach: Reach, id: string): Promise<SubscriberRow | undefined> {
   const [row] = await db
     .select()

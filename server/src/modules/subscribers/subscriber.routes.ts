@@ -27,9 +27,12 @@ export async function subscriberRoutes(app: App, subscribers: SubscriberService,
           'platform, browser, os and device are derived from userAgent; language from the body, else Accept-Language; ' +
           'country, city and timezone (when not in the body) from trusted edge headers or GEOIP_DB when configured, else null. ' +
           'A test key registers a sandbox subscriber. A second registration of the same endpoint answers 409 with the ' +
-          'error envelope plus `subscriber`, the existing record.',
+          'error envelope plus `subscriber`, the existing record (left out when the caller may not see it: a test key ' +
+          'is not shown a live subscriber). The exception is a subscriber whose status is `unsubscribed` (permission ' +
+          'revoked, or the push service reported the subscription gone), registered again from its environment: it ' +
+          'becomes `active` again with the keys and user agent just sent, and the answer is 200 with its id and token.',
         body: s.registrationBody(options.allowInsecurePushEndpoints),
-        response: { 201: s.registered, ...commonErrors, 409: s.duplicateSubscriber },
+        response: { 200: s.registered, 201: s.registered, ...commonErrors, 409: s.duplicateSubscriber },
       },
     },
     async (request, reply) => {
@@ -39,7 +42,7 @@ export async function subscriberRoutes(app: App, subscribers: SubscriberService,
         ip: request.ip,
         headers: request.headers,
       });
-      if (!result.created) {
+      if (result.outcome === 'exists') {
         return reply.status(409).send({
           statusCode: 409,
           code: 'subscriber_exists',
@@ -49,7 +52,7 @@ export async function subscriberRoutes(app: App, subscribers: SubscriberService,
         });
       }
       const { id, token, projectId, status } = result.subscriber;
-      return reply.status(201).send({ id, token, projectId, status });
+      return reply.status(result.outcome === 'created' ? 201 : 200).send({ id, token, projectId, status });
     },
   );
 

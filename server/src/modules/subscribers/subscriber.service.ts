@@ -92,7 +92,13 @@ const noGeo: GeoLookup = { locate: () => ({ country: null, city: null, timezone:
 /** What a registration answers with: the handle the SDK keeps. */
 export type Registration = Pick<Subscriber, 'id' | 'token' | 'projectId' | 'status'>;
 
-export type RegistrationResult = { created: true; subscriber: Registration } | { created: false; existing: Subscriber | undefined };
+/**
+ * `created`: a new subscriber; `resubscribed`: an `unsubscribed` one whose browser registered the endpoint again;
+ * `exists`: the endpoint is taken, with the existing subscriber when the caller may see it.
+ */
+export type RegistrationResult =
+  | { outcome: 'created' | 'resubscribed'; subscriber: Registration }
+  | { outcome: 'exists'; existing: Subscriber | undefined };
 
 const TOKEN_LENGTH = 32; // 160 bits
 
@@ -129,14 +135,18 @@ export class SubscriberService {
       sandbox: scope.sandbox,
       registeredAt: new Date(),
     };
-    const created = { created: true, subscriber: { id: row.id, token: row.token, projectId: row.projectId, status: 'active' } } as const;
+    const created = { outcome: 'created', subscriber: { id: row.id, token: row.token, projectId: row.projectId, status: 'active' } } as const;
     if (await this.inserts.insert(row)) return created;
     const existing = await repo.findByEndpoint(this.db, scope.projectId, input.endpoint);
     // Our own row: its batch was committed but failed afterwards (connection lost), and the retry met it.
     if (existing?.id === row.id) return created;
-    // A test key is not shown a live subscriber (and the other way round is harmless but kept symmetric).
-    const visible = existing && existing.sandbox === scope.sandbox ? toSubscriber(existing) : undefined;
-    return { created: false, existing: visible };
+    if (existing?.status === 'unsubscribed' && existing.sandbox === scope.sandbox) {
+      const back = await repo.resubscribe(this.db, scope, existing.id, row);
+      if (back) return { outcome: 'resubscribed', subscriber: { id: back.id, token: back.token, projectId: back.projectId, status: back.status } };
+    }
+    // Shown to a caller who may read it: a live key sees both environments, a test key only the sandbox.
+    const visible = existing && (existing.sandbox || !scope.sandbox) ? toSubscriber(existing) : undefined;
+    return { outcome: 'exists', existing: visible };
   }
 
   async get(reach: Reach, id: string): Promise<Subscriber> {

@@ -99,6 +99,42 @@ describe('POST /subscribers', () => {
     expect(dup.json().subscriber).toBeUndefined();
   });
 
+  it('shows a live key the sandbox subscriber holding the endpoint: live keys see both environments', async () => {
+    const payload = registration(tenant.projectId);
+    const sandbox = (await post('/subscribers', tenant.test, payload)).json();
+    const dup = await post('/subscribers', tenant.live, payload);
+    expect(dup.statusCode).toBe(409);
+    expect(dup.json().subscriber).toMatchObject({ id: sandbox.id, sandbox: true });
+  });
+
+  it('brings an unsubscribed subscriber back when its endpoint registers again, with the new keys', async () => {
+    const payload = registration(tenant.projectId);
+    const first = await register(tenant, tenant.live, { endpoint: payload.endpoint });
+    const setStatus = (status: string) =>
+      t.database.pool.query("UPDATE subscribers SET status = $2, status_reason = 'push_subscription_gone' WHERE id = $1", [first.id, status]);
+    const keysOf = async () =>
+      (await t.database.pool.query<{ p256dh: string; auth: string }>('SELECT p256dh, auth FROM subscribers WHERE id = $1', [first.id])).rows[0];
+
+    await setStatus('unsubscribed');
+    // A test key does not revive a live subscriber.
+    expect((await post('/subscribers', tenant.test, payload)).statusCode).toBe(409);
+    const again = await post('/subscribers', tenant.live, payload);
+    expect(again.statusCode).toBe(200);
+    expect(again.json()).toEqual({ id: first.id, token: first.token, projectId: tenant.projectId, status: 'active' });
+    expect(await keysOf()).toEqual({ p256dh: payload.p256dh, auth: payload.auth });
+    const stored = (await get(first.id, tenant.live)).json();
+    expect(stored).toMatchObject({ status: 'active' });
+    expect(Date.parse(stored.subscribedAt)).toBeGreaterThan(Date.parse(stored.createdAt));
+
+    // Registered again while active, or deactivated by an operator: the usual 409, nothing changed.
+    expect((await post('/subscribers', tenant.live, payload)).statusCode).toBe(409);
+    await setStatus('inactive');
+    const inactive = await post('/subscribers', tenant.live, { ...payload, ...pushKeys() });
+    expect(inactive.statusCode).toBe(409);
+    expect(inactive.json().subscriber).toMatchObject({ id: first.id, status: 'inactive' });
+    expect(await keysOf()).toEqual({ p256dh: payload.p256dh, auth: payload.auth });
+  });
+
   it('accepts a dashboard user (JWT) too', async () => {
     expect((await post('/subscribers', tenant.jwt, registration(tenant.projectId))).statusCode).toBe(201);
   });
@@ -184,6 +220,7 @@ describe('POST /subscribers', () => {
     expect(byKey.statusCode).toBe(403);
     expect(byKey.json().message).toBe('Resource belongs to a different project');
     expect((await post('/subscribers', other.test, payload)).statusCode).toBe(403);
+    expect((await post('/subscribers', tenant.live, registration('prj_unknown'))).statusCode).toBe(404);
     expect((await post('/subscribers', other.jwt, payload)).statusCode).toBe(404);
     expect((await post('/subscribers', {}, payload)).statusCode).toBe(401);
   });
@@ -383,17 +420,21 @@ describe('GET /subscribers/project/:projectId and analytics', () => {
     expect(idsOf(res)).toEqual([ids.sandbox]);
   });
 
-  it('answers unknown or foreign projects with 404 (users) and 403 (keys)', async () => {
-    expect((await t.app.inject({ method: 'GET', url: '/subscribers/project/prj_unknown', headers: owner.jwt })).statusCode).toBe(404);
+  it('answers an unknown project with 404, another organization’s with 404 (users) and 403 (keys)', async () => {
+    for (const headers of [owner.jwt, owner.live, owner.test]) {
+      const res = await t.app.inject({ method: 'GET', url: '/subscribers/project/prj_unknown', headers });
+      expect(res.statusCode).toBe(404);
+      expect(res.json().message).toBe('Project not found');
+    }
     expect((await list('', other.jwt)).statusCode).toBe(404);
     expect((await list('', other.live)).statusCode).toBe(403);
     const analytics = (headers: Record<string, string>) =>
       t.app.inject({ method: 'GET', url: `/subscribers/analytics/project/${owner.projectId}`, headers });
     expect((await analytics(other.jwt)).statusCode).toBe(404);
     expect((await analytics(other.test)).statusCode).toBe(403);
-    expect((await t.app.inject({ method: 'GET', url: '/subscribers/analytics/project/prj_unknown', headers: owner.jwt })).statusCode).toBe(
-      404,
-    );
+    for (const headers of [owner.jwt, owner.live]) {
+      expect((await t.app.inject({ method: 'GET', url: '/subscribers/analytics/project/prj_unknown', headers })).statusCode).toBe(404);
+    }
   });
 
   it('counts active subscribers by dimension, largest first', async () => {
