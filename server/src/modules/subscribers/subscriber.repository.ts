@@ -232,7 +232,7 @@ export type AnalyticsDimension = (typeof ANALYTICS_DIMENSIONS)[number];
  * subscribers_project_country_city_idx and (platform, browser, os, device) on subscribers_project_device_mix_idx.
  * They return at most a few thousand combinations, rolled up here into the six dimensions.
  */
-export async function countByDimensions(db: Db, scope: ProjectScope, limitPerDimension: number) {
+export async function countByDimensions(db: Db, scope: ProjectScope, limitPerDimension = Infinity) {
   const where = and(inEnvironment(scope), eq(subscribers.status, 'active'));
   const total = sql<number>`count(*)::int`;
   const [places, devices] = await Promise.all([

@@ -138,12 +138,14 @@ export async function subscriberRoutes(app: App, subscribers: SubscriberService,
         summary: 'Active subscribers by country, platform, browser, os, device and city, computed live',
         description:
           "Counts the caller's environment only: live subscribers for a live key or a dashboard user, sandbox ones for a test key. " +
-          'Each list is sorted by count (largest first); unknown values are left out.',
+          'Each list holds every value, sorted by count (largest first); unknown values are left out. `limit` keeps the ' +
+          'largest values of each list only (a dashboard chart).',
         params: projectParams,
+        querystring: s.analyticsQuery,
         response: { 200: s.analytics, ...commonErrors },
       },
     },
-    (request) => subscribers.analytics(projectOf(request)),
+    (request) => subscribers.analytics(projectOf(request), request.query.limit),
   );
 
   app.get(

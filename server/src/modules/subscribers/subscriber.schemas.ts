@@ -118,4 +118,11 @@ export const analytics = z
     device: z.array(count),
     city: z.array(count),
   })
-  .meta({ id: 'SubscriberAnalytics', description: 'Active subscribers by value, largest count first, top 250 per key; unknown values left out' });
+  .meta({
+    id: 'SubscriberAnalytics',
+    description: 'Active subscribers by value, largest count first (every value, or the top `limit` per key); unknown values left out',
+  });
+
+export const analyticsQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(10_000).optional().describe('Keep only the largest `limit` values of each key (default: all)'),
+});

@@ -199,13 +199,13 @@ export class SubscriberService {
     return { data: rows.map(toSubscriber), page, pageSize, total };
   }
 
-  /** Active subscribers per country, platform, browser, os, device and city, largest first (top 250 each). */
-  async analytics(scope: ProjectScope) {
+  /** Active subscribers per country, platform, browser, os, device and city, largest first; every value, or the top `limit`. */
+  async analytics(scope: ProjectScope, limit?: number) {
     const result = Object.fromEntries(repo.ANALYTICS_DIMENSIONS.map((d) => [d, [] as { key: string; count: number }[]])) as Record<
       repo.AnalyticsDimension,
       { key: string; count: number }[]
     >;
-    for (const row of await repo.countByDimensions(this.db, scope, 250)) {
+    for (const row of await repo.countByDimensions(this.db, scope, limit)) {
       result[row.dimension].push({ key: row.key, count: Number(row.count) });
     }
     return result;

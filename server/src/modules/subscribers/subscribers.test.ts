@@ -483,4 +483,31 @@ describe('GET /subscribers/project/:projectId and analytics', () => {
       city: [],
     });
   });
+
+  it('lists every value of a key, however many, and the largest `limit` of each when asked', async () => {
+    const many = await createTenant(t);
+    // 300 cities: city i has i + 1 subscribers in country C<i mod 3>.
+    await t.database.pool.query(
+      `INSERT INTO subscribers (id, project_id, token, country, city)
+       SELECT 'sub_city_' || c || '_' || n, $1, 'st_city_' || $1 || '_' || c || '_' || n, 'C' || (c % 3), 'City ' || c
+       FROM generate_series(0, 299) c, generate_series(0, c) n`,
+      [many.projectId],
+    );
+    const analytics = (query: string) =>
+      t.app.inject({ method: 'GET', url: `/subscribers/analytics/project/${many.projectId}${query}`, headers: many.live });
+    const all = (await analytics('')).json();
+    expect(all.city).toHaveLength(300);
+    expect(all.city[0]).toEqual({ key: 'City 299', count: 300 });
+    expect(all.city[299]).toEqual({ key: 'City 0', count: 1 });
+    const top = await analytics('?limit=2');
+    expect(top.statusCode).toBe(200);
+    expect(top.json().city).toEqual([
+      { key: 'City 299', count: 300 },
+      { key: 'City 298', count: 299 },
+    ]);
+    expect(top.json().country).toHaveLength(2);
+    const bad = await analytics('?limit=0');
+    expect(bad.statusCode).toBe(422);
+    expect(bad.json().details).toEqual([expect.objectContaining({ field: 'query.limit' })]);
+  });
 });
