@@ -1,6 +1,6 @@
 // The Drizzle schema: every table Herald owns. drizzle-kit generates the SQL migrations in server/migrations from it.
-import { sql } from 'drizzle-orm';
-import { bigint, boolean, index, integer, jsonb, pgEnum, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { sql, type SQL } from 'drizzle-orm';
+import { type AnyPgColumn, bigint, boolean, index, integer, jsonb, pgEnum, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 
 const timestamps = {
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
@@ -342,8 +342,17 @@ export const transactionalSends = pgTable(
     reason: text('reason'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [index('transactional_sends_project_idx').on(t.projectId, t.createdAt, t.id)],
+  (t) => [
+    index('transactional_sends_project_idx').on(t.projectId, t.createdAt, t.id),
+    // Finds the sends naming a subscriber that is deleted (its personal data goes with it).
+    index('transactional_sends_recipient_idx').on(t.projectId, recipientName(t.recipient)),
+  ],
 );
+
+/** The externalId or token a transactional send named its recipient by: one expression for the index and its queries. */
+export function recipientName(recipient: AnyPgColumn): SQL {
+  return sql`coalesce(${recipient} ->> 'externalId', ${recipient} ->> 'token')`;
+}
 
 /** First responses of requests sent with an Idempotency-Key, kept 24 h. */
 export const idempotencyKeys = pgTable(

@@ -1,9 +1,9 @@
 // Subscribers: every query is confined to what the caller may see (a project, or the projects of an organization;
 // a test key sees only sandbox subscribers).
-import { and, count, desc, eq, gte, lt, sql, type SQL } from 'drizzle-orm';
+import { and, count, desc, eq, gte, inArray, lt, sql, type SQL } from 'drizzle-orm';
 import type pg from 'pg';
 import type { Db } from '../../db/database.js';
-import { subscribers } from '../../db/schema.js';
+import { recipientName, subscribers, transactionalSends } from '../../db/schema.js';
 import { projectOfTenant } from '../../db/tenant-scope.js';
 import type { ProjectScope, Reach } from '../tenancy.js';
 
@@ -144,12 +144,33 @@ export function findByExternalId(db: Db, scope: ProjectScope, externalId: string
     .limit(limit);
 }
 
-export async function deleteById(db: Db, reach: Reach, id: string): Promise<boolean> {
-  const deleted = await db
-    .delete(subscribers)
-    .where(and(visibleTo(db, reach), eq(subscribers.id, id)))
-    .returning({ id: subscribers.id });
-  return deleted.length > 0;
+/**
+ * Deletes a subscriber, its deliveries (by cascade) and its name in the transactional send log: a send that named it
+ * by its token, or by its externalId once no other device of the project carries it, keeps its outcome and shows
+ * `recipient` `{}`.
+ */
+export function deleteById(db: Db, reach: Reach, id: string): Promise<boolean> {
+  return db.transaction(async (tx) => {
+    const [gone] = await tx
+      .delete(subscribers)
+      .where(and(visibleTo(tx, reach), eq(subscribers.id, id)))
+      .returning({ projectId: subscribers.projectId, token: subscribers.token, externalId: subscribers.externalId });
+    if (!gone) return false;
+    const names = [gone.token];
+    if (gone.externalId !== null) {
+      const [kept] = await tx
+        .select({ id: subscribers.id })
+        .from(subscribers)
+        .where(and(eq(subscribers.projectId, gone.projectId), eq(subscribers.externalId, gone.externalId)))
+        .limit(1);
+      if (!kept) names.push(gone.externalId);
+    }
+    await tx
+      .update(transactionalSends)
+      .set({ recipient: {} })
+      .where(and(eq(transactionalSends.projectId, gone.projectId), inArray(recipientName(transactionalSends.recipient), names)));
+    return true;
+  });
 }
 
 /** Applies `set` to the subscriber with this token, if the caller may see it; lastSeenAt and updatedAt move too. */

@@ -103,7 +103,9 @@ export const sendRecord = z
     channel: z.enum(CHANNELS),
     apiKeyId: z.string().nullable().describe('The API key that sent it'),
     sandbox: z.boolean().describe('Sent with a test key'),
-    recipient: z.record(z.string(), z.string()).describe('The recipient as the request named it: {externalId} or {token}'),
+    recipient: z
+      .record(z.string(), z.string())
+      .describe('The recipient as the request named it: {externalId} or {token}; {} once that subscriber was deleted'),
     messageId: z.string().nullable().describe('The message created, when any device was sent to'),
     idempotencyKey: z.string().nullable(),
     outcome: sendEnvelope.describe('The response envelope, as answered'),

@@ -667,6 +667,35 @@ describe('GET /transactional/sends/project/:projectId', () => {
   });
 });
 
+describe('deleting a subscriber', () => {
+  it('blanks its name in the send log: its token at once, its externalId once no other device carries it', async () => {
+    const who = await createTenant(t);
+    const externalId = uid();
+    const [a, b] = [await device(who, who.test), await device(who, who.test)];
+    await identify(a, externalId, who.test);
+    await identify(b, externalId, who.test);
+    await sent(who.test, { externalId });
+    await sent(who.test, { token: a.token });
+    await sent(who.test, { token: b.token });
+    await sent(who.test, { externalId: 'someone-else' });
+    const recipients = async () =>
+      (await query<{ recipient: Record<string, string> }>('SELECT recipient FROM transactional_sends WHERE project_id = $1 ORDER BY created_at, id', [who.projectId])).map(
+        (row) => row.recipient,
+      );
+    const remove = async (d: Device) => expect((await t.app.inject({ method: 'DELETE', url: `/subscribers/${d.id}`, headers: who.live })).statusCode).toBe(204);
+
+    await remove(a);
+    expect(await recipients()).toEqual([{ externalId }, {}, { token: b.token }, { externalId: 'someone-else' }]);
+    await remove(b);
+    expect(await recipients()).toEqual([{}, {}, {}, { externalId: 'someone-else' }]);
+    const [{ reasons }] = await query<{ reasons: string[] }>(
+      'SELECT array_agg(reason ORDER BY created_at, id) AS reasons FROM transactional_sends WHERE project_id = $1',
+      [who.projectId],
+    ) as [{ reasons: string[] }];
+    expect(reasons).toEqual(['sandbox', 'sandbox', 'sandbox', 'subscriber_not_found']);
+  });
+});
+
 describe('OpenAPI', () => {
   it('documents the send: API key security, the Idempotency-Key header, the envelope and its reasons', async () => {
     const doc = (await t.app.inject({ method: 'GET', url: '/docs/json' })).json();

@@ -1,0 +1,1 @@
+CREATE INDEX "transactional_sends_recipient_idx" ON "transactional_sends" USING btree ("project_id",coalesce("recipient" ->> 'externalId', "recipient" ->> 'token'));
