@@ -22,6 +22,7 @@ import access from './access.js';
 import { registerErrorHandling } from './errors.js';
 import { healthRoutes } from './health.routes.js';
 import { createMetricsRegistry, registerMetrics } from './metrics.js';
+import { refusingNul } from './nul-characters.js';
 import { registerOpenApi } from './openapi.js';
 import { registerRateLimits } from './rate-limit.js';
 import type { App } from './types.js';
@@ -51,7 +52,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 
   // JSON only: a text/plain body is a wrong content type (400), not a string that then fails validation (422).
   app.removeContentTypeParser('text/plain');
-  app.setValidatorCompiler(validatorCompiler);
+  app.setValidatorCompiler(refusingNul(validatorCompiler));
   app.setSerializerCompiler(serializerCompiler);
   // Unknown fields are rejected, not dropped: a route that declares no query parameters accepts none.
   app.addHook('onRoute', (route) => {

@@ -5,12 +5,17 @@ import { AppError, type FieldError } from '../shared/errors.js';
 
 const contextName: Record<string, string> = { body: 'body', querystring: 'query', params: 'params', headers: 'headers' };
 
-/** One {field, error} per failing field: body fields by their path, others prefixed `query.`, `params.`, `headers.`. */
+/** A field's name in the envelope: body fields by their path, others prefixed `query.`, `params.`, `headers.`. */
+export function fieldName(part: string, path: readonly string[]): string {
+  const context = contextName[part] ?? 'body';
+  return path.length === 0 ? context : context === 'body' ? path.join('.') : `${context}.${path.join('.')}`;
+}
+
+/** One {field, error} per failing field, named by fieldName. */
 function fieldErrors(error: FastifyError): FieldError[] {
   if (!hasZodFastifySchemaValidationErrors(error)) return [];
-  const context = contextName[(error as { validationContext?: string }).validationContext ?? 'body'] ?? 'body';
-  const name = (path: string[]) =>
-    path.length === 0 ? context : context === 'body' ? path.join('.') : `${context}.${path.join('.')}`;
+  const part = (error as { validationContext?: string }).validationContext ?? 'body';
+  const name = (path: string[]) => fieldName(part, path);
   return error.validation.flatMap((issue) => {
     const path = issue.instancePath.split('/').filter(Boolean);
     const keys = (issue.params as { keys?: unknown }).keys;

@@ -57,7 +57,8 @@ export class AuthService {
 
   async organizationTenant(userId: string, organizationId: string | undefined): Promise<OrganizationTenant> {
     if (!organizationId) throw forbidden('Missing x-org-id header', 'missing_org_id');
-    const role = await users.findMembershipRole(this.db, organizationId, userId);
+    // Read before validation (a header, or the query of an event stream): a NUL would fail the query, and names no organization.
+    const role = organizationId.includes('\0') ? undefined : await users.findMembershipRole(this.db, organizationId, userId);
     if (!role) throw new AppError(403, 'not_a_member', 'You are not a member of this organization');
     return { kind: 'organization', organizationId, userId, role };
   }

@@ -12,7 +12,15 @@ export const IMPORT_MAX_ROWS = 10_000;
 /** Body limit of the import route (JSON or CSV). */
 export const IMPORT_MAX_BYTES = 20 * 1024 * 1024;
 
-export const jsonBytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value), 'utf8');
+/** The size of a value as JSON; Infinity for one nested too deep to write, which no cap admits. */
+export function jsonBytes(value: unknown): number {
+  try {
+    return Buffer.byteLength(JSON.stringify(value), 'utf8');
+  } catch (error) {
+    if (error instanceof RangeError) return Infinity;
+    throw error;
+  }
+}
 
 export const email = z
   .string()
@@ -113,6 +121,12 @@ export const createContactBody = z
 export const UPSERT_KEYS = ['externalId', 'email'] as const;
 export type UpsertKey = (typeof UPSERT_KEYS)[number];
 
+/**
+ * An import row as the body accepts it: anything, for validateRows (contact-import.ts) checks the rows one by one
+ * and names a bad one rows[<index>]; the document still shows a row's fields.
+ */
+const contactRowDocumented = z.unknown().meta(z.toJSONSchema(contactRow, { io: 'input', unrepresentable: 'any' }));
+
 export const importBody = z.strictObject({
   projectId: z.string().min(1).describe('The project to import into (with CSV: the projectId query parameter)'),
   upsertBy: z
@@ -120,11 +134,11 @@ export const importBody = z.strictObject({
     .default('externalId')
     .describe('Match existing subscribers by externalId or by email (case-insensitive); default externalId'),
   contacts: z
-    .array(z.unknown())
+    .array(contactRowDocumented)
     .min(1)
     .max(IMPORT_MAX_ROWS)
     .describe(
-      'Contacts: externalId, email, phone, timezone, language, tags, attributes, preferences. Each row is validated; ' +
+      'Contacts. Each row is validated on its own and must carry the upsertBy field, each value once per upload; ' +
         'errors are reported as rows[<index>].<field>',
     ),
 });

@@ -136,6 +136,19 @@ describe('setting contact fields', () => {
     expect(Object.keys((await getSub(id)).attributes)).toEqual(['a']);
   });
 
+  it('answers attributes nested deeper than JSON can be written with 422, and stores deep ones within the cap', async () => {
+    const { id } = await register(tenant);
+    const nested = (depth: number) =>
+      `{"attributes":{"deep":${'['.repeat(depth)}1${']'.repeat(depth)}}}`;
+    const send = (body: string) =>
+      t.app.inject({ method: 'PATCH', url: `/subscribers/${id}`, headers: { ...tenant.live, 'content-type': 'application/json' }, payload: body });
+    const tooDeep = await send(nested(100_000));
+    expect(tooDeep.statusCode, tooDeep.body).toBe(422);
+    expect(fields(tooDeep)).toEqual(['attributes']);
+    const deep = await send(nested(1_000));
+    expect(deep.statusCode, deep.body.slice(0, 300)).toBe(200);
+  });
+
   it('merges attributes key by key; null removes a key', async () => {
     const { id } = await register(tenant);
     await patch(id, tenant.live, { attributes: { firstName: 'Ada', lastName: 'Lovelace', score: 1 } });
