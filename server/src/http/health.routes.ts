@@ -43,7 +43,15 @@ export async function healthRoutes(app: App, pool: Pool, metrics: Registry) {
 
   app.get(
     '/metrics',
-    { config: open, schema: { tags: ['Operations'], summary: 'Prometheus metrics', produces: ['text/plain'] } },
+    {
+      config: open,
+      schema: {
+        tags: ['Operations'],
+        summary: 'Prometheus metrics',
+        produces: ['text/plain'],
+        response: { 200: z.string().describe('Prometheus text exposition format') },
+      },
+    },
     async (_request, reply) => reply.type(metrics.contentType).send(await metrics.metrics()),
   );
 }

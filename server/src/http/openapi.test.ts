@@ -2,12 +2,21 @@
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../test/harness.js';
+import { contactFields } from '../modules/subscribers/contact.schemas.js';
 
+interface Schema {
+  type?: string;
+  title?: string;
+  properties?: Record<string, Schema>;
+  items?: Schema;
+  additionalProperties?: boolean | Schema;
+}
+type Content = Record<string, { schema: Schema }>;
 interface Operation {
   summary?: string;
   security?: Record<string, string[]>[];
-  responses?: Record<string, unknown>;
-  requestBody?: { content: Record<string, { schema: { type?: string; properties?: Record<string, unknown> } }> };
+  responses?: Record<string, { content?: Content }>;
+  requestBody?: { content: Content };
 }
 interface Document {
   openapi: string;
@@ -79,6 +88,40 @@ describe('GET /docs/json', () => {
     const responses = doc.paths['/projects']!.post!.responses!;
     expect(Object.keys(responses)).toEqual(expect.arrayContaining(['201', '401', '403', '422']));
   });
+
+  it('documents a 413 on every route that takes a body (over its size limit)', () => {
+    const bodies = operations().filter(([, , op]) => op.requestBody);
+    expect(bodies.length).toBeGreaterThan(10);
+    for (const [method, path, op] of bodies) {
+      expect(op.responses!['413']?.content, `${method} ${path}`).toEqual({ 'application/json': { schema: { $ref: '#/components/schemas/Error' } } });
+    }
+  });
+
+  it('leaks no placeholder of the Zod conversion', () => {
+    expect(JSON.stringify(doc)).not.toContain('__SCHEMA__PLACEHOLDER__');
+  });
+
+  it('answers every error in JSON, whatever the route produces on success', () => {
+    for (const [method, path, op] of operations()) {
+      for (const [status, response] of Object.entries(op.responses ?? {})) {
+        if (!status.startsWith('2')) expect(Object.keys(response.content ?? {}), `${method} ${path} ${status}`).toEqual(['application/json']);
+      }
+    }
+  });
+
+  it.each([
+    ['/segments/project/{projectId}/export.csv', 'text/csv'],
+    ['/campaigns/export/project/{projectId}.csv', 'text/csv'],
+    ['/campaigns/{id}/stream', 'text/event-stream'],
+    ['/metrics', 'text/plain'],
+  ])('answers GET %s with %s text on success and the JSON Error on failure', (path, mediaType) => {
+    const { 200: success, ...errors } = doc.paths[path]!.get!.responses!;
+    expect(Object.keys(success!.content!)).toEqual([mediaType]);
+    expect(success!.content![mediaType]!.schema.type).toBe('string');
+    for (const error of Object.values(errors)) {
+      expect(error.content).toEqual({ 'application/json': { schema: { $ref: '#/components/schemas/Error' } } });
+    }
+  });
 });
 
 describe('POST /contacts/import in the document', () => {
@@ -86,8 +129,18 @@ describe('POST /contacts/import in the document', () => {
     const content = doc.paths['/contacts/import']!.post!.requestBody!.content;
     expect(Object.keys(content).sort()).toEqual(['application/json', 'text/csv']);
     expect(Object.keys(content['application/json']!.schema.properties!)).toEqual(['projectId', 'upsertBy', 'contacts']);
+    expect(content['application/json']!.schema.title).toBeUndefined();
     expect(content['text/csv']!.schema.type).toBe('string');
   });
+
+  it('documents the fields of a row', () => {
+    const body = doc.paths['/contacts/import']!.post!.requestBody!.content['application/json']!.schema;
+    const row = body.properties!.contacts!.items!;
+    expect(row).toMatchObject({ type: 'object', additionalProperties: false });
+    expect(Object.keys(row.properties!)).toEqual(Object.keys(contactFields));
+    expect(row.properties!.preferences!.properties!.channels!.properties).toHaveProperty('whatsapp');
+  });
+
 });
 
 describe('GET /docs', () => {

@@ -31,6 +31,28 @@ export function securityFor(access: Access): Record<string, string[]>[] {
   }
 }
 
+type JsonSchema = Record<string, unknown>;
+
+/**
+ * A converted schema as the schema of a media type. The Zod conversion leaves a placeholder `$id` on every schema;
+ * @fastify/swagger drops it at the top of a body or response, but titles a schema nested under `content` with it.
+ */
+function mediaType(schema: JsonSchema) {
+  const { $id: _placeholder, ...rest } = schema;
+  return { schema: rest };
+}
+
+/** The responses of a route that `produces` another media type: successes in that type, errors in JSON. */
+function byMediaType(responses: Record<string, JsonSchema>, produces: readonly string[]) {
+  return Object.fromEntries(
+    Object.entries(responses).map(([status, schema]) => {
+      const types = status.startsWith('2') ? produces : ['application/json'];
+      const description = typeof schema.description === 'string' ? { description: schema.description } : {};
+      return [status, { ...description, content: Object.fromEntries(types.map((type) => [type, mediaType(schema)])) }];
+    }),
+  );
+}
+
 export async function registerOpenApi(app: FastifyInstance, publicUrl: string) {
   await app.register(swagger, {
     openapi: {
@@ -65,7 +87,12 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string) {
       if (access) schema.security = securityFor(access);
       if (textBodies && schema.body) {
         const text = Object.entries(textBodies).map(([type, description]) => [type, { schema: { type: 'string', description } }]);
-        schema.body = { content: { 'application/json': { schema: schema.body }, ...Object.fromEntries(text) } };
+        schema.body = { content: { 'application/json': mediaType(schema.body as JsonSchema), ...Object.fromEntries(text) } };
+      }
+      // Any body over its route's limit (1 MB; the contact import 20 MB) is refused before validation.
+      if (schema.body && schema.response) schema.response = { ...schema.response, 413: (schema.response as Record<string, unknown>)[400] };
+      if (schema.produces && schema.response) {
+        schema.response = byMediaType(schema.response as Record<string, JsonSchema>, schema.produces);
       }
       return { ...transformed, schema };
     },

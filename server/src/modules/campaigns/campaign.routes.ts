@@ -86,7 +86,7 @@ export async function campaignRoutes(app: App, campaigns: CampaignService, timin
         params: projectParams,
         querystring: exportQuery,
         produces: ['text/csv'],
-        response: { 200: z.any().describe('text/csv stream'), ...commonErrors },
+        response: { 200: z.string().describe('A header row, then one row per campaign'), ...commonErrors },
       },
     },
     async (request, reply) => {
@@ -214,7 +214,7 @@ export async function campaignRoutes(app: App, campaigns: CampaignService, timin
         params: idParams,
         querystring: streamQuery,
         produces: ['text/event-stream'],
-        response: { 200: z.any().describe('text/event-stream'), ...commonErrors },
+        response: { 200: z.string().describe('Server-sent events: `data:` lines of progress, `: heartbeat` comments'), ...commonErrors },
       },
     },
     async (request, reply) => {

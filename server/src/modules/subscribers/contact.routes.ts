@@ -99,7 +99,8 @@ export async function contactRoutes(app: App, contacts: ContactService) {
             'preferences.channels.<email|push|sms|whatsapp>; projectId and upsertBy come from the query. Rows are ' +
             'matched by externalId or by email (case-insensitive) within the project and environment (a test key ' +
             'imports sandbox contacts); every match is updated, the other rows are created. Any bad row → 422 listing ' +
-            'rows[<index>].<field> (0-based, the first row after a CSV header is 0) and nothing is written.',
+            'rows[<index>].<field> (0-based, the first row after a CSV header is 0) and nothing is written. A body over ' +
+            `${c.IMPORT_MAX_BYTES / 1024 / 1024} MB → 413 body_too_large.`,
           querystring: c.importQuery,
           body: c.importBody,
           response: { 200: c.importResult, ...commonErrors },
