@@ -13,7 +13,7 @@ import { enqueueJob, removeJob } from '../../jobs/enqueue.js';
 import { conflict, notFound, validationFailed } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import { compileSegmentFilter, rangeEnd, rangeStart, type SegmentFilter } from '../segments/segment-filter.js';
-import { countPushAudience, pushAudience } from '../segments/segment.repository.js';
+import { countAudience, pushAudience } from '../segments/segment.repository.js';
 import { storedFilter, type SegmentService } from '../segments/segment.service.js';
 import type { ProjectScope, Reach } from '../tenancy.js';
 import { localIso, resolveSendAt } from './campaign-schedule.js';
@@ -362,7 +362,7 @@ export class CampaignService {
   }
 
   private countAudience(scope: ProjectScope, filters: SegmentFilter): Promise<number> {
-    return countPushAudience(this.db, scope, compileSegmentFilter(filters));
+    return countAudience(this.db, scope, compileSegmentFilter(filters), 'push');
   }
 
   /** Writes a validated plan in one transaction; a saved segment deleted since validation is the same 422. */

@@ -95,13 +95,13 @@ export function pushAudience(scope: ProjectScope, filter: SQL | undefined): SQL 
   )!;
 }
 
-export async function countPushAudience(db: Db, scope: ProjectScope, filter: SQL | undefined): Promise<number> {
-  const [row] = await db.select({ total: count() }).from(subscribers).where(pushAudience(scope, filter));
-  return row?.total ?? 0;
-}
+/** Channels whose send audience is narrower than the `audience`: push needs a subscription. */
+export type AudienceChannel = 'push';
 
-export async function countAudience(db: Db, scope: ProjectScope, filter: SQL | undefined): Promise<number> {
-  const [row] = await db.select({ total: count() }).from(subscribers).where(audience(scope, filter));
+/** The size of the `audience`, or of a channel's send audience when one is named. */
+export async function countAudience(db: Db, scope: ProjectScope, filter: SQL | undefined, channel?: AudienceChannel): Promise<number> {
+  const where = channel === 'push' ? pushAudience(scope, filter) : audience(scope, filter);
+  const [row] = await db.select({ total: count() }).from(subscribers).where(where);
   return row?.total ?? 0;
 }
 

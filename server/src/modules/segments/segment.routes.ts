@@ -80,16 +80,26 @@ export async function segmentRoutes(app: App, segments: SegmentService) {
         summary: 'Exact number of active subscribers matching inline filters or a saved segment (cached 30 s)',
         description:
           'Give exactly one of `filters` and `segmentId`. Counts active subscribers of the caller\'s environment ' +
-          '(sandbox subscribers for a test key, live ones otherwise). The count is exact; the same (project, filters) ' +
-          'within 30 seconds answers from a cache (`cached: true`).',
-        body: z.strictObject({ projectId: z.string(), filters: segmentFilterSchema.optional(), segmentId: z.string().optional() }),
+          '(sandbox subscribers for a test key, live ones otherwise). With `channel: "push"` it counts those a push ' +
+          'campaign to the same filters would queue: with a push subscription, and push not turned off in their ' +
+          'preferences. The count is exact; the same (project, channel, filters) within 30 seconds answers from a ' +
+          'cache (`cached: true`).',
+        body: z.strictObject({
+          projectId: z.string(),
+          filters: segmentFilterSchema.optional(),
+          segmentId: z.string().optional(),
+          channel: z.enum(['push']).optional().describe("Count a channel's send audience (default: every active subscriber)"),
+        }),
         response: {
           200: z.object({ count: z.number().int(), computedAt: timestamp, cached: z.boolean() }),
           ...commonErrors,
         },
       },
     },
-    (request) => segments.reach(projectOf(request), { filters: request.body.filters, segmentId: request.body.segmentId }),
+    (request) => {
+      const { filters, segmentId, channel } = request.body;
+      return segments.reach(projectOf(request), { filters, segmentId, channel });
+    },
   );
 
   app.get(
@@ -105,7 +115,7 @@ export async function segmentRoutes(app: App, segments: SegmentService) {
         params: projectParams,
         querystring: z.strictObject({ segmentId: z.string().min(1) }),
         produces: ['text/csv'],
-        response: { 200: z.any().describe('text/csv stream'), ...commonErrors },
+        response: { 200: z.string().describe('A header row, then one row per subscriber'), ...commonErrors },
       },
     },
     async (request, reply) => {

@@ -114,19 +114,25 @@ export class SegmentService {
     return filters;
   }
 
-  /** Exact audience size for inline filters or a saved segment, cached 30 s per (project, environment, filters). */
-  async reach(scope: ProjectScope, input: { filters?: SegmentFilter | undefined; segmentId?: string | undefined }): Promise<ReachEstimate> {
+  /**
+   * Exact audience size for inline filters or a saved segment — of a channel's send audience when `channel` is given —
+   * cached 30 s per (project, environment, channel, filters).
+   */
+  async reach(
+    scope: ProjectScope,
+    input: { filters?: SegmentFilter | undefined; segmentId?: string | undefined; channel?: repo.AudienceChannel | undefined },
+  ): Promise<ReachEstimate> {
     if ((input.filters === undefined) === (input.segmentId === undefined)) {
       throw validationFailed([{ field: 'filters', error: 'give exactly one of filters and segmentId' }]);
     }
     const filters = input.filters ?? (await this.filtersOf(scope, input.segmentId!));
-    const key = `${scope.projectId}|${scope.sandbox ? 'sandbox' : 'live'}|${filterKey(filters)}`;
+    const key = `${scope.projectId}|${scope.sandbox ? 'sandbox' : 'live'}|${input.channel ?? 'all'}|${filterKey(filters)}`;
     const now = this.clock();
     const hit = this.reachCache.get(key);
     if (hit && now - hit.computedAt < REACH_CACHE_SECONDS * 1000) {
       return { count: hit.count, computedAt: new Date(hit.computedAt).toISOString(), cached: true };
     }
-    const count = await repo.countAudience(this.db, scope, compileSegmentFilter(filters));
+    const count = await repo.countAudience(this.db, scope, compileSegmentFilter(filters), input.channel);
     this.reachCache.delete(key);
     this.reachCache.set(key, { count, computedAt: now });
     // Oldest entries go first (a Map keeps insertion order), so the cache stays bounded.

@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addMember, createTenant, type Tenant } from '../../../test/fixtures.js';
 import { startTestApp, type TestApp } from '../../../test/harness.js';
+import { seedSubscribers } from '../../../test/subscriber-seed.js';
 import { newId } from '../../shared/ids.js';
 import { escapeCell } from '../../http/csv.js';
 
@@ -198,6 +199,37 @@ describe('POST /segments/reach', () => {
     const foreign = await createSegment(other, {});
     expect((await reach({ segmentId: foreign.id })).statusCode).toBe(404);
     expect((await reach({ filters: { mood: 'happy' } })).json().details[0].field).toBe('filters.mood');
+  });
+
+  it('with channel push, counts what a push campaign to the same filters queues', async () => {
+    const who = await createTenant(t);
+    await seedSubscribers(t.database.pool, who.projectId, [
+      { tags: ['vip'] },
+      { tags: ['vip'] },
+      { tags: ['vip'], endpoint: null }, // a contact without push
+      { tags: ['vip'], push: false }, // turned push off
+      { tags: ['vip'], push: true },
+    ]);
+    const filters = { tags: ['vip'] };
+    const count = async (channel?: string) => {
+      const res = await request('POST', '/segments/reach', who.live, { projectId: who.projectId, filters, ...(channel && { channel }) });
+      expect(res.statusCode, res.body).toBe(200);
+      return res.json().count;
+    };
+    expect(await count()).toBe(5);
+    expect(await count('push')).toBe(3);
+    const campaign = await request('POST', '/campaigns', who.live, {
+      projectId: who.projectId,
+      name: 'Reach check',
+      content: { title: 'Hello', body: 'World' },
+      schedule: { mode: 'immediate' },
+      segment: { filters },
+    });
+    expect(campaign.statusCode, campaign.body).toBe(201);
+    expect(campaign.json().stats.queued).toBe(3);
+    const bad = await request('POST', '/segments/reach', who.live, { projectId: who.projectId, filters, channel: 'fax' });
+    expect(bad.statusCode).toBe(422);
+    expect(bad.json().details[0].field).toBe('channel');
   });
 
   it('answers other tenants with 404 (users) and 403 (keys)', async () => {
