@@ -140,7 +140,6 @@ describe('POST /contacts/import in the document', () => {
     expect(Object.keys(row.properties!)).toEqual(Object.keys(contactFields));
     expect(row.properties!.preferences!.properties!.channels!.properties).toHaveProperty('whatsapp');
   });
-
 });
 
 describe('GET /docs', () => {
