@@ -176,6 +176,22 @@ describe('transactional send log', () => {
     expect(await tokens(tenant.test)).toEqual(['st_test_nobody']);
     expect(await tokens(tenant.live)).toEqual(expect.arrayContaining(['st_live_nobody', 'st_test_nobody']));
   });
+
+  it('an Idempotency-Key used by a live key is not replayed to a test key', async () => {
+    const payload = { token: 'st_idem_nobody', title: 'Hello', body: 'World' };
+    const send = (headers: Headers) =>
+      t.app.inject({ method: 'POST', url: '/transactional/send', headers: { ...headers, 'idempotency-key': 'same-key' }, payload });
+    expect((await send(tenant.live)).statusCode).toBe(200);
+    const replay = await send(tenant.live);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    const fromTest = await send(tenant.test);
+    expect(fromTest.statusCode).toBe(200);
+    expect(fromTest.headers['idempotent-replayed']).toBeUndefined();
+    const { rows } = await t.database.pool.query(
+      `SELECT sandbox FROM transactional_sends WHERE recipient->>'token' = 'st_idem_nobody' ORDER BY sandbox`,
+    );
+    expect(rows).toEqual([{ sandbox: false }, { sandbox: true }]);
+  });
 });
 
 describe('subscribers and contacts', () => {
