@@ -10,6 +10,7 @@ import * as users from '../auth/user.repository.js';
 import { roleAtLeast, type OrganizationTenant, type Role } from '../tenancy.js';
 import * as repo from './invitation.repository.js';
 import { insertMembership } from './organization.repository.js';
+import { assertMayGrant } from './organization.service.js';
 
 export const INVITATION_TTL_DAYS = 7;
 const TOKEN_PREFIX = 'hrd_inv_';
@@ -43,7 +44,7 @@ export class InvitationService {
    * or not the address has an account: nothing about other users is disclosed, and nobody joins without accepting.
    */
   async invite(tenant: OrganizationTenant, input: { email: string; role: Role }): Promise<IssuedInvitation> {
-    if (input.role === 'OWNER' && tenant.role !== 'OWNER') throw forbidden('Only an OWNER can grant the OWNER role');
+    assertMayGrant(tenant, input.role);
     if (await repo.isMemberByEmail(this.db, tenant.organizationId, input.email)) {
       throw conflict('This address is already a member of the organization', 'already_member');
     }

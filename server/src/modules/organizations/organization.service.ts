@@ -13,6 +13,11 @@ export interface Member {
   createdAt: string;
 }
 
+/** Only an OWNER may grant the OWNER role (by invitation or promotion) or touch another OWNER; an ADMIN manages the rest. */
+export function assertMayGrant(tenant: OrganizationTenant, role: Role) {
+  if (role === 'OWNER' && tenant.role !== 'OWNER') throw forbidden('Only an OWNER can grant the OWNER role');
+}
+
 const toMember = (row: repo.MemberRow): Member => ({ ...row, createdAt: row.createdAt.toISOString() });
 
 export class OrganizationService {
@@ -29,7 +34,7 @@ export class OrganizationService {
   }
 
   async changeRole(tenant: OrganizationTenant, userId: string, role: Role): Promise<Member> {
-    this.assertMayGrant(tenant, role);
+    assertMayGrant(tenant, role);
     await this.assertMayManage(tenant, userId);
     this.check(await repo.changeMembership(this.db, tenant.organizationId, userId, { role }));
     return toMember((await repo.findMember(this.db, tenant.organizationId, userId))!);
@@ -38,11 +43,6 @@ export class OrganizationService {
   async removeMember(tenant: OrganizationTenant, userId: string): Promise<void> {
     await this.assertMayManage(tenant, userId);
     this.check(await repo.changeMembership(this.db, tenant.organizationId, userId, { remove: true }));
-  }
-
-  // Only an OWNER may grant or touch another OWNER; an ADMIN manages everyone else.
-  private assertMayGrant(tenant: OrganizationTenant, role: Role) {
-    if (role === 'OWNER' && tenant.role !== 'OWNER') throw forbidden('Only an OWNER can grant the OWNER role');
   }
 
   private async assertMayManage(tenant: OrganizationTenant, userId: string) {
