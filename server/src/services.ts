@@ -12,6 +12,7 @@ import { AuthService } from './modules/auth/auth.service.js';
 import { CampaignService } from './modules/campaigns/campaign.service.js';
 import { createTokenService } from './modules/auth/tokens.js';
 import { IdempotencyService } from './modules/idempotency/idempotency.service.js';
+import { InvitationService } from './modules/organizations/invitation.service.js';
 import { OrganizationService } from './modules/organizations/organization.service.js';
 import { ProjectService } from './modules/projects/project.service.js';
 import { SegmentService } from './modules/segments/segment.service.js';
@@ -24,6 +25,7 @@ import { TransactionalService } from './modules/transactional/transactional.serv
 export interface Services {
   auth: AuthService;
   organizations: OrganizationService;
+  invitations: InvitationService;
   projects: ProjectService;
   apiKeys: ApiKeyService;
   subscribers: SubscriberService;
@@ -82,6 +84,7 @@ export function createServices(db: Db, config: ServicesConfig, jwtSecret: string
   return {
     auth: new AuthService(db, createTokenService(jwtSecret, config.jwtTtlSeconds)),
     organizations: new OrganizationService(db),
+    invitations: new InvitationService(db, { publicUrl: config.publicUrl, clock }),
     projects: new ProjectService(db, (projectId) => apiKeys.forgetProject(projectId)),
     apiKeys,
     subscribers: new SubscriberService(db, pool, createGeoLookup(config.geo)),

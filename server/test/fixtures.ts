@@ -56,18 +56,20 @@ export async function createTenant(t: TestApp): Promise<Tenant> {
   };
 }
 
-/** Adds a new user with `role` to the tenant's organization and returns their JWT headers. */
+/** Invites a new address with `role` to the tenant's organization, accepts as a new account, and returns its JWT headers. */
 export async function addMember(t: TestApp, tenant: Tenant, role: Role): Promise<{ userId: string; headers: Record<string, string> }> {
-  const res = await t.app.inject({
+  const email = `${role.toLowerCase()}-${randomToken(8)}@example.com`;
+  const password = 'correct horse battery staple';
+  const invited = await t.app.inject({ method: 'POST', url: '/invitations', headers: tenant.jwt, payload: { email, role } });
+  if (invited.statusCode !== 202) throw new Error(`invitation failed: ${invited.statusCode} ${invited.body}`);
+  const accepted = await t.app.inject({
     method: 'POST',
-    url: '/members',
-    headers: tenant.jwt,
-    payload: { email: `${role.toLowerCase()}-${randomToken(8)}@example.com`, role },
+    url: '/invitations/accept',
+    payload: { token: invited.json<{ token: string }>().token, name: role, password },
   });
-  if (res.statusCode !== 201) throw new Error(`add member failed: ${res.statusCode} ${res.body}`);
-  const member = res.json<{ userId: string; email: string; temporaryPassword: string }>();
-  const token = await login(t, member.email, member.temporaryPassword);
-  return { userId: member.userId, headers: { authorization: `Bearer ${token}`, 'x-org-id': tenant.orgId } };
+  if (accepted.statusCode !== 200) throw new Error(`accepting failed: ${accepted.statusCode} ${accepted.body}`);
+  const token = await login(t, email, password);
+  return { userId: accepted.json<{ user: { id: string } }>().user.id, headers: { authorization: `Bearer ${token}`, 'x-org-id': tenant.orgId } };
 }
 
 export const CHROME_UA =

@@ -7,3 +7,11 @@ export function isForeignKeyViolation(error: unknown): boolean {
   }
   return false;
 }
+
+/** PostgreSQL's unique_violation, however deep the query layer wrapped it. */
+export function isUniqueViolation(error: unknown): boolean {
+  for (let e = error; e instanceof Error; e = e.cause) {
+    if ((e as Error & { code?: unknown }).code === '23505') return true;
+  }
+  return false;
+}

@@ -105,6 +105,35 @@ export const instanceSecrets = pgTable('instance_secrets', {
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
 });
 
+/**
+ * An invitation to join an organization: pending until the invitee accepts it with the secret of its link (stored as
+ * its SHA-256 digest), or until it expires, is revoked, or is replaced by a newer invitation of the same address.
+ */
+export const invitations = pgTable(
+  'invitations',
+  {
+    id: text('id').primaryKey(),
+    organizationId: text('organization_id')
+      .notNull()
+      .references(() => organizations.id, { onDelete: 'cascade' }),
+    email: text('email').notNull(),
+    role: roleEnum('role').notNull(),
+    tokenHash: text('token_hash').notNull(),
+    invitedBy: text('invited_by').references(() => users.id, { onDelete: 'set null' }),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+    acceptedAt: timestamp('accepted_at', { withTimezone: true }),
+    revokedAt: timestamp('revoked_at', { withTimezone: true }),
+  },
+  (t) => [
+    uniqueIndex('invitations_token_hash_key').on(t.tokenHash),
+    // One open invitation per address and organization: inviting again replaces it.
+    uniqueIndex('invitations_open_email_key')
+      .on(t.organizationId, sql`lower(${t.email})`)
+      .where(sql`${t.acceptedAt} IS NULL AND ${t.revokedAt} IS NULL`),
+  ],
+);
+
 // ---- Audience: subscribers and saved segments (issue 3). Sized for a million subscribers per project. ----
 
 export const SUBSCRIBER_PLATFORMS = ['desktop', 'mobile', 'tablet'] as const;
@@ -206,6 +235,8 @@ export const segments = pgTable(
       .references(() => projects.id, { onDelete: 'cascade' }),
     name: text('name').notNull(),
     filters: jsonb('filters').$type<Record<string, unknown>>().notNull().default({}),
+    /** Saved with a test key: a test key sees and changes only these, and only sandbox campaigns send to them. */
+    sandbox: boolean('sandbox').notNull().default(false),
     ...timestamps,
   },
   (t) => [index('segments_project_idx').on(t.projectId, t.createdAt)],

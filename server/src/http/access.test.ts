@@ -134,7 +134,8 @@ describe('org A JWT against org B resources', () => {
       { method: 'GET', url: `/projects/${b.projectId}/api-keys` },
       { method: 'POST', url: `/projects/${b.projectId}/api-keys`, payload: { name: 'x', mode: 'live' } },
       { method: 'GET', url: '/members' },
-      { method: 'POST', url: '/members', payload: { email: 'intruder@example.com', role: 'OWNER' } },
+      { method: 'POST', url: '/invitations', payload: { email: 'intruder@example.com', role: 'OWNER' } },
+      { method: 'GET', url: '/invitations' },
       { method: 'PATCH', url: `/members/${b.userId}`, payload: { role: 'VIEWER' } },
       { method: 'DELETE', url: `/members/${b.userId}` },
     ];

@@ -17,8 +17,8 @@ export type ProjectSource = `${'params' | 'body' | 'query'}.${string}`;
 export type Access =
   /** No credentials: login, health, tracking links. */
   | { auth: 'public' }
-  /** Any signed-in user, no organization context. */
-  | { auth: 'user' }
+  /** Any signed-in user, no organization context; `optional`: anonymous callers too (a bad token is still 401). */
+  | { auth: 'user'; optional?: boolean }
   /** A member of the organization named by x-org-id (JWT only). */
   | { auth: 'organization'; minRole?: Role }
   /**
@@ -66,6 +66,11 @@ export function projectOf(request: FastifyRequest): ProjectScope {
 /** The project a key opens, else the caller's tenant (routes addressed by id or token check the resource's project). */
 export function reachOf(request: FastifyRequest): Reach {
   return request.project ?? tenantOf(request);
+}
+
+/** The signed-in user of a route whose access is `{ auth: 'user', optional: true }`, if any. */
+export function optionalUserOf(request: FastifyRequest): string | undefined {
+  return request.userId;
 }
 
 export function userOf(request: FastifyRequest): string {
@@ -157,6 +162,7 @@ async function accessPlugin(app: FastifyInstance, services: AccessServices) {
 
     switch (access.auth) {
       case 'user':
+        if (access.optional && userId === undefined) return;
         requireUser();
         return;
       case 'organization':

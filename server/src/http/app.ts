@@ -10,6 +10,7 @@ import type { Config } from '../config.js';
 import { apiKeyRoutes } from '../modules/api-keys/api-key.routes.js';
 import { authRoutes } from '../modules/auth/auth.routes.js';
 import { campaignRoutes } from '../modules/campaigns/campaign.routes.js';
+import { invitationRoutes } from '../modules/organizations/invitation.routes.js';
 import { organizationRoutes } from '../modules/organizations/organization.routes.js';
 import { projectRoutes } from '../modules/projects/project.routes.js';
 import { segmentRoutes } from '../modules/segments/segment.routes.js';
@@ -82,6 +83,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await healthRoutes(app, deps.pool, metrics);
   await authRoutes(app, deps.services.auth);
   await organizationRoutes(app, deps.services.organizations);
+  await invitationRoutes(app, deps.services.invitations);
   await projectRoutes(app, deps.services.projects);
   await apiKeyRoutes(app, deps.services.apiKeys);
   await subscriberRoutes(app, deps.services.subscribers, deps.config);

@@ -162,10 +162,10 @@ describe('401, 403 and 409', () => {
     expectEnvelope(res, 403, res.json<{ code: string }>().code);
   });
 
-  it('answers adding an existing member with 409', async () => {
+  it('answers inviting an existing member with 409', async () => {
     const res = await t.app.inject({
       method: 'POST',
-      url: '/members',
+      url: '/invitations',
       headers: tenant.jwt,
       payload: { email: tenant.email, role: 'ADMIN' },
     });

@@ -55,7 +55,7 @@ describe('GET /docs/json', () => {
   it('documents the routes', () => {
     const ops = operations().map(([method, path]) => `${method} ${path}`);
     expect(ops).toEqual(
-      expect.arrayContaining(['POST /auth/login', 'GET /auth/me', 'GET /projects', 'POST /projects', 'GET /projects/{id}', 'POST /members', 'GET /healthz']),
+      expect.arrayContaining(['POST /auth/login', 'GET /auth/me', 'GET /projects', 'POST /projects', 'GET /projects/{id}', 'POST /invitations', 'POST /invitations/accept', 'GET /healthz']),
     );
     expect(ops.some((op) => op.includes('/docs'))).toBe(false);
   });
@@ -71,6 +71,7 @@ describe('GET /docs/json', () => {
     expect(doc.paths['/auth/login']!.post!.security).toEqual([]);
     expect(doc.paths['/healthz']!.get!.security).toEqual([]);
     expect(doc.paths['/auth/me']!.get!.security).toEqual([{ bearerAuth: [] }]);
+    expect(doc.paths['/invitations/accept']!.post!.security).toEqual([{}, { bearerAuth: [] }]);
     expect(doc.paths['/projects']!.get!.security).toEqual([{ bearerAuth: [], orgId: [] }]);
     expect(doc.paths['/projects/{id}']!.get!.security).toEqual(expect.arrayContaining([{ apiKey: [] }, { bearerAuth: [], orgId: [] }]));
   });

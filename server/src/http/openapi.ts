@@ -20,7 +20,8 @@ export function securityFor(access: Access): Record<string, string[]>[] {
     case 'public':
       return [];
     case 'user':
-      return [{ bearerAuth: [] }];
+      // An empty requirement makes the bearer token optional.
+      return access.optional ? [{}, { bearerAuth: [] }] : [{ bearerAuth: [] }];
     case 'organization':
       return [jwt];
     case 'project':

@@ -28,10 +28,10 @@ const campaignContent = z
 export const campaignSegment = z
   .union([
     z.strictObject({ filters: segmentFilterSchema }),
-    z.strictObject({ savedSegmentId: z.string().min(1).describe('A saved segment of the same project') }),
+    z.strictObject({ savedSegmentId: z.string().min(1).describe('A saved segment of the same project and environment: a sandbox segment for a test key\'s campaign, a live one otherwise') }),
   ])
   .describe(
-    'Who receives it: inline `filters`, or a `savedSegmentId` of the same project (422 otherwise). Evaluated when the campaign is ' +
+    'Who receives it: inline `filters`, or a `savedSegmentId` of the same project and environment (422 otherwise: a live campaign never reads a segment a test key may rewrite). Evaluated when the campaign is ' +
       'sent: the active subscribers of the campaign\'s environment that have a push subscription and have not turned push off.',
   );
 

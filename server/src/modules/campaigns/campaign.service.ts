@@ -109,7 +109,8 @@ interface Plan {
   utm: CampaignUtm | null;
 }
 
-const NOT_A_SAVED_SEGMENT = { field: 'segment.savedSegmentId', error: 'is not a saved segment of this project' };
+// A test key may rewrite sandbox segments, so a live campaign never reads one (and a sandbox campaign never a live one).
+const NOT_A_SAVED_SEGMENT = { field: 'segment.savedSegmentId', error: 'is not a saved segment of this project and environment' };
 
 export class CampaignService {
   constructor(
@@ -380,7 +381,7 @@ export class CampaignService {
     const problems: { field: string; error: string }[] = [];
     let filters: SegmentFilter = {};
     if ('savedSegmentId' in input.segment) {
-      const saved = await this.segments.savedFilters(scope, input.segment.savedSegmentId);
+      const saved = await this.segments.sendableFilters(scope, input.segment.savedSegmentId);
       if (saved) filters = saved;
       else problems.push(NOT_A_SAVED_SEGMENT);
     } else {
@@ -443,11 +444,14 @@ export class CampaignService {
     });
   }
 
-  /** The filters a campaign sends to, read now; its saved segment is held by the campaign until then. */
+  /**
+   * The filters a campaign sends to, read now; its saved segment is held by the campaign until then. Its environment was
+   * checked when the campaign was written, so it is read in the whole project (a live scope sees both environments).
+   */
   private async filtersOf(scope: ProjectScope, row: repo.CampaignRow): Promise<SegmentFilter> {
     const segment = segmentInput(row);
     if (!('savedSegmentId' in segment)) return segment.filters;
-    const filters = await this.segments.savedFilters(scope, segment.savedSegmentId);
+    const filters = await this.segments.savedFilters({ ...scope, sandbox: false }, segment.savedSegmentId);
     if (!filters) throw new Error(`saved segment ${segment.savedSegmentId} of a campaign being dispatched is gone`);
     return filters;
   }

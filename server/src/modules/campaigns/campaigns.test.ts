@@ -231,7 +231,7 @@ describe('POST /campaigns', () => {
     const foreign = await request('POST', '/segments', other.jwt, { projectId: other.projectId, name: 'Theirs', filters: {} });
     const res = await request('POST', '/campaigns', tenant.jwt, body(tenant, { segment: { savedSegmentId: foreign.json<{ id: string }>().id } }));
     expect(res.statusCode).toBe(422);
-    expect(res.json().details).toEqual([{ field: 'segment.savedSegmentId', error: 'is not a saved segment of this project' }]);
+    expect(res.json().details).toEqual([{ field: 'segment.savedSegmentId', error: 'is not a saved segment of this project and environment' }]);
   });
 
   it('answers 422, not 500, when the saved segment is deleted between validation and the write', async () => {
@@ -251,7 +251,7 @@ describe('POST /campaigns', () => {
       await deleter.query('COMMIT');
       const res = await creating;
       expect(res.statusCode, res.body).toBe(422);
-      expect(res.json().details).toEqual([{ field: 'segment.savedSegmentId', error: 'is not a saved segment of this project' }]);
+      expect(res.json().details).toEqual([{ field: 'segment.savedSegmentId', error: 'is not a saved segment of this project and environment' }]);
     } finally {
       deleter.release();
     }

@@ -1,4 +1,4 @@
-// Organizations and their members (JWT + x-org-id); only OWNER and ADMIN manage members.
+// Organizations and their members (JWT + x-org-id); only OWNER and ADMIN manage members (who join by invitation).
 import { z } from 'zod';
 import { organizationOf, userOf } from '../../http/access.js';
 import { commonErrors, paginated, paginationQuery, timestamp } from '../../http/schemas.js';
@@ -36,31 +36,12 @@ export async function organizationRoutes(app: App, organizations: OrganizationSe
       schema: {
         tags: ['Organizations'],
         summary: 'Members of the x-org-id organization',
+        description: 'Only accepted members: an invited address shows under GET /invitations until it accepts.',
         querystring: z.strictObject(paginationQuery),
         response: { 200: paginated(member), ...commonErrors },
       },
     },
     (request) => organizations.listMembers(organizationOf(request), request.query.page, request.query.pageSize),
-  );
-
-  app.post(
-    '/members',
-    {
-      config: { access: { auth: 'organization', minRole: 'ADMIN' } },
-      schema: {
-        tags: ['Organizations'],
-        summary: 'Add a member by email',
-        description:
-          'An address without an account gets one, with a one-time `temporaryPassword` returned in this response only.',
-        body: z.strictObject({
-          email: z.email().max(320),
-          role: z.enum(ROLES),
-          name: z.string().trim().min(1).max(200).optional(),
-        }),
-        response: { 201: member.extend({ temporaryPassword: z.string().optional() }), 409: commonErrors[422], ...commonErrors },
-      },
-    },
-    async (request, reply) => reply.status(201).send(await organizations.addMember(organizationOf(request), request.body)),
   );
 
   app.patch(

@@ -1,7 +1,7 @@
-// Organizations and members through HTTP: the role matrix, invitations, role changes, removal and the last OWNER.
+// Organizations and members through HTTP: the role matrix, role changes, removal and the last OWNER (invitations: invitations.test.ts).
 import type { InjectOptions } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { addMember, createTenant, login, type Tenant } from '../../../test/fixtures.js';
+import { addMember, createTenant, type Tenant } from '../../../test/fixtures.js';
 import { startTestApp, type TestApp } from '../../../test/harness.js';
 import { randomToken } from '../../shared/secrets.js';
 
@@ -61,7 +61,7 @@ describe('role matrix', () => {
   ];
 
   const writes = (): InjectOptions[] => [
-    { method: 'POST', url: '/members', payload: { email: newEmail(), role: 'VIEWER' } },
+    { method: 'POST', url: '/invitations', payload: { email: newEmail(), role: 'VIEWER' } },
     { method: 'PATCH', url: `/members/${target.userId}`, payload: { role: 'VIEWER' } },
     { method: 'DELETE', url: `/members/${target.userId}` },
     { method: 'POST', url: '/projects', payload: { name: 'New' } },
@@ -74,6 +74,7 @@ describe('role matrix', () => {
   async function snapshot() {
     return {
       members: await count('SELECT count(*)::int AS n FROM memberships WHERE organization_id = $1', [org.orgId]),
+      invitations: await count('SELECT count(*)::int AS n FROM invitations WHERE organization_id = $1', [org.orgId]),
       targetRole: await roleIn(org.orgId, target.userId),
       projects: await count('SELECT count(*)::int AS n FROM projects WHERE organization_id = $1', [org.orgId]),
       projectName: (await t.database.pool.query('SELECT name FROM projects WHERE id = $1', [org.projectId])).rows[0]?.name,
@@ -106,7 +107,7 @@ describe('role matrix', () => {
     for (const read of reads()) expect((await call({ ...read, headers: member.headers })).statusCode).toBe(200);
   });
 
-  it('MEMBER cannot add members, create/update/delete projects or manage keys → 403 (ADMIN needed)', async () => {
+  it('MEMBER cannot invite, create/update/delete projects or manage keys → 403 (ADMIN needed)', async () => {
     const before = await snapshot();
     for (const write of writes()) {
       const res = await call({ ...write, headers: member.headers });
@@ -120,31 +121,38 @@ describe('role matrix', () => {
     expect(await snapshot()).toEqual(before);
   });
 
-  it('ADMIN can add a member, create a project and change a non-owner’s role', async () => {
-    const added = await call({ method: 'POST', url: '/members', headers: admin.headers, payload: { email: newEmail(), role: 'MEMBER' } });
-    expect(added.statusCode).toBe(201);
+  it('ADMIN can invite a member, create a project and change a non-owner’s role', async () => {
+    const invited = await call({ method: 'POST', url: '/invitations', headers: admin.headers, payload: { email: newEmail(), role: 'MEMBER' } });
+    expect(invited.statusCode).toBe(202);
+    const accepted = await call({
+      method: 'POST',
+      url: '/invitations/accept',
+      payload: { token: invited.json().token, name: 'New', password: 'long enough password' },
+    });
+    expect(accepted.statusCode, accepted.body).toBe(200);
+    const userId: string = accepted.json().user.id;
     const project = await call({ method: 'POST', url: '/projects', headers: admin.headers, payload: { name: 'By admin' } });
     expect(project.statusCode).toBe(201);
     const changed = await call({
       method: 'PATCH',
-      url: `/members/${added.json().userId}`,
+      url: `/members/${userId}`,
       headers: admin.headers,
       payload: { role: 'ADMIN' },
     });
     expect(changed.statusCode).toBe(200);
     expect(changed.json().role).toBe('ADMIN');
-    const removed = await call({ method: 'DELETE', url: `/members/${added.json().userId}`, headers: admin.headers });
+    const removed = await call({ method: 'DELETE', url: `/members/${userId}`, headers: admin.headers });
     expect(removed.statusCode).toBe(204);
   });
 
-  it('ADMIN cannot grant OWNER: not to a new member, nor by promotion, nor to themselves', async () => {
+  it('ADMIN cannot grant OWNER: not by invitation, nor by promotion, nor to themselves', async () => {
     const email = newEmail();
     expectError(
-      await call({ method: 'POST', url: '/members', headers: admin.headers, payload: { email, role: 'OWNER' } }),
+      await call({ method: 'POST', url: '/invitations', headers: admin.headers, payload: { email, role: 'OWNER' } }),
       403,
       'Only an OWNER can grant the OWNER role',
     );
-    expect(await count('SELECT count(*)::int AS n FROM users WHERE email = $1', [email])).toBe(0);
+    expect(await count('SELECT count(*)::int AS n FROM invitations WHERE email = $1', [email])).toBe(0);
     expectError(
       await call({ method: 'PATCH', url: `/members/${target.userId}`, headers: admin.headers, payload: { role: 'OWNER' } }),
       403,
@@ -186,108 +194,10 @@ describe('role matrix', () => {
   });
 });
 
-describe('adding members', () => {
+describe('GET /members', () => {
   let org: Tenant;
   beforeEach(async () => {
     org = await createTenant(t);
-  });
-
-  it('a new email gets an account and a temporaryPassword that logs in', async () => {
-    const email = newEmail('invitee');
-    const res = await call({ method: 'POST', url: '/members', headers: org.jwt, payload: { email, role: 'MEMBER', name: 'Invitee' } });
-    expect(res.statusCode).toBe(201);
-    const body = res.json();
-    expect(body).toEqual({
-      userId: expect.stringMatching(/^usr_/),
-      email,
-      name: 'Invitee',
-      role: 'MEMBER',
-      createdAt: expect.any(String),
-      temporaryPassword: expect.any(String),
-    });
-    expect(body.temporaryPassword.length).toBeGreaterThanOrEqual(16);
-
-    const loginRes = await call({ method: 'POST', url: '/auth/login', payload: { email, password: body.temporaryPassword } });
-    expect(loginRes.statusCode).toBe(200);
-    expect(loginRes.json().user).toEqual({
-      id: body.userId,
-      email,
-      name: 'Invitee',
-      organizations: [{ id: org.orgId, name: 'Org', role: 'MEMBER' }],
-    });
-    // The password is stored hashed, not as given.
-    const { rows } = await t.database.pool.query('SELECT password_hash FROM users WHERE id = $1', [body.userId]);
-    expect(rows[0].password_hash).not.toContain(body.temporaryPassword);
-    expect(rows[0].password_hash).toMatch(/^\$argon2id\$/);
-  });
-
-  it('without a name, the name defaults to the local part of the email', async () => {
-    const email = newEmail('jane');
-    const res = await call({ method: 'POST', url: '/members', headers: org.jwt, payload: { email, role: 'VIEWER' } });
-    expect(res.statusCode).toBe(201);
-    expect(res.json().name).toBe(email.split('@')[0]);
-  });
-
-  it('an existing user is added without a new password and keeps their own', async () => {
-    const other = await createTenant(t);
-    const res = await call({ method: 'POST', url: '/members', headers: org.jwt, payload: { email: other.email, role: 'ADMIN' } });
-    expect(res.statusCode).toBe(201);
-    expect(res.json()).not.toHaveProperty('temporaryPassword');
-    expect(res.json()).toMatchObject({ userId: other.userId, email: other.email, role: 'ADMIN' });
-    const token = await login(t, other.email, other.password);
-    const me = await call({ method: 'GET', url: '/auth/me', headers: { authorization: `Bearer ${token}` } });
-    expect(me.json().organizations).toEqual(
-      expect.arrayContaining([
-        { id: other.orgId, name: 'Org', role: 'OWNER' },
-        { id: org.orgId, name: 'Org', role: 'ADMIN' },
-      ]),
-    );
-    // The existing token works for the new organization at once.
-    const projects = await call({ method: 'GET', url: '/projects', headers: { authorization: `Bearer ${other.token}`, 'x-org-id': org.orgId } });
-    expect(projects.statusCode).toBe(200);
-  });
-
-  it('an email matching an existing user in another case reaches that user', async () => {
-    const other = await createTenant(t);
-    const res = await call({
-      method: 'POST',
-      url: '/members',
-      headers: org.jwt,
-      payload: { email: other.email.toUpperCase(), role: 'MEMBER' },
-    });
-    expect(res.statusCode).toBe(201);
-    expect(res.json().userId).toBe(other.userId);
-    expect(await count('SELECT count(*)::int AS n FROM users WHERE lower(email) = lower($1)', [other.email])).toBe(1);
-  });
-
-  it('adding an existing member → 409 and the role is unchanged', async () => {
-    const email = newEmail();
-    expect((await call({ method: 'POST', url: '/members', headers: org.jwt, payload: { email, role: 'VIEWER' } })).statusCode).toBe(201);
-    expectError(
-      await call({ method: 'POST', url: '/members', headers: org.jwt, payload: { email, role: 'ADMIN' } }),
-      409,
-      'This user is already a member of the organization',
-      'already_member',
-    );
-    expectError(
-      await call({ method: 'POST', url: '/members', headers: org.jwt, payload: { email: email.toUpperCase(), role: 'ADMIN' } }),
-      409,
-      'This user is already a member of the organization',
-    );
-    expectError(
-      await call({ method: 'POST', url: '/members', headers: org.jwt, payload: { email: org.email, role: 'VIEWER' } }),
-      409,
-      'This user is already a member of the organization',
-    );
-    expect(await roleIn(org.orgId, org.userId)).toBe('OWNER');
-    expect(await count('SELECT count(*)::int AS n FROM memberships WHERE organization_id = $1', [org.orgId])).toBe(2);
-  });
-
-  it('rejects an invalid email, an unknown role and unknown fields with 422', async () => {
-    const bad = await call({ method: 'POST', url: '/members', headers: org.jwt, payload: { email: 'not-an-email', role: 'GOD', extra: 1 } });
-    expectError(bad, 422, 'Validation failed');
-    const fields = bad.json().details.map((d: { field: string }) => d.field).sort();
-    expect(fields).toEqual(['email', 'extra', 'role']);
   });
 
   it('GET /members is paginated', async () => {

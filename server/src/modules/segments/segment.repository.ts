@@ -8,9 +8,16 @@ import type { ProjectScope, Reach } from '../tenancy.js';
 
 export type SegmentRow = typeof segments.$inferSelect;
 
+/**
+ * The saved segments a caller may see and change, by the sandbox rule of subscribers (docs/CONTEXT.md, "Sandbox vs
+ * live"): a test key its project's sandbox segments, a live key its project's segments of both environments, a
+ * dashboard user its organization's.
+ */
 function segmentsOf(db: Db, reach: Reach): SQL {
   if ('kind' in reach && reach.kind === 'organization') return projectOfTenant(db, reach, segments.projectId);
-  return eq(segments.projectId, (reach as ProjectScope).projectId);
+  const scope = reach as ProjectScope;
+  const project = eq(segments.projectId, scope.projectId);
+  return scope.sandbox ? and(project, eq(segments.sandbox, true))! : project;
 }
 
 export async function insertSegment(db: Db, row: typeof segments.$inferInsert): Promise<SegmentRow> {
@@ -18,8 +25,8 @@ export async function insertSegment(db: Db, row: typeof segments.$inferInsert): 
   return inserted!;
 }
 
-export async function listSegments(db: Db, projectId: string, limit: number, offset: number) {
-  const where = eq(segments.projectId, projectId);
+export async function listSegments(db: Db, scope: ProjectScope, limit: number, offset: number) {
+  const where = segmentsOf(db, scope);
   const [rows, [total]] = await Promise.all([
     db.select().from(segments).where(where).orderBy(desc(segments.createdAt), desc(segments.id)).limit(limit).offset(offset),
     db.select({ total: count() }).from(segments).where(where),
@@ -32,6 +39,15 @@ export async function findSegment(db: Db, reach: Reach, id: string): Promise<Seg
     .select()
     .from(segments)
     .where(and(segmentsOf(db, reach), eq(segments.id, id)));
+  return row;
+}
+
+/** A saved segment a send from this scope may target: of its project and of its environment (live or sandbox). */
+export async function findSendableSegment(db: Db, scope: ProjectScope, id: string): Promise<SegmentRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(segments)
+    .where(and(eq(segments.projectId, scope.projectId), eq(segments.sandbox, scope.sandbox), eq(segments.id, id)));
   return row;
 }
 

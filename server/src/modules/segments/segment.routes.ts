@@ -14,10 +14,17 @@ const segment = z
     projectId: z.string(),
     name: z.string(),
     filters: segmentFilterSchema,
+    sandbox: z.boolean().describe('Saved with a test key: test keys see and change only these; only sandbox campaigns send to them'),
     createdAt: timestamp,
     updatedAt: timestamp,
   })
-  .meta({ id: 'Segment' });
+  .meta({
+    id: 'Segment',
+    description:
+      'A saved segment belongs to an environment, like subscribers: a test key saves sandbox segments and sees and changes ' +
+      'only those (another segment is 404); a live key sees both environments of its project; dashboard users every ' +
+      'segment of their organization. A campaign uses a saved segment of its own environment only.',
+  });
 
 const name = z.string().trim().min(1).max(200);
 const idParams = z.object({ id: z.string() });
@@ -62,7 +69,7 @@ export async function segmentRoutes(app: App, segments: SegmentService) {
       config: { access: { auth: 'project', project: 'params.projectId' } },
       schema: {
         tags,
-        summary: 'Saved segments of a project, newest first',
+        summary: 'Saved segments of a project, newest first (a test key lists only sandbox segments)',
         params: projectParams,
         querystring: z.strictObject(paginationQuery),
         response: { 200: paginated(segment), ...commonErrors },

@@ -11,6 +11,7 @@ export interface Segment {
   projectId: string;
   name: string;
   filters: SegmentFilter;
+  sandbox: boolean;
   createdAt: string;
   updatedAt: string;
 }
@@ -30,6 +31,7 @@ const toSegment = (row: repo.SegmentRow): Segment => ({
   projectId: row.projectId,
   name: row.name,
   filters: storedFilter(`Segment ${row.id}`, row.filters),
+  sandbox: row.sandbox,
   createdAt: row.createdAt.toISOString(),
   updatedAt: row.updatedAt.toISOString(),
 });
@@ -63,10 +65,12 @@ export class SegmentService {
     private readonly clock: () => number = Date.now,
   ) {}
 
+  /** A test key saves a sandbox segment; live keys and dashboard users a live one. */
   async create(scope: ProjectScope, input: { name: string; filters: SegmentFilter }): Promise<Segment> {
     const row = await repo.insertSegment(this.db, {
       id: newId('seg'),
       projectId: scope.projectId,
+      sandbox: scope.sandbox,
       name: input.name,
       filters: input.filters as Record<string, unknown>,
     });
@@ -74,7 +78,7 @@ export class SegmentService {
   }
 
   async list(scope: ProjectScope, page: number, pageSize: number) {
-    const { rows, total } = await repo.listSegments(this.db, scope.projectId, pageSize, (page - 1) * pageSize);
+    const { rows, total } = await repo.listSegments(this.db, scope, pageSize, (page - 1) * pageSize);
     return { data: rows.map(toSegment), page, pageSize, total };
   }
 
@@ -102,9 +106,18 @@ export class SegmentService {
     }
   }
 
-  /** The filters of a saved segment of this project; undefined when it is not one (another project's, or gone). */
+  /** The filters of a saved segment this scope may see; undefined when it is not one (another project's, or gone). */
   async savedFilters(scope: ProjectScope, segmentId: string): Promise<SegmentFilter | undefined> {
     const row = await repo.findSegment(this.db, scope, segmentId);
+    return row && storedFilter(`Segment ${row.id}`, row.filters);
+  }
+
+  /**
+   * The filters of a saved segment a send from this scope may target: one of its own environment, so that a test key,
+   * which may rewrite sandbox segments, can never steer who a live campaign reaches.
+   */
+  async sendableFilters(scope: ProjectScope, segmentId: string): Promise<SegmentFilter | undefined> {
+    const row = await repo.findSendableSegment(this.db, scope, segmentId);
     return row && storedFilter(`Segment ${row.id}`, row.filters);
   }
 

@@ -369,7 +369,7 @@ describe('DELETE /segments/:id while campaigns will read it', () => {
     // A re-send then needs another segment.
     const resent = await request('POST', `/campaigns/${sent}/send`, tenant.jwt);
     expect(resent.statusCode).toBe(422);
-    expect(resent.json().details).toEqual([{ field: 'segment.savedSegmentId', error: 'is not a saved segment of this project' }]);
+    expect(resent.json().details).toEqual([{ field: 'segment.savedSegmentId', error: 'is not a saved segment of this project and environment' }]);
     expect((await request('POST', `/campaigns/${sent}/send`, tenant.jwt, { segment: { filters: { country: 'AQ' } } })).statusCode).toBe(201);
   });
 });
