@@ -12,7 +12,8 @@ const tags = ['Transactional'];
 
 const SEND_DESCRIPTION = `
 Sends one push now to the recipient named by \`externalId\` (every device linked to that user id, at most 100) or
-\`token\` (one device). API key only. A processed request answers 200 with the envelope; malformed input → 422 and
+\`token\` (one device). \`externalId\` is preferred: when both are given, \`externalId\` names the recipient and
+\`token\` is ignored; neither → 422. API key only. A processed request answers 200 with the envelope; malformed input → 422 and
 bad credentials → 401, with the error envelope.
 
 **Which devices.** Subscribers of the key's environment only: a live key reaches live subscribers, a test key sandbox

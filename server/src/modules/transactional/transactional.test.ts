@@ -122,7 +122,6 @@ describe('validation and credentials', () => {
 
   it.each([
     [{ title: 'a', body: 'b' }, ['externalId']],
-    [{ externalId: 'u', token: 'st_x', title: 'a', body: 'b' }, ['token']],
     [{ token: 'st_x', body: 'b' }, ['title']],
     [{ token: 'st_x', title: '  ', body: '\n' }, ['body', 'title']],
     [
@@ -167,6 +166,19 @@ describe('recipients and reasons', () => {
     });
     expect(await sent(tenant.test, { token: 'st_unknown' })).toEqual(outcome(false, false, false, 'subscriber_not_found'));
     expect(await lastSend(tenant.projectId)).toMatchObject({ recipient: { token: 'st_unknown' }, sandbox: true });
+  });
+
+  it('externalId is preferred: given both, the send goes to the externalId’s devices and the token is ignored', async () => {
+    const externalId = uid();
+    const [user, other] = [await device(tenant, tenant.test), await device(tenant, tenant.test)];
+    await identify(user, externalId, tenant.test);
+    expect(await sent(tenant.test, { externalId, token: other.token })).toEqual(outcome(true, false, false, 'sandbox'));
+    expect(await deliveriesOf(user.id)).toHaveLength(1);
+    expect(await deliveriesOf(other.id)).toHaveLength(0);
+    expect(await lastSend(tenant.projectId)).toMatchObject({ recipient: { externalId } });
+    // An externalId nobody carries is not found, even next to a valid token.
+    expect(await sent(tenant.test, { externalId: uid(), token: other.token })).toEqual(outcome(false, false, false, 'subscriber_not_found'));
+    expect(await deliveriesOf(other.id)).toHaveLength(0);
   });
 
   it('another project’s subscriber is not found, whatever it is called by', async () => {
