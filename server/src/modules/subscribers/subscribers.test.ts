@@ -107,7 +107,7 @@ describe('POST /subscribers', () => {
     expect(dup.json().subscriber).toMatchObject({ id: sandbox.id, sandbox: true });
   });
 
-  it('brings an unsubscribed subscriber back when its endpoint registers again, with the new keys', async () => {
+  it('a gone (unsubscribed) subscriber registering its endpoint again: 409 with the existing subscriber, revived active with the new keys', async () => {
     const payload = registration(tenant.projectId);
     const first = await register(tenant, tenant.live, { endpoint: payload.endpoint });
     const setStatus = (status: string) =>
@@ -119,9 +119,17 @@ describe('POST /subscribers', () => {
     // A test key does not revive a live subscriber.
     expect((await post('/subscribers', tenant.test, payload)).statusCode).toBe(409);
     const again = await post('/subscribers', tenant.live, payload);
-    expect(again.statusCode).toBe(200);
-    expect(again.json()).toEqual({ id: first.id, token: first.token, projectId: tenant.projectId, status: 'active' });
+    expect(again.statusCode).toBe(409);
+    expect(again.json()).toMatchObject({
+      statusCode: 409,
+      code: 'subscriber_exists',
+      requestId: expect.any(String),
+      subscriber: { id: first.id, token: first.token, projectId: tenant.projectId, endpoint: payload.endpoint, status: 'active' },
+    });
+    expect(again.json().subscriber.p256dh).toBeUndefined();
     expect(await keysOf()).toEqual({ p256dh: payload.p256dh, auth: payload.auth });
+    const { rows } = await t.database.pool.query('SELECT status_reason FROM subscribers WHERE id = $1', [first.id]);
+    expect(rows[0]).toEqual({ status_reason: null });
     const stored = (await get(first.id, tenant.live)).json();
     expect(stored).toMatchObject({ status: 'active' });
     expect(Date.parse(stored.subscribedAt)).toBeGreaterThan(Date.parse(stored.createdAt));

@@ -334,6 +334,27 @@ describe('live delivery through the push service', () => {
     expect(push.requestsFor(d.browser.id)).toHaveLength(1);
   });
 
+  it('a gone subscriber whose browser registers the endpoint again with new keys: 409 showing it active, then delivered with the new keys', async () => {
+    const d = await device(tenant);
+    push.respond(d.browser.id, 410);
+    expect(await sent(tenant.live, { token: d.token })).toEqual(outcome(true, false, true, 'subscriber_unsubscribed'));
+
+    // Same endpoint, new subscription keys: what a browser holds after subscribing again.
+    const renewed: FakeBrowser = { ...createFakeBrowser(), id: d.browser.id };
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/subscribers',
+      headers: tenant.live,
+      payload: { projectId: tenant.projectId, endpoint: push.endpointFor(renewed), p256dh: renewed.p256dh, auth: renewed.auth, userAgent: CHROME_UA },
+    });
+    expect(res.statusCode, res.body).toBe(409);
+    expect(res.json()).toMatchObject({ code: 'subscriber_exists', subscriber: { id: d.id, token: d.token, status: 'active' } });
+
+    expect(await sent(tenant.live, { token: d.token, title: 'Back' })).toEqual(outcome(true, true, false, null));
+    const [, again] = push.requestsFor(d.browser.id);
+    expect(again).toMatchObject({ status: 201, payload: { title: 'Back' } });
+  });
+
   it('413 from the push service → payload_too_large', async () => {
     const d = await device(tenant);
     push.respond(d.browser.id, 413);
