@@ -23,9 +23,9 @@ frequency cap, counted per device). Retryable push service failures are retried 
 (\`TRANSACTIONAL_RETRY_BUDGET_MS\`), then answered \`provider_error\`.
 
 **The envelope** summarizes every device: \`delivered\` is true when at least one device accepted the push (then
-\`reason\` is null, even if other devices did not); \`deactivated\` is true when any device was found gone (push
-service 404/410) and unsubscribed by this send. When no device got it, \`reason\` is the reason of the device that
-came closest, in this order: \`payload_too_large\` (the encrypted push exceeds 4 KB), \`provider_error\`,
+\`reason\` is null, even if other devices did not); \`deactivated\` is true when this send deactivated a device:
+found gone (push service 404/410: now \`unsubscribed\`) or its endpoint refused as not public (\`provider_error\`; now
+\`inactive\`). When no device got it, \`reason\` is the reason of the device that came closest, in this order: \`payload_too_large\` (the encrypted push exceeds 4 KB), \`provider_error\`,
 \`quiet_hours\`, \`frequency_capped\`, \`subscriber_unsubscribed\` (permission revoked, subscription gone, or no push
 subscription), \`subscriber_inactive\` (deactivated). Before any device: \`subscriber_not_found\` (nothing matches,
 \`subscriberFound\` false) and \`subscriber_inactive\` (only subscribers of the other environment match).

@@ -80,7 +80,9 @@ export const sendEnvelope = z
     success: z.boolean().describe('The request was processed: true on every 200'),
     subscriberFound: z.boolean(),
     delivered: z.boolean().describe('At least one device accepted the push (never with a test key)'),
-    deactivated: z.boolean().describe('A device was found gone (push service 404/410) by this send and unsubscribed'),
+    deactivated: z
+      .boolean()
+      .describe('A device was deactivated by this send: found gone (push service 404/410: unsubscribed) or its endpoint refused (not a public address: inactive)'),
     reason: z.enum(SEND_REASONS).nullable().describe('null when delivered; otherwise why not'),
   })
   .meta({ id: 'TransactionalSendResult' });

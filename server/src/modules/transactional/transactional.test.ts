@@ -355,6 +355,19 @@ describe('live delivery through the push service', () => {
     expect(again).toMatchObject({ status: 201, payload: { title: 'Back' } });
   });
 
+  it('an endpoint the endpoint guard refuses → provider_error, deactivated; the subscriber is inactive and not tried again', async () => {
+    const d = await device(tenant);
+    // Stored before registration refused such endpoints, or a host name that now resolves to a private address.
+    await query("UPDATE subscribers SET endpoint = 'https://192.168.1.20/push/x' WHERE id = $1", [d.id]);
+    expect(await sent(tenant.live, { token: d.token })).toEqual(outcome(true, false, true, 'provider_error'));
+    expect(await deliveriesOf(d.id)).toMatchObject([{ status: 'failed', reason: 'provider_error', provider_code: 'blocked_endpoint', attempts: 1 }]);
+    const [subscriber] = await query('SELECT status, status_reason FROM subscribers WHERE id = $1', [d.id]);
+    expect(subscriber).toEqual({ status: 'inactive', status_reason: 'push_endpoint_refused' });
+
+    expect(await sent(tenant.live, { token: d.token })).toEqual(outcome(true, false, false, 'subscriber_inactive'));
+    expect(await deliveriesOf(d.id)).toHaveLength(1);
+  });
+
   it('413 from the push service → payload_too_large', async () => {
     const d = await device(tenant);
     push.respond(d.browser.id, 413);

@@ -124,7 +124,7 @@ describe('outcomes', () => {
   it.each([404, 410])('%i means the subscription is gone', async (status) => {
     expect(failure((await answered(status)).outcome)).toMatchObject({
       reason: 'subscriber_unsubscribed',
-      recipientGone: true,
+      deadRecipient: 'gone',
       retryable: false,
       providerCode: `http_${status}`,
     });
@@ -212,7 +212,7 @@ describe('endpoint guard (SSRF)', () => {
 
   const port = () => new URL(peer.origin).port;
   const blocked = (outcome: SendOutcome | undefined) =>
-    expect(failure(outcome)).toMatchObject({ reason: 'provider_error', retryable: false, providerCode: 'blocked_endpoint' });
+    expect(failure(outcome)).toMatchObject({ reason: 'provider_error', retryable: false, providerCode: 'blocked_endpoint', deadRecipient: 'refused' });
 
   it.each([
     'https://10.0.0.1/push/x',
