@@ -118,7 +118,7 @@ describe('a live campaign through the local push service', () => {
         body: 'Now on',
         url: 'https://shop.example.com/sale?ref=push&utm_source=herald&utm_campaign=sale#top',
         actions: [{ action: 'buy', title: 'Buy', url: 'https://shop.example.com/buy?utm_source=herald&utm_campaign=sale' }],
-        track: expect.stringMatching(new RegExp(`^${PUBLIC_URL}/t/[\\w-]{32}$`)),
+        track: expect.stringMatching(new RegExp(`^${PUBLIC_URL}/t/[\\w-]{22}$`)),
       });
     }
     for (const browser of outsiders) expect(pushesTo(browser)).toEqual([]);

@@ -305,7 +305,7 @@ describe('live delivery through the push service', () => {
     expect(request).toMatchObject({ status: 201, headers: { ttl: '86400', urgency: 'normal' } });
     const payload = request!.payload as Record<string, string>;
     expect(payload).toMatchObject({ title: 'Your code', body: '123456', url: 'https://shop.example/login', icon: 'https://shop.example/i.png' });
-    expect(payload.track).toMatch(/^https:\/\/herald\.example\.com\/t\/[\w-]{32}$/);
+    expect(payload.track).toMatch(/^https:\/\/herald\.example\.com\/t\/[\w-]{22}$/);
 
     const [delivery] = await deliveriesOf(d.id);
     expect(delivery).toMatchObject({ status: 'sent', provider_code: 'http_201', attempts: 1 });
@@ -314,6 +314,41 @@ describe('live delivery through the push service', () => {
     expect((await t.app.inject({ method: 'POST', url: `${path}/clicked` })).statusCode).toBe(204);
     const [row] = await query('SELECT status, delivered_at, clicked_at FROM deliveries WHERE id = $1', [delivery!.id]);
     expect(row).toMatchObject({ status: 'clicked', delivered_at: expect.any(Date), clicked_at: expect.any(Date) });
+  });
+
+  it('track tokens are opaque: consecutive deliveries share no readable counter; tampered ones are refused, valid ones recorded', async () => {
+    const [a, b] = [await device(tenant), await device(tenant)];
+    await sent(tenant.live, { token: a.token });
+    await sent(tenant.live, { token: b.token });
+    const [da, db] = [(await deliveriesOf(a.id))[0]!, (await deliveriesOf(b.id))[0]!];
+    const tokenOf = (d: Device) => new URL((push.requestsFor(d.browser.id)[0]!.payload as { track: string }).track).pathname.slice('/t/'.length);
+    const [ta, tb] = [tokenOf(a), tokenOf(b)];
+
+    // Two deliveries in a row (nothing else sends in between in this file's database).
+    expect(Number(db.id)).toBe(Number(da.id) + 1);
+    for (const [token, id] of [[ta, da.id], [tb, db.id]] as const) {
+      expect(token).toHaveLength(22);
+      const bytes = Buffer.from(token, 'base64url');
+      const counter = Buffer.alloc(8);
+      counter.writeBigUInt64BE(BigInt(id));
+      // Neither the id nor its low bytes, in either byte order, appear in the token.
+      for (const shown of [counter, counter.subarray(4), Buffer.from(counter).reverse().subarray(0, 4)]) expect(bytes.includes(shown)).toBe(false);
+    }
+    // One step of the counter changes about half of the 128 bits (a readable id changes one or two).
+    const [ba, bb] = [Buffer.from(ta, 'base64url'), Buffer.from(tb, 'base64url')];
+    const differing = ba.reduce((n, byte, i) => n + [...((byte ^ bb[i]!) >>> 0).toString(2)].filter((c) => c === '1').length, 0);
+    expect(differing).toBeGreaterThan(32);
+
+    const report = (token: string, event: string) => t.app.inject({ method: 'POST', url: `/t/${token}/${event}` });
+    const tampered = `${ta.slice(0, 8)}${ta[8] === 'A' ? 'B' : 'A'}${ta.slice(9)}`;
+    expect((await report(tampered, 'clicked')).statusCode).toBe(404);
+    expect((await report(ta, 'clicked')).statusCode).toBe(204);
+    expect((await report(tb, 'dismissed')).statusCode).toBe(204);
+    const rows = await query('SELECT id::int, status FROM deliveries WHERE id = ANY($1) ORDER BY id', [[da.id, db.id]]);
+    expect(rows).toEqual([
+      { id: Number(da.id), status: 'clicked' },
+      { id: Number(db.id), status: 'dismissed' },
+    ]);
   });
 
   it('passes ttl, urgency and topic to the push service', async () => {
