@@ -141,11 +141,12 @@ export class SubscriberService {
     // Our own row: its batch was committed but failed afterwards (connection lost), and the retry met it.
     if (existing?.id === row.id) return created;
     // Permission granted again, or a new subscription after the push service reported the old one gone: the browser
-    // holds new keys for the same endpoint. An `inactive` row stays as the operator left it.
-    const current =
-      existing?.status === 'unsubscribed' && existing.sandbox === scope.sandbox
-        ? ((await repo.resubscribe(this.db, scope, existing.id, row)) ?? existing)
-        : existing;
+    // holds new keys for the same endpoint. An `inactive` row stays so: an operator or Herald (a refused endpoint)
+    // decided it. A concurrent registration may have revived it first: then it is read again.
+    let current = existing;
+    if (existing?.status === 'unsubscribed' && existing.sandbox === scope.sandbox) {
+      current = (await repo.resubscribe(this.db, scope, existing.id, row)) ?? (await repo.findByEndpoint(this.db, scope.projectId, input.endpoint));
+    }
     // Shown to a caller who may read it: a live key sees both environments, a test key only the sandbox.
     const visible = current && (current.sandbox || !scope.sandbox) ? toSubscriber(current) : undefined;
     return { outcome: 'exists', existing: visible };
