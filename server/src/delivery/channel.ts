@@ -13,10 +13,13 @@ export type DeliveryReason =
   /** Its message was withdrawn before it went out (a cancelled campaign). */
   | 'campaign_cancelled';
 
+export type DeadRecipient = 'gone' | 'refused';
+
 /**
  * A provider's refusal. Only the engine decides what happens next: `retryable` failures are tried again (after
- * `retryAfterMs` when the provider said so), others are final. `recipientGone` means the address itself is dead
- * (a push subscription answered 404/410): the subscriber is deactivated.
+ * `retryAfterMs` when the provider said so), others are final. `deadRecipient` says the address itself is dead and
+ * the subscriber is deactivated: `gone` (a push subscription answered 404/410: `unsubscribed` until its browser
+ * registers again) or `refused` (an endpoint Herald will never contact, refused by the endpoint guard: `inactive`).
  */
 export class ProviderError extends Error {
   readonly reason: DeliveryReason;
@@ -24,11 +27,11 @@ export class ProviderError extends Error {
   /** What the provider answered, e.g. `http_503`, `ECONNRESET`, `timeout`. */
   readonly providerCode: string;
   readonly retryAfterMs: number | undefined;
-  readonly recipientGone: boolean;
+  readonly deadRecipient: DeadRecipient | undefined;
 
   constructor(
     message: string,
-    options: { reason: DeliveryReason; retryable: boolean; providerCode: string; retryAfterMs?: number; recipientGone?: boolean },
+    options: { reason: DeliveryReason; retryable: boolean; providerCode: string; retryAfterMs?: number; deadRecipient?: DeadRecipient },
   ) {
     super(message);
     this.name = 'ProviderError';
@@ -36,7 +39,7 @@ export class ProviderError extends Error {
     this.retryable = options.retryable;
     this.providerCode = options.providerCode;
     this.retryAfterMs = options.retryAfterMs;
-    this.recipientGone = options.recipientGone ?? false;
+    this.deadRecipient = options.deadRecipient;
   }
 }
 

@@ -1,10 +1,10 @@
 // The delivery engine: claims due deliveries in batches under a lease, sends them through a channel provider,
-// records each outcome, retries what may succeed later, and deactivates subscriptions that are gone.
+// records each outcome, retries what may succeed later, and deactivates subscriptions that are gone or refused.
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Db } from '../db/database.js';
 import type { PushContent } from '../db/schema.js';
-import { ProviderError, type ChannelProvider, type DeliveryReason, type PushItem, type PushPayload, type SendOutcome } from './channel.js';
+import { ProviderError, type ChannelProvider, type DeadRecipient, type DeliveryReason, type PushItem, type PushPayload, type SendOutcome } from './channel.js';
 import * as policyRepo from './delivery-policy.repository.js';
 import * as repo from './delivery.repository.js';
 import type { ClaimedDelivery, DeliveryUpdate, MessageRecord, SendingProject } from './delivery.repository.js';
@@ -17,7 +17,7 @@ export interface DeliveryResult {
   subscriberId: string;
   status: DeliveryUpdate['status'];
   reason: DeliveryReason | null;
-  /** The subscription was found dead and the subscriber deactivated by this send. */
+  /** The subscription was found dead (gone, or refused by the endpoint guard) and the subscriber deactivated by this send. */
   deactivated: boolean;
 }
 
@@ -169,7 +169,7 @@ export class DeliveryEngine {
     const projects = await this.loadProjects(claimed);
     const results: DeliveryResult[] = [];
     const updates: DeliveryUpdate[] = [];
-    const gone: string[] = [];
+    const dead: Record<DeadRecipient, string[]> = { gone: [], refused: [] };
     const final = (d: ClaimedDelivery, attempts: number, update: Omit<DeliveryUpdate, 'id' | 'fence' | 'attempts'>, deactivated = false) => {
       updates.push({ id: d.id, fence: d.attempts, attempts, ...update });
       results.push({ deliveryId: d.id, subscriberId: d.subscriberId, status: update.status, reason: update.reason, deactivated });
@@ -206,7 +206,7 @@ export class DeliveryEngine {
             return;
           }
           const { error } = outcome;
-          if (error.recipientGone) gone.push(p.delivery.subscriberId);
+          if (error.deadRecipient) dead[error.deadRecipient].push(p.delivery.subscriberId);
           const delay = retryDelayMs(error, p.attempts, this.settings);
           if (deadline !== undefined && delay !== undefined && Date.now() + delay <= deadline) {
             retries.push({ ...p, attempts: p.attempts + 1 });
@@ -214,7 +214,8 @@ export class DeliveryEngine {
           } else if (delay !== undefined && deadline === undefined) {
             final(p.delivery, p.attempts, { status: 'queued', reason: error.reason, providerCode: error.providerCode, delayMs: delay });
           } else {
-            final(p.delivery, p.attempts, { status: 'failed', reason: error.reason, providerCode: error.providerCode, delayMs: 0 }, error.recipientGone);
+            const deactivated = error.deadRecipient !== undefined;
+            final(p.delivery, p.attempts, { status: 'failed', reason: error.reason, providerCode: error.providerCode, delayMs: 0 }, deactivated);
           }
         });
       }
@@ -222,7 +223,7 @@ export class DeliveryEngine {
       pending = retries;
     }
 
-    await repo.deactivateGoneSubscribers(this.options.db, gone);
+    await repo.deactivateDeadSubscriptions(this.options.db, dead);
     await this.record(this.options.db, updates);
     if (this.options.onBatchRecorded) {
       await this.options.onBatchRecorded([...messages.values()]).catch((error: unknown) =>

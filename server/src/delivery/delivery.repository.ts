@@ -3,7 +3,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../db/database.js';
 import { messageStats, messages, type DeliveryPolicy, type PushContent, type PushOptions } from '../db/schema.js';
-import type { DeliveryReason } from './channel.js';
+import type { DeadRecipient, DeliveryReason } from './channel.js';
 
 export interface MessageRecord {
   id: string;
@@ -293,10 +293,18 @@ export async function recordOutcomes(db: Db, updates: readonly DeliveryUpdate[])
   return rows[0]?.recorded ?? 0;
 }
 
-/** Marks subscribers whose push subscription is gone (404/410): they stop receiving pushes until they re-register. */
-export async function deactivateGoneSubscribers(db: Db, subscriberIds: readonly string[]): Promise<void> {
-  if (subscriberIds.length === 0) return;
+/**
+ * Deactivates subscribers whose push subscription is dead. Gone (404/410): `unsubscribed`, until the browser registers
+ * again. Refused by the endpoint guard: `inactive` — Herald's decision, so neither a campaign nor a re-registration of
+ * the same endpoint offers it again.
+ */
+export async function deactivateDeadSubscriptions(db: Db, dead: Record<DeadRecipient, readonly string[]>): Promise<void> {
+  const ids = [...dead.gone, ...dead.refused];
+  if (ids.length === 0) return;
   await db.execute(sql`
-    UPDATE subscribers SET status = 'unsubscribed', status_reason = 'push_subscription_gone', updated_at = now()
-    WHERE id = ANY(${sql.param([...subscriberIds])}) AND status = 'active'`);
+    UPDATE subscribers
+    SET status = CASE WHEN id = ANY(${sql.param([...dead.refused])}) THEN 'inactive'::subscriber_status ELSE 'unsubscribed'::subscriber_status END,
+        status_reason = CASE WHEN id = ANY(${sql.param([...dead.refused])}) THEN 'push_endpoint_refused' ELSE 'push_subscription_gone' END,
+        updated_at = now()
+    WHERE id = ANY(${sql.param(ids)}) AND status = 'active'`);
 }

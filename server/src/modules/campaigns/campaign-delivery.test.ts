@@ -118,7 +118,7 @@ describe('a live campaign through the local push service', () => {
         body: 'Now on',
         url: 'https://shop.example.com/sale?ref=push&utm_source=herald&utm_campaign=sale#top',
         actions: [{ action: 'buy', title: 'Buy', url: 'https://shop.example.com/buy?utm_source=herald&utm_campaign=sale' }],
-        track: expect.stringMatching(new RegExp(`^${PUBLIC_URL}/t/[\\w-]{32}$`)),
+        track: expect.stringMatching(new RegExp(`^${PUBLIC_URL}/t/[\\w-]{22}$`)),
       });
     }
     for (const browser of outsiders) expect(pushesTo(browser)).toEqual([]);
@@ -154,6 +154,34 @@ describe('a live campaign through the local push service', () => {
     for (const browser of fine) expect(pushesTo(browser)).toHaveLength(1);
     const [subscriber] = await query<{ status: string }>('SELECT status FROM subscribers WHERE endpoint = $1', [push.endpointFor(gone!)]);
     expect(subscriber!.status).toBe('unsubscribed');
+  });
+
+  it('an endpoint the guard refuses fails once, without a retry, and its subscriber is left out of later campaigns', async () => {
+    // Rows stored before registration refused such endpoints (or whose host name resolves to a private address).
+    const refusedEndpoints = ['https://10.0.0.1/push/a', 'https://[fd00::1]/push/b', 'https://169.254.169.254/latest/meta-data'];
+    const blockedIds = await seedSubscribers(
+      t.database.pool,
+      tenant.projectId,
+      refusedEndpoints.map((endpoint) => ({ endpoint, tags: ['refused-endpoints'] })),
+    );
+    const [fine] = await browsers(tenant, 1, { tags: ['refused-endpoints'] });
+    const segment = { filters: { tags: ['refused-endpoints'] } };
+
+    const first = await create(tenant, tenant.jwt, { segment });
+    expect((await until(tenant, first.id, (c) => c.status === 'sent')).stats).toMatchObject({ queued: 4, sent: 1, failed: 3 });
+    const deliveries = await query(
+      'SELECT status, reason, provider_code, attempts FROM deliveries WHERE subscriber_id = ANY($1) ORDER BY subscriber_id',
+      [blockedIds],
+    );
+    expect(deliveries).toEqual(blockedIds.map(() => ({ status: 'failed', reason: 'provider_error', provider_code: 'blocked_endpoint', attempts: 1 })));
+    const states = await query('SELECT status, status_reason FROM subscribers WHERE id = ANY($1)', [blockedIds]);
+    expect(states).toEqual(blockedIds.map(() => ({ status: 'inactive', status_reason: 'push_endpoint_refused' })));
+
+    const second = await create(tenant, tenant.jwt, { segment });
+    expect(second.stats).toMatchObject({ queued: 1 });
+    expect((await until(tenant, second.id, (c) => c.status === 'sent')).stats).toMatchObject({ queued: 1, sent: 1, failed: 0 });
+    expect(await query('SELECT count(*)::int AS n FROM deliveries WHERE subscriber_id = ANY($1)', [blockedIds])).toEqual([{ n: 3 }]);
+    expect(pushesTo(fine!)).toHaveLength(2);
   });
 
   it('a scheduled campaign goes out at its time, once', async () => {

@@ -429,6 +429,18 @@ describe('POST /contacts/import (CSV)', () => {
     expect(await countRows(tenant.projectId)).toBe(before);
   });
 
+  it('takes no push endpoint (only POST /subscribers registers one, behind the endpoint guard): 422, nothing written', async () => {
+    const before = await countRows(tenant.projectId);
+    const endpoint = 'https://169.254.169.254/latest/meta-data';
+    const contact = await post('/contacts', tenant.live, { projectId: tenant.projectId, email: `e-${uid()}@example.com`, endpoint });
+    expect(fields(contact)).toEqual(['endpoint']);
+    const json = await post('/contacts/import', tenant.live, { projectId: tenant.projectId, contacts: [{ externalId: uid(), endpoint }] });
+    expect(fields(json)).toEqual(['rows[0].endpoint']);
+    const csv = await importCsv(`externalId,endpoint\n${uid()},${endpoint}\n`, `projectId=${tenant.projectId}`);
+    expect(fields(csv)).toEqual(['columns.endpoint']);
+    expect(await countRows(tenant.projectId)).toBe(before);
+  });
+
   it('still refuses text/csv on other routes and text/plain here', async () => {
     const contacts = await t.app.inject({
       method: 'POST',

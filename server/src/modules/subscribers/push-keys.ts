@@ -1,4 +1,6 @@
 // Validation of a browser push subscription (endpoint, p256dh, auth) before it is stored.
+import type { EndpointGuard } from '../../delivery/channels/push/push-endpoint-guard.js';
+
 const BASE64URL = /^[A-Za-z0-9_-]+={0,2}$/;
 
 function decodeBase64Url(value: string): Buffer | undefined {
@@ -32,10 +34,12 @@ export function authSecretProblem(value: string): string | undefined {
   return bytes.length === 16 ? undefined : 'must be 16 bytes';
 }
 
-const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
-
-/** Why endpoint is unusable: https only, or http on a loopback host when insecure endpoints are allowed. */
-export function endpointProblem(value: string, allowInsecure: boolean): string | undefined {
+/**
+ * Why endpoint is unusable: not a URL, or one the push provider's endpoint guard would refuse at send time (https to a
+ * public address only; http and loopback with ALLOW_INSECURE_PUSH_ENDPOINTS). A hostname's DNS answer is checked when
+ * sending, not here: it may change.
+ */
+export function endpointProblem(value: string, guard: EndpointGuard): string | undefined {
   let url: URL;
   try {
     url = new URL(value);
@@ -43,7 +47,5 @@ export function endpointProblem(value: string, allowInsecure: boolean): string |
     return 'must be a URL';
   }
   if (url.username || url.password) return 'must not carry credentials';
-  if (url.protocol === 'https:') return undefined;
-  if (url.protocol === 'http:' && allowInsecure && LOOPBACK.test(url.hostname)) return undefined;
-  return allowInsecure ? 'must be an https URL (http only on a loopback host)' : 'must be an https URL';
+  return guard.refusal(url);
 }

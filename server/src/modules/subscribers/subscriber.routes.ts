@@ -28,11 +28,13 @@ export async function subscriberRoutes(app: App, subscribers: SubscriberService,
           'country, city and timezone (when not in the body) from trusted edge headers or GEOIP_DB when configured, else null. ' +
           'A test key registers a sandbox subscriber. A second registration of the same endpoint answers 409 with the ' +
           'error envelope plus `subscriber`, the existing record (left out when the caller may not see it: a test key ' +
-          'is not shown a live subscriber). The exception is a subscriber whose status is `unsubscribed` (permission ' +
-          'revoked, or the push service reported the subscription gone), registered again from its environment: it ' +
-          'becomes `active` again with the keys and user agent just sent, and the answer is 200 with its id and token.',
+          'is not shown a live subscriber). The existing record keeps its id and token. When its status was ' +
+          '`unsubscribed` (permission revoked, or the push service reported the subscription gone) and the ' +
+          'registration comes from its environment, it is revived first: `active` again with the keys and user agent ' +
+          'just sent, and the 409 shows it `active`. An `inactive` subscriber (deactivated by Herald or an operator) ' +
+          'is not revived; an `active` one keeps its keys.',
         body: s.registrationBody(options.allowInsecurePushEndpoints),
-        response: { 200: s.registered, 201: s.registered, ...commonErrors, 409: s.duplicateSubscriber },
+        response: { 201: s.registered, ...commonErrors, 409: s.duplicateSubscriber },
       },
     },
     async (request, reply) => {
@@ -51,8 +53,7 @@ export async function subscriberRoutes(app: App, subscribers: SubscriberService,
           ...(result.existing && { subscriber: result.existing }),
         });
       }
-      const { id, token, projectId, status } = result.subscriber;
-      return reply.status(result.outcome === 'created' ? 201 : 200).send({ id, token, projectId, status });
+      return reply.status(201).send(result.subscriber);
     },
   );
 

@@ -1,6 +1,7 @@
 // Zod schemas of the subscriber routes: request validation, response shapes and their OpenAPI documentation.
 import { z } from 'zod';
 import { EMAIL_STATUSES, SUBSCRIBER_BROWSERS, SUBSCRIBER_OSES, SUBSCRIBER_PLATFORMS, SUBSCRIBER_STATUSES } from '../../db/schema.js';
+import { createEndpointGuard } from '../../delivery/channels/push/push-endpoint-guard.js';
 import { errorEnvelope, instant, timestamp, timezone } from '../../http/schemas.js';
 import { authSecretProblem, endpointProblem, p256dhProblem } from './push-keys.js';
 import { canonicalLanguage } from './user-agent.js';
@@ -18,14 +19,19 @@ const check = (problem: (value: string) => string | undefined) => (value: string
   if (message) ctx.addIssue({ code: 'custom', message });
 };
 
-export const registrationBody = (allowInsecureEndpoints: boolean) =>
-  z.strictObject({
+export const registrationBody = (allowInsecureEndpoints: boolean) => {
+  const guard = createEndpointGuard(allowInsecureEndpoints);
+  return z.strictObject({
     projectId: z.string().min(1).describe('The project the device subscribes to'),
     endpoint: z
       .string()
       .max(2048)
-      .superRefine(check((v) => endpointProblem(v, allowInsecureEndpoints)))
-      .describe('Push subscription endpoint (https URL) from PushSubscription.endpoint'),
+      .superRefine(check((v) => endpointProblem(v, guard)))
+      .describe(
+        'Push subscription endpoint from PushSubscription.endpoint: an https URL whose host is not a loopback, private, ' +
+          'link-local, unique-local or otherwise non-public address literal, nor localhost or a name under it (422 ' +
+          'naming `endpoint`). With ALLOW_INSECURE_PUSH_ENDPOINTS (testing only) http and loopback are admitted.',
+      ),
     p256dh: z
       .string()
       .max(200)
@@ -36,6 +42,7 @@ export const registrationBody = (allowInsecureEndpoints: boolean) =>
     timezone: timezone.optional().describe('IANA time zone of the device'),
     language: language.optional().describe('BCP 47 language; defaults to the Accept-Language header'),
   });
+};
 
 export const registered = z
   .object({

@@ -93,11 +93,11 @@ const noGeo: GeoLookup = { locate: () => ({ country: null, city: null, timezone:
 export type Registration = Pick<Subscriber, 'id' | 'token' | 'projectId' | 'status'>;
 
 /**
- * `created`: a new subscriber; `resubscribed`: an `unsubscribed` one whose browser registered the endpoint again;
- * `exists`: the endpoint is taken, with the existing subscriber when the caller may see it.
+ * `created`: a new subscriber; `exists`: the endpoint is taken (spec 3.2: a 409), with the existing subscriber when the
+ * caller may see it — revived first when it was `unsubscribed` and its browser registered the endpoint again.
  */
 export type RegistrationResult =
-  | { outcome: 'created' | 'resubscribed'; subscriber: Registration }
+  | { outcome: 'created'; subscriber: Registration }
   | { outcome: 'exists'; existing: Subscriber | undefined };
 
 const TOKEN_LENGTH = 32; // 160 bits
@@ -140,12 +140,15 @@ export class SubscriberService {
     const existing = await repo.findByEndpoint(this.db, scope.projectId, input.endpoint);
     // Our own row: its batch was committed but failed afterwards (connection lost), and the retry met it.
     if (existing?.id === row.id) return created;
+    // Permission granted again, or a new subscription after the push service reported the old one gone: the browser
+    // holds new keys for the same endpoint. An `inactive` row stays so: an operator or Herald (a refused endpoint)
+    // decided it. A concurrent registration may have revived it first: then it is read again.
+    let current = existing;
     if (existing?.status === 'unsubscribed' && existing.sandbox === scope.sandbox) {
-      const back = await repo.resubscribe(this.db, scope, existing.id, row);
-      if (back) return { outcome: 'resubscribed', subscriber: { id: back.id, token: back.token, projectId: back.projectId, status: back.status } };
+      current = (await repo.resubscribe(this.db, scope, existing.id, row)) ?? (await repo.findByEndpoint(this.db, scope.projectId, input.endpoint));
     }
     // Shown to a caller who may read it: a live key sees both environments, a test key only the sandbox.
-    const visible = existing && (existing.sandbox || !scope.sandbox) ? toSubscriber(existing) : undefined;
+    const visible = current && (current.sandbox || !scope.sandbox) ? toSubscriber(current) : undefined;
     return { outcome: 'exists', existing: visible };
   }
 

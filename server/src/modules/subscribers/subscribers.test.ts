@@ -107,7 +107,7 @@ describe('POST /subscribers', () => {
     expect(dup.json().subscriber).toMatchObject({ id: sandbox.id, sandbox: true });
   });
 
-  it('brings an unsubscribed subscriber back when its endpoint registers again, with the new keys', async () => {
+  it('a gone (unsubscribed) subscriber registering its endpoint again: 409 with the existing subscriber, revived active with the new keys', async () => {
     const payload = registration(tenant.projectId);
     const first = await register(tenant, tenant.live, { endpoint: payload.endpoint });
     const setStatus = (status: string) =>
@@ -119,9 +119,17 @@ describe('POST /subscribers', () => {
     // A test key does not revive a live subscriber.
     expect((await post('/subscribers', tenant.test, payload)).statusCode).toBe(409);
     const again = await post('/subscribers', tenant.live, payload);
-    expect(again.statusCode).toBe(200);
-    expect(again.json()).toEqual({ id: first.id, token: first.token, projectId: tenant.projectId, status: 'active' });
+    expect(again.statusCode).toBe(409);
+    expect(again.json()).toMatchObject({
+      statusCode: 409,
+      code: 'subscriber_exists',
+      requestId: expect.any(String),
+      subscriber: { id: first.id, token: first.token, projectId: tenant.projectId, endpoint: payload.endpoint, status: 'active' },
+    });
+    expect(again.json().subscriber.p256dh).toBeUndefined();
     expect(await keysOf()).toEqual({ p256dh: payload.p256dh, auth: payload.auth });
+    const { rows } = await t.database.pool.query('SELECT status_reason FROM subscribers WHERE id = $1', [first.id]);
+    expect(rows[0]).toEqual({ status_reason: null });
     const stored = (await get(first.id, tenant.live)).json();
     expect(stored).toMatchObject({ status: 'active' });
     expect(Date.parse(stored.subscribedAt)).toBeGreaterThan(Date.parse(stored.createdAt));
@@ -159,6 +167,43 @@ describe('POST /subscribers', () => {
     expect(res.json().details.map((d: { field: string }) => d.field)).toContain(field);
   });
 
+  it.each([
+    'https://127.0.0.1/push/x',
+    'https://127.1.2.3:8443/push/x',
+    'https://0x7f.1/push/x',
+    'https://2130706433/push/x',
+    'https://0.0.0.0/push/x',
+    'https://10.1.2.3/push/x',
+    'https://172.16.0.1/push/x',
+    'https://192.168.1.1/push/x',
+    'https://169.254.169.254/latest/meta-data',
+    'https://[::1]/push/x',
+    'https://[::ffff:127.0.0.1]/push/x',
+    'https://[::ffff:10.0.0.1]/push/x',
+    'https://[::ffff:a9fe:a9fe]/push/x',
+    'https://[fe80::1]/push/x',
+    'https://[febf::1]/push/x',
+    'https://[fc00::1]/push/x',
+    'https://[fd12:3456::1]/push/x',
+    'https://localhost/push/x',
+    'https://localhost./push/x',
+    'https://foo.localhost/push/x',
+    'https://Push.LocalHost./push/x',
+  ])('refuses the non-public endpoint %s with 422 naming endpoint, and stores nothing', async (url) => {
+    const res = await post('/subscribers', tenant.live, registration(tenant.projectId, { endpoint: url }));
+    expect(res.statusCode, res.body).toBe(422);
+    expect(res.json()).toMatchObject({ statusCode: 422, message: 'Validation failed', requestId: expect.any(String) });
+    expect(res.json().details).toEqual([{ field: 'endpoint', error: expect.stringMatching(/^must not be a (loopback|.*non-public)/) }]);
+    const { rows } = await t.database.pool.query('SELECT 1 FROM subscribers WHERE endpoint = $1', [url]);
+    expect(rows).toHaveLength(0);
+  });
+
+  it('accepts https endpoints on public hosts and addresses', async () => {
+    for (const url of ['https://fcm.googleapis.com/fcm/send/abc', 'https://localhost.example.com/push', 'https://8.8.8.8/push', 'https://[2606:4700::1111]/push']) {
+      expect((await post('/subscribers', tenant.live, registration(tenant.projectId, { endpoint: url }))).statusCode, url).toBe(201);
+    }
+  });
+
   it('reports every failing field at once', async () => {
     const res = await post('/subscribers', tenant.live, {
       ...registration(tenant.projectId),
@@ -170,7 +215,7 @@ describe('POST /subscribers', () => {
     expect(res.json().details.map((d: { field: string }) => d.field).sort()).toEqual(['auth', 'endpoint', 'p256dh']);
   });
 
-  it('accepts an http loopback endpoint only when ALLOW_INSECURE_PUSH_ENDPOINTS is on', async () => {
+  it('accepts http and loopback endpoints only when ALLOW_INSECURE_PUSH_ENDPOINTS is on, private ones never', async () => {
     const insecure = await startTestApp({ ALLOW_INSECURE_PUSH_ENDPOINTS: 'true' });
     try {
       const owner = await createTenant(insecure);
@@ -183,7 +228,14 @@ describe('POST /subscribers', () => {
         });
       expect((await send('http://127.0.0.1:8080/push/1')).statusCode).toBe(201);
       expect((await send('http://localhost:8080/push/2')).statusCode).toBe(201);
+      expect((await send('https://[::1]:8443/push/4')).statusCode).toBe(201);
       expect((await send('http://push.example.com/push/3')).statusCode).toBe(422);
+      // The flag admits loopback, never private or link-local addresses.
+      for (const url of ['http://10.0.0.1/push/5', 'https://192.168.0.10/push/6', 'https://169.254.169.254/x', 'https://[fd00::1]/push/7']) {
+        const res = await send(url);
+        expect(res.statusCode, url).toBe(422);
+        expect(res.json().details, url).toEqual([{ field: 'endpoint', error: expect.any(String) }]);
+      }
     } finally {
       await insecure.close();
     }

@@ -31,7 +31,7 @@ export async function trackingRoutes(app: App, tracking: TrackingService) {
           tags: ['Tracking'],
           summary: summaries[event],
           description:
-            'Authenticated by the signed token of the push payload\'s `track` URL; no body. Idempotent: repeats answer 204 ' +
+            'Authenticated by the signed, opaque token of the push payload\'s `track` URL; no body. Idempotent: repeats answer 204 ' +
             'and change nothing. An unknown or forged token → 404. Cross-origin calls are allowed from any origin.',
           params,
           response: { 204: z.null(), 404: errorEnvelope, 429: errorEnvelope },

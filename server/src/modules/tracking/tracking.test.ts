@@ -124,21 +124,28 @@ describe('POST /t/:token/delivered|clicked|dismissed', () => {
     expect((await report(d.path, 'delivered', { 'x-api-key': 'hrd_live_invalid', authorization: 'Bearer nonsense' })).statusCode).toBe(204);
   });
 
+  const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+  /** The token with its character at `at` replaced by the one whose value differs in the lowest bit. */
+  const flip = (token: string, at: number) => `${token.slice(0, at)}${BASE64URL[BASE64URL.indexOf(token[at]!) ^ 1]}${token.slice(at + 1)}`;
+
   it.each([
     ['garbage', '/t/not-a-token'],
     ['a token signed with another secret', `/t/${createTrackingTokens('another secret').sign(1)}`],
-    ['a tampered token', 'tampered'],
+    ['a token tampered at its first character', 0],
+    ['a token tampered in its middle', 10],
+    // 22 characters carry 132 bits: the last one's low 4 bits lie beyond the 16 bytes, and a decoder ignores them.
+    ['a token respelled in the spare bits of its last character', 21],
   ])('%s → 404 with the error envelope', async (_name, given) => {
-    let path = given;
-    if (given === 'tampered') {
-      const d = await delivery('sent');
-      const token = d.path.slice('/t/'.length);
-      path = `/t/${token.slice(0, -1)}${token.endsWith('A') ? 'B' : 'A'}`;
-    }
+    const d = typeof given === 'number' ? await delivery('sent') : undefined;
+    const path = d ? `/t/${flip(d.path.slice('/t/'.length), given as number)}` : (given as string);
     const res = await report(path, 'clicked');
     expect(res.statusCode).toBe(404);
     expect(res.json()).toMatchObject({ statusCode: 404, code: 'not_found', message: 'Tracking link not found', requestId: expect.any(String) });
     expect(res.headers['access-control-allow-origin']).toBe('*');
+    if (d) {
+      expect(await state(d.id)).toMatchObject({ status: 'sent', clicked_at: null });
+      expect((await report(d.path, 'clicked')).statusCode).toBe(204);
+    }
   });
 
   it('a valid token whose delivery is gone → 404', async () => {

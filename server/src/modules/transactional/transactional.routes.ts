@@ -12,7 +12,8 @@ const tags = ['Transactional'];
 
 const SEND_DESCRIPTION = `
 Sends one push now to the recipient named by \`externalId\` (every device linked to that user id, at most 100) or
-\`token\` (one device). API key only. A processed request answers 200 with the envelope; malformed input → 422 and
+\`token\` (one device). \`externalId\` is preferred: when both are given, \`externalId\` names the recipient and
+\`token\` is ignored; neither → 422. API key only. A processed request answers 200 with the envelope; malformed input → 422 and
 bad credentials → 401, with the error envelope.
 
 **Which devices.** Subscribers of the key's environment only: a live key reaches live subscribers, a test key sandbox
@@ -22,9 +23,9 @@ frequency cap, counted per device). Retryable push service failures are retried 
 (\`TRANSACTIONAL_RETRY_BUDGET_MS\`), then answered \`provider_error\`.
 
 **The envelope** summarizes every device: \`delivered\` is true when at least one device accepted the push (then
-\`reason\` is null, even if other devices did not); \`deactivated\` is true when any device was found gone (push
-service 404/410) and unsubscribed by this send. When no device got it, \`reason\` is the reason of the device that
-came closest, in this order: \`payload_too_large\` (the encrypted push exceeds 4 KB), \`provider_error\`,
+\`reason\` is null, even if other devices did not); \`deactivated\` is true when this send deactivated a device:
+found gone (push service 404/410: now \`unsubscribed\`) or its endpoint refused as not public (\`provider_error\`; now
+\`inactive\`). When no device got it, \`reason\` is the reason of the device that came closest, in this order: \`payload_too_large\` (the encrypted push exceeds 4 KB), \`provider_error\`,
 \`quiet_hours\`, \`frequency_capped\`, \`subscriber_unsubscribed\` (permission revoked, subscription gone, or no push
 subscription), \`subscriber_inactive\` (deactivated). Before any device: \`subscriber_not_found\` (nothing matches,
 \`subscriberFound\` false) and \`subscriber_inactive\` (only subscribers of the other environment match).

@@ -29,8 +29,8 @@ export const sendBody = z
       .min(1)
       .max(255)
       .optional()
-      .describe('Your user id (POST /subscribers/identify): every device of that user'),
-    token: z.string().min(1).max(100).optional().describe('A subscriber token: that one device'),
+      .describe('Your user id (POST /subscribers/identify): every device of that user. Preferred: used when token is also given'),
+    token: z.string().min(1).max(100).optional().describe('A subscriber token: that one device. The alternative to externalId, ignored when externalId is given'),
     title: text.describe('Notification title'),
     body: text.describe('Notification text'),
     url: webUrl.optional().describe('Opened when the notification is clicked'),
@@ -69,19 +69,20 @@ export const sendBody = z
       .describe('Herald extra: up to two notification buttons'),
   })
   .superRefine((value, ctx) => {
-    if ((value.externalId === undefined) === (value.token === undefined)) {
-      const message = value.externalId === undefined ? 'externalId or token is required' : 'give externalId or token, not both';
-      ctx.addIssue({ code: 'custom', path: [value.externalId === undefined ? 'externalId' : 'token'], message });
+    if (value.externalId === undefined && value.token === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['externalId'], message: 'externalId or token is required' });
     }
   })
-  .describe('Exactly one of externalId and token names the recipient');
+  .describe('externalId (preferred) or token names the recipient; when both are given, externalId is used and token ignored');
 
 export const sendEnvelope = z
   .object({
     success: z.boolean().describe('The request was processed: true on every 200'),
     subscriberFound: z.boolean(),
     delivered: z.boolean().describe('At least one device accepted the push (never with a test key)'),
-    deactivated: z.boolean().describe('A device was found gone (push service 404/410) by this send and unsubscribed'),
+    deactivated: z
+      .boolean()
+      .describe('A device was deactivated by this send: found gone (push service 404/410: unsubscribed) or its endpoint refused (not a public address: inactive)'),
     reason: z.enum(SEND_REASONS).nullable().describe('null when delivered; otherwise why not'),
   })
   .meta({ id: 'TransactionalSendResult' });

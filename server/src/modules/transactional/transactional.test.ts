@@ -122,7 +122,6 @@ describe('validation and credentials', () => {
 
   it.each([
     [{ title: 'a', body: 'b' }, ['externalId']],
-    [{ externalId: 'u', token: 'st_x', title: 'a', body: 'b' }, ['token']],
     [{ token: 'st_x', body: 'b' }, ['title']],
     [{ token: 'st_x', title: '  ', body: '\n' }, ['body', 'title']],
     [
@@ -167,6 +166,19 @@ describe('recipients and reasons', () => {
     });
     expect(await sent(tenant.test, { token: 'st_unknown' })).toEqual(outcome(false, false, false, 'subscriber_not_found'));
     expect(await lastSend(tenant.projectId)).toMatchObject({ recipient: { token: 'st_unknown' }, sandbox: true });
+  });
+
+  it('externalId is preferred: given both, the send goes to the externalId’s devices and the token is ignored', async () => {
+    const externalId = uid();
+    const [user, other] = [await device(tenant, tenant.test), await device(tenant, tenant.test)];
+    await identify(user, externalId, tenant.test);
+    expect(await sent(tenant.test, { externalId, token: other.token })).toEqual(outcome(true, false, false, 'sandbox'));
+    expect(await deliveriesOf(user.id)).toHaveLength(1);
+    expect(await deliveriesOf(other.id)).toHaveLength(0);
+    expect(await lastSend(tenant.projectId)).toMatchObject({ recipient: { externalId } });
+    // An externalId nobody carries is not found, even next to a valid token.
+    expect(await sent(tenant.test, { externalId: uid(), token: other.token })).toEqual(outcome(false, false, false, 'subscriber_not_found'));
+    expect(await deliveriesOf(other.id)).toHaveLength(0);
   });
 
   it('another project’s subscriber is not found, whatever it is called by', async () => {
@@ -293,7 +305,7 @@ describe('live delivery through the push service', () => {
     expect(request).toMatchObject({ status: 201, headers: { ttl: '86400', urgency: 'normal' } });
     const payload = request!.payload as Record<string, string>;
     expect(payload).toMatchObject({ title: 'Your code', body: '123456', url: 'https://shop.example/login', icon: 'https://shop.example/i.png' });
-    expect(payload.track).toMatch(/^https:\/\/herald\.example\.com\/t\/[\w-]{32}$/);
+    expect(payload.track).toMatch(/^https:\/\/herald\.example\.com\/t\/[\w-]{22}$/);
 
     const [delivery] = await deliveriesOf(d.id);
     expect(delivery).toMatchObject({ status: 'sent', provider_code: 'http_201', attempts: 1 });
@@ -302,6 +314,41 @@ describe('live delivery through the push service', () => {
     expect((await t.app.inject({ method: 'POST', url: `${path}/clicked` })).statusCode).toBe(204);
     const [row] = await query('SELECT status, delivered_at, clicked_at FROM deliveries WHERE id = $1', [delivery!.id]);
     expect(row).toMatchObject({ status: 'clicked', delivered_at: expect.any(Date), clicked_at: expect.any(Date) });
+  });
+
+  it('track tokens are opaque: consecutive deliveries share no readable counter; tampered ones are refused, valid ones recorded', async () => {
+    const [a, b] = [await device(tenant), await device(tenant)];
+    await sent(tenant.live, { token: a.token });
+    await sent(tenant.live, { token: b.token });
+    const [da, db] = [(await deliveriesOf(a.id))[0]!, (await deliveriesOf(b.id))[0]!];
+    const tokenOf = (d: Device) => new URL((push.requestsFor(d.browser.id)[0]!.payload as { track: string }).track).pathname.slice('/t/'.length);
+    const [ta, tb] = [tokenOf(a), tokenOf(b)];
+
+    // Two deliveries in a row (nothing else sends in between in this file's database).
+    expect(Number(db.id)).toBe(Number(da.id) + 1);
+    for (const [token, id] of [[ta, da.id], [tb, db.id]] as const) {
+      expect(token).toHaveLength(22);
+      const bytes = Buffer.from(token, 'base64url');
+      const counter = Buffer.alloc(8);
+      counter.writeBigUInt64BE(BigInt(id));
+      // Neither the id nor its low bytes, in either byte order, appear in the token.
+      for (const shown of [counter, counter.subarray(4), Buffer.from(counter).reverse().subarray(0, 4)]) expect(bytes.includes(shown)).toBe(false);
+    }
+    // One step of the counter changes about half of the 128 bits (a readable id changes one or two).
+    const [ba, bb] = [Buffer.from(ta, 'base64url'), Buffer.from(tb, 'base64url')];
+    const differing = ba.reduce((n, byte, i) => n + [...((byte ^ bb[i]!) >>> 0).toString(2)].filter((c) => c === '1').length, 0);
+    expect(differing).toBeGreaterThan(32);
+
+    const report = (token: string, event: string) => t.app.inject({ method: 'POST', url: `/t/${token}/${event}` });
+    const tampered = `${ta.slice(0, 8)}${ta[8] === 'A' ? 'B' : 'A'}${ta.slice(9)}`;
+    expect((await report(tampered, 'clicked')).statusCode).toBe(404);
+    expect((await report(ta, 'clicked')).statusCode).toBe(204);
+    expect((await report(tb, 'dismissed')).statusCode).toBe(204);
+    const rows = await query('SELECT id::int, status FROM deliveries WHERE id = ANY($1) ORDER BY id', [[da.id, db.id]]);
+    expect(rows).toEqual([
+      { id: Number(da.id), status: 'clicked' },
+      { id: Number(db.id), status: 'dismissed' },
+    ]);
   });
 
   it('passes ttl, urgency and topic to the push service', async () => {
@@ -320,6 +367,40 @@ describe('live delivery through the push service', () => {
 
     expect(await sent(tenant.live, { token: d.token })).toEqual(outcome(true, false, false, 'subscriber_unsubscribed'));
     expect(push.requestsFor(d.browser.id)).toHaveLength(1);
+  });
+
+  it('a gone subscriber whose browser registers the endpoint again with new keys: 409 showing it active, then delivered with the new keys', async () => {
+    const d = await device(tenant);
+    push.respond(d.browser.id, 410);
+    expect(await sent(tenant.live, { token: d.token })).toEqual(outcome(true, false, true, 'subscriber_unsubscribed'));
+
+    // Same endpoint, new subscription keys: what a browser holds after subscribing again.
+    const renewed: FakeBrowser = { ...createFakeBrowser(), id: d.browser.id };
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/subscribers',
+      headers: tenant.live,
+      payload: { projectId: tenant.projectId, endpoint: push.endpointFor(renewed), p256dh: renewed.p256dh, auth: renewed.auth, userAgent: CHROME_UA },
+    });
+    expect(res.statusCode, res.body).toBe(409);
+    expect(res.json()).toMatchObject({ code: 'subscriber_exists', subscriber: { id: d.id, token: d.token, status: 'active' } });
+
+    expect(await sent(tenant.live, { token: d.token, title: 'Back' })).toEqual(outcome(true, true, false, null));
+    const [, again] = push.requestsFor(d.browser.id);
+    expect(again).toMatchObject({ status: 201, payload: { title: 'Back' } });
+  });
+
+  it('an endpoint the endpoint guard refuses → provider_error, deactivated; the subscriber is inactive and not tried again', async () => {
+    const d = await device(tenant);
+    // Stored before registration refused such endpoints, or a host name that now resolves to a private address.
+    await query("UPDATE subscribers SET endpoint = 'https://192.168.1.20/push/x' WHERE id = $1", [d.id]);
+    expect(await sent(tenant.live, { token: d.token })).toEqual(outcome(true, false, true, 'provider_error'));
+    expect(await deliveriesOf(d.id)).toMatchObject([{ status: 'failed', reason: 'provider_error', provider_code: 'blocked_endpoint', attempts: 1 }]);
+    const [subscriber] = await query('SELECT status, status_reason FROM subscribers WHERE id = $1', [d.id]);
+    expect(subscriber).toEqual({ status: 'inactive', status_reason: 'push_endpoint_refused' });
+
+    expect(await sent(tenant.live, { token: d.token })).toEqual(outcome(true, false, false, 'subscriber_inactive'));
+    expect(await deliveriesOf(d.id)).toHaveLength(1);
   });
 
   it('413 from the push service → payload_too_large', async () => {

@@ -30,8 +30,15 @@ const loopback = new BlockList();
 loopback.addSubnet('127.0.0.0', 8, 'ipv4');
 loopback.addAddress('::1', 'ipv6');
 
+// `localhost` and every name under it are loopback whatever a resolver says (RFC 6761 §6.3), with or without the root dot.
+const LOCALHOST = /(^|\.)localhost\.*$/;
+
 export interface EndpointGuard {
-  /** Why `url` must not be contacted, or undefined. A hostname's addresses are checked later, by `lookup`. */
+  /**
+   * Why `url` must not be contacted ("must be an https URL" …), or undefined: what the URL alone tells (scheme,
+   * address literals, localhost names), so registration refuses it too. A hostname's addresses are checked later,
+   * by `lookup`.
+   */
   refusal(url: URL): string | undefined;
   /** dns.lookup that fails with BLOCKED_ENDPOINT_CODE when every address is refused, and drops refused ones. */
   lookup: LookupFunction;
@@ -40,7 +47,8 @@ export interface EndpointGuard {
 export function createEndpointGuard(allowInsecure: boolean): EndpointGuard {
   const blocked = (address: string, family: number | string) => {
     const type = family === 6 || family === 'IPv6' ? 'ipv6' : 'ipv4';
-    return neverAllowed.check(address, type) || (!allowInsecure && loopback.check(address, type));
+    // Loopback first: ::1 also lies in ::/96, which stays refused.
+    return loopback.check(address, type) ? !allowInsecure : neverAllowed.check(address, type);
   };
 
   const lookup: LookupFunction = (hostname, options, callback) => {
@@ -57,11 +65,17 @@ export function createEndpointGuard(allowInsecure: boolean): EndpointGuard {
   };
 
   return {
+    // The URL parser has already normalised the host: 0x7f.1 and 2130706433 are 127.0.0.1, [::ffff:127.0.0.1] is
+    // [::ffff:7f00:1] (which BlockList matches against the IPv4 ranges).
     refusal(url) {
-      if (url.protocol !== 'https:' && !(allowInsecure && url.protocol === 'http:')) return `scheme ${url.protocol} is not allowed`;
       const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
       const family = isIP(host);
-      if (family !== 0 && blocked(host, family)) return `address ${host} is not public`;
+      const onLoopback = family === 0 ? LOCALHOST.test(host) : loopback.check(host, family === 6 ? 'ipv6' : 'ipv4');
+      if (url.protocol !== 'https:' && !(allowInsecure && url.protocol === 'http:' && onLoopback)) {
+        return allowInsecure ? 'must be an https URL (http only on a loopback host)' : 'must be an https URL';
+      }
+      if (family !== 0 && blocked(host, family)) return `must not be a loopback, private or other non-public address (${host})`;
+      if (family === 0 && onLoopback && !allowInsecure) return `must not be a loopback host (${host})`;
       return undefined;
     },
     lookup,

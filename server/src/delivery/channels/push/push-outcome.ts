@@ -12,6 +12,12 @@ export const refused = (providerCode: string, message: string): SendOutcome => (
   error: new ProviderError(message, { reason: 'provider_error', retryable: false, providerCode }),
 });
 
+/** The endpoint guard's refusal: final, and the subscription is never offered again. */
+export const blocked = (message: string): SendOutcome => ({
+  ok: false,
+  error: new ProviderError(message, { reason: 'provider_error', retryable: false, providerCode: 'blocked_endpoint', deadRecipient: 'refused' }),
+});
+
 export const tooLarge = (message: string): SendOutcome => ({
   ok: false,
   error: new ProviderError(message, { reason: 'payload_too_large', retryable: false, providerCode: 'payload_too_large' }),
@@ -41,7 +47,7 @@ export function outcomeOfStatus(status: number, retryAfter: string | string[] | 
         reason: 'subscriber_unsubscribed',
         retryable: false,
         providerCode: code,
-        recipientGone: true,
+        deadRecipient: 'gone',
       }),
     };
   }
@@ -56,7 +62,7 @@ export function outcomeOfStatus(status: number, retryAfter: string | string[] | 
 export function outcomeOfError(error: unknown): SendOutcome {
   const code = (error as { code?: unknown } | null)?.code;
   const message = error instanceof Error ? error.message : String(error);
-  if (code === BLOCKED_ENDPOINT_CODE) return refused('blocked_endpoint', message);
+  if (code === BLOCKED_ENDPOINT_CODE) return blocked(message);
   if (typeof code === 'string' && TIMEOUT_CODES.has(code)) return retryable('timeout', message);
   if (code === 'UND_ERR_SOCKET') return retryable('socket_closed', message);
   return retryable(typeof code === 'string' ? code : 'network_error', message);

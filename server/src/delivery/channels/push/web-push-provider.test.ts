@@ -124,7 +124,7 @@ describe('outcomes', () => {
   it.each([404, 410])('%i means the subscription is gone', async (status) => {
     expect(failure((await answered(status)).outcome)).toMatchObject({
       reason: 'subscriber_unsubscribed',
-      recipientGone: true,
+      deadRecipient: 'gone',
       retryable: false,
       providerCode: `http_${status}`,
     });
@@ -212,7 +212,7 @@ describe('endpoint guard (SSRF)', () => {
 
   const port = () => new URL(peer.origin).port;
   const blocked = (outcome: SendOutcome | undefined) =>
-    expect(failure(outcome)).toMatchObject({ reason: 'provider_error', retryable: false, providerCode: 'blocked_endpoint' });
+    expect(failure(outcome)).toMatchObject({ reason: 'provider_error', retryable: false, providerCode: 'blocked_endpoint', deadRecipient: 'refused' });
 
   it.each([
     'https://10.0.0.1/push/x',
@@ -236,6 +236,10 @@ describe('endpoint guard (SSRF)', () => {
     'https://[2001:0:a00:1::1]/push/x',
     'https://[100::1]/push/x',
     'https://2130706433/push/x',
+    'https://[febf::1]/push/x',
+    'https://[fd12:3456::1]/push/x',
+    'https://localhost./push/x',
+    'https://push.localhost/push/x',
     'http://push.example.com/push/x',
     'ftp://push.example.com/push/x',
   ])('refuses %s', async (endpoint) => {
@@ -253,13 +257,14 @@ describe('endpoint guard (SSRF)', () => {
     expect(peer.received.length).toBe(before);
   });
 
-  it('with allowInsecureEndpoints, reaches loopback by name over http but still refuses private ranges', async () => {
+  it('with allowInsecureEndpoints, reaches loopback by name over http but still refuses private ranges and http elsewhere', async () => {
     const id = `by-name-${++deliveryId}`;
     const outcomes = await provider.send([
       item(`http://localhost:${port()}/push/${id}`),
       item('http://10.0.0.1/push/x'),
       item('http://169.254.169.254/latest/meta-data'),
       item('http://[fe80::1]/push/x'),
+      item('http://push.example.com/push/x'),
     ]);
     // The service answers 403 because the VAPID audience names localhost, not its 127.0.0.1 origin: it was reached.
     expect(peer.requestsFor(id)).toHaveLength(1);

@@ -5,7 +5,7 @@ import type { ChannelProvider, PushItem, SendOutcome } from '../../channel.js';
 import { createEndpointGuard } from './push-endpoint-guard.js';
 import { createEncryptionPool, type EncryptionJob, type EncryptionResult } from './push-encryption-pool.js';
 import { MAX_PLAINTEXT_BYTES } from './push-encryption.js';
-import { outcomeOfError, outcomeOfStatus, refused, tooLarge } from './push-outcome.js';
+import { blocked, outcomeOfError, outcomeOfStatus, refused, tooLarge } from './push-outcome.js';
 import { createVapidSigner } from './vapid-signer.js';
 
 export interface WebPushOptions {
@@ -78,7 +78,7 @@ export function createWebPushProvider(options: WebPushOptions): ChannelProvider<
       return refused('invalid_endpoint', 'push endpoint is not a URL');
     }
     const refusal = guard.refusal(url);
-    if (refusal) return refused('blocked_endpoint', `push endpoint refused: ${refusal}`);
+    if (refusal) return blocked(`push endpoint refused: ${refusal}`);
     const plaintext = JSON.stringify(item.payload);
     const bytes = Buffer.byteLength(plaintext);
     if (bytes > MAX_PLAINTEXT_BYTES) return tooLarge(`push payload is ${bytes} bytes; at most ${MAX_PLAINTEXT_BYTES} fit in 4096 encrypted`);
