@@ -312,7 +312,7 @@ describe('GET /campaigns/:id/stream over HTTP', () => {
       { status: 'draft', queued: 0, sent: 0, delivered: 0, clicked: 0, dismissed: 0, failed: 0, suppressed: 0, ctr: 0, deliveryRate: 0 },
     ]);
     const started = Date.now();
-    expect((await request('PATCH', `/campaigns/${draft.id}`, tenant.jwt, { schedule: { mode: 'immediate' } })).statusCode).toBe(200);
+    expect((await request('POST', `/campaigns/${draft.id}/send`, tenant.jwt)).statusCode).toBe(200);
     await stream.ended;
     const elapsed = Date.now() - started;
 

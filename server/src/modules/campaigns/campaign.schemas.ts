@@ -37,7 +37,8 @@ export const campaignSegment = z
 
 const campaignSchedule = z
   .strictObject({
-    mode: z.enum(CAMPAIGN_MODES).describe('Required. immediate: sent now; scheduled: sent at sendAt; draft: saved, never sent until changed'),
+    mode: z.enum(CAMPAIGN_MODES).describe('Required. immediate: sent now; scheduled: sent at sendAt; draft: saved, never sent. On a draft (PATCH) it is ' +
+        'stored without sending anything: POST /campaigns/{id}/send then sends it now (immediate or draft) or schedules it (scheduled)'),
     sendAt: z.iso
       .datetime({ local: true, offset: true })
       .nullish()
