@@ -93,6 +93,8 @@ describe('a live campaign through the local push service', () => {
   });
 
   it('reaches every recipient once with UTM-tagged links, ends sent, and counts tracking reports', async () => {
+    // Action URLs of ordinary length (well past 64 characters), tagged like the click URL.
+    const buy = `https://shop.example.com/products/${'spring-collection-'.repeat(6)}buy?size=m`;
     const audience = await browsers(tenant, 25, { tags: ['e2e'] });
     const outsiders = await browsers(tenant, 3, { tags: ['other'] });
     const created = await create(tenant, tenant.jwt, {
@@ -101,7 +103,10 @@ describe('a live campaign through the local push service', () => {
         title: 'Sale',
         body: 'Now on',
         clickUrl: 'https://shop.example.com/sale?ref=push#top',
-        actions: [{ action: 'buy', title: 'Buy', url: 'https://shop.example.com/buy' }],
+        actions: [
+          { action: buy, title: 'Buy' },
+          { action: 'https://shop.example.com/later#list', title: 'Later' },
+        ],
       },
       utm: { source: 'herald', campaign: 'sale' },
     });
@@ -117,7 +122,10 @@ describe('a live campaign through the local push service', () => {
         title: 'Sale',
         body: 'Now on',
         url: 'https://shop.example.com/sale?ref=push&utm_source=herald&utm_campaign=sale#top',
-        actions: [{ action: 'buy', title: 'Buy', url: 'https://shop.example.com/buy?utm_source=herald&utm_campaign=sale' }],
+        actions: [
+          { action: `${buy}&utm_source=herald&utm_campaign=sale`, title: 'Buy' },
+          { action: 'https://shop.example.com/later?utm_source=herald&utm_campaign=sale#list', title: 'Later' },
+        ],
         track: expect.stringMatching(new RegExp(`^${PUBLIC_URL}/t/[\\w-]{32}$`)),
       });
     }

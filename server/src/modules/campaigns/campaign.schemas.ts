@@ -1,7 +1,7 @@
 // Zod schemas of the campaign routes: the body of spec 2.2 (required vs optional), the campaign, its stats and lists.
 import { z } from 'zod';
 import { CAMPAIGN_MODES, CAMPAIGN_STATUSES } from '../../db/schema.js';
-import { dateOrDateTime, paginationQuery, timestamp, timezone, webUrl } from '../../http/schemas.js';
+import { dateOrDateTime, paginationQuery, pushActions, timestamp, timezone, webUrl } from '../../http/schemas.js';
 import { segmentFilterSchema } from '../segments/segment-filter.js';
 
 const campaignContent = z
@@ -11,17 +11,9 @@ const campaignContent = z
     iconUrl: webUrl.optional().describe('Optional. Icon image URL'),
     imageUrl: webUrl.optional().describe('Optional. Large image URL'),
     clickUrl: webUrl.optional().describe('Optional. Opened when the notification is clicked; UTM parameters are appended to it'),
-    actions: z
-      .array(
-        z.strictObject({
-          action: z.string().trim().min(1).max(64).describe('Required. Identifier the service worker receives'),
-          title: z.string().trim().min(1).max(64).describe('Required. Button label'),
-          url: webUrl.optional().describe('Optional (Herald extra). Opened when this button is clicked; UTM parameters are appended to it'),
-        }),
-      )
-      .max(2)
+    actions: pushActions
       .optional()
-      .describe('Optional. Up to two notification buttons (what browsers show)'),
+      .describe('Optional. Up to two notification buttons (what browsers show); UTM parameters are appended to each `action` URL'),
   })
   .describe('What the push shows. The whole push (with its tracking link) must fit in 4 KB, or the campaign is refused with 422.');
 

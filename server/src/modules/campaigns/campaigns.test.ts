@@ -1,10 +1,13 @@
 // Push campaigns through HTTP on a real database: every transition and 409 of spec 3.1, validation, schedules across
 // zones and DST (injected clock), re-send, UTM, lists, CSV export and tenant isolation. Deliveries are moved by the
 // engine's own pipeline (deliverNow on claimed rows), so no worker loop runs here.
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addMember, createTenant, type Tenant } from '../../../test/fixtures.js';
 import { startTestApp, type TestApp } from '../../../test/harness.js';
 import { seedSubscribers } from '../../../test/subscriber-seed.js';
+import { migrationsFolder } from '../../db/database.js';
 import * as deliveryRepo from '../../delivery/delivery.repository.js';
 import { dispatchJobKey } from './campaign.service.js';
 
@@ -208,8 +211,11 @@ describe('POST /campaigns', () => {
     ['a javascript: click URL', { content: { ...content, clickUrl: 'javascript:alert(1)' } }, 'content.clickUrl'],
     ['a relative icon URL', { content: { ...content, iconUrl: '/icon.png' } }, 'content.iconUrl'],
     ['an image URL with a space', { content: { ...content, imageUrl: 'https://cdn.example.com/a b.png' } }, 'content.imageUrl'],
-    ['an action URL of ftp', { content: { ...content, actions: [{ action: 'a', title: 'A', url: 'ftp://x.example.com' }] } }, 'content.actions.0.url'],
-    ['three actions', { content: { ...content, actions: [1, 2, 3].map((i) => ({ action: `a${i}`, title: `A${i}` })) } }, 'content.actions'],
+    ['an action URL of ftp', { content: { ...content, actions: [{ action: 'ftp://x.example.com', title: 'A' }] } }, 'content.actions.0.action'],
+    ['an action that is not a URL', { content: { ...content, actions: [{ action: 'buy', title: 'Buy' }] } }, 'content.actions.0.action'],
+    ['the former url field of an action', { content: { ...content, actions: [{ action: 'https://x.example', title: 'A', url: 'https://x.example' }] } }, 'content.actions.0.url'],
+    ['an action URL over 2048 characters', { content: { ...content, actions: [{ action: `https://x.example/${'p'.repeat(2040)}`, title: 'A' }] } }, 'content.actions.0.action'],
+    ['three actions', { content: { ...content, actions: [1, 2, 3].map((i) => ({ action: `https://x.example/${i}`, title: `A${i}` })) } }, 'content.actions'],
     ['an unknown content field', { content: { ...content, colour: 'red' } }, 'content.colour'],
     ['an unknown filter', { segment: { filters: { planet: 'Mars' } } }, 'segment'],
     ['a segment naming both', { segment: { filters: {}, savedSegmentId: 'seg_x' } }, 'segment'],
@@ -693,8 +699,8 @@ describe('UTM parameters', () => {
           ...content,
           clickUrl: 'https://shop.example.com/sale?ref=a%20b&utm_source=old#top',
           actions: [
-            { action: 'buy', title: 'Buy', url: 'https://shop.example.com/buy' },
-            { action: 'later', title: 'Later' },
+            { action: 'https://shop.example.com/buy?item=42', title: 'Buy' },
+            { action: 'https://shop.example.com/later#list', title: 'Later' },
           ],
         },
         utm: { source: 'herald', medium: 'push', campaign: 'spring & summer' },
@@ -707,9 +713,23 @@ describe('UTM parameters', () => {
     const { content: sent } = (await messageOf(created.id))!;
     expect(sent.url).toBe('https://shop.example.com/sale?ref=a%20b&utm_source=herald&utm_medium=push&utm_campaign=spring%20%26%20summer#top');
     expect(sent.actions).toEqual([
-      { action: 'buy', title: 'Buy', url: 'https://shop.example.com/buy?utm_source=herald&utm_medium=push&utm_campaign=spring%20%26%20summer' },
-      { action: 'later', title: 'Later' },
+      { action: 'https://shop.example.com/buy?item=42&utm_source=herald&utm_medium=push&utm_campaign=spring%20%26%20summer', title: 'Buy' },
+      { action: 'https://shop.example.com/later?utm_source=herald&utm_medium=push&utm_campaign=spring%20%26%20summer#list', title: 'Later' },
     ]);
+  });
+});
+
+describe('push actions stored before `action` carried the URL', () => {
+  it('are rewritten by the migration: `url` becomes the action, a button without a URL is dropped, and the campaign reads back', async () => {
+    const draft = await create(tenant, { content: { ...content, actions: [{ action: 'https://shop.example.com/x', title: 'X' }] } });
+    const old = [
+      { action: 'buy', title: 'Buy', url: 'https://shop.example.com/buy' },
+      { action: 'later', title: 'Later' },
+    ];
+    await query(`UPDATE campaigns SET content = jsonb_set(content, '{actions}', $2::jsonb) WHERE id = $1`, [draft.id, JSON.stringify(old)]);
+    const file = (await readdir(migrationsFolder)).find((name) => name.endsWith('_push_action_urls.sql'))!;
+    for (const statement of (await readFile(path.join(migrationsFolder, file), 'utf8')).split('--> statement-breakpoint')) await query(statement);
+    expect((await read(tenant, draft.id)).content).toEqual({ ...content, actions: [{ action: 'https://shop.example.com/buy', title: 'Buy' }] });
   });
 });
 
