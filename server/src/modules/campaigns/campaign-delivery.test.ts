@@ -350,16 +350,38 @@ describe('GET /campaigns/:id/stream over HTTP', () => {
     expect(watching.events).toHaveLength(1);
   });
 
-  it('takes only a dashboard token in the query: API keys and headers get 401, other organizations 403 or 404', async () => {
+  it('takes only a dashboard token, in the query or the usual headers: API keys get 401, other organizations 403 or 404', async () => {
     const draft = await create(tenant, tenant.jwt, { schedule: { mode: 'draft' } });
     const url = `/campaigns/${draft.id}/stream`;
     const apiKey = await openStream(`${url}?token=x&orgId=${tenant.orgId}`, tenant.live);
     expect(apiKey.status).toBe(401);
     expect(JSON.parse(apiKey.body)).toMatchObject({ statusCode: 401, message: 'Invalid or expired token' });
-    expect((await openStream(url, tenant.live)).status).toBe(401);
-    expect((await openStream(`${url}?token=${tenant.liveKey}&orgId=${tenant.orgId}`)).status).toBe(401);
-    expect((await openStream(`${url}?orgId=${tenant.orgId}`, tenant.jwt)).status).toBe(401); // the header is not read
+    for (const refused of [
+      await openStream(url, tenant.live),
+      await openStream(url, tenant.test),
+      await openStream(url, { ...tenant.live, 'x-org-id': tenant.orgId }),
+      await openStream(url, { authorization: `Bearer ${tenant.liveKey}`, 'x-org-id': tenant.orgId }),
+      await openStream(`${url}?token=${tenant.liveKey}&orgId=${tenant.orgId}`),
+    ]) {
+      expect(refused.status).toBe(401);
+      expect(JSON.parse(refused.body)).toMatchObject({ statusCode: 401, code: 'unauthorized', message: 'Invalid or expired token' });
+    }
     expect((await openStream(`${url}?token=${tenant.token}`)).status).toBe(403); // no orgId
+    // The headers, as on every other dashboard route.
+    const headed = await openStream(url, tenant.jwt);
+    expect(headed.status, headed.body).toBe(200);
+    await sleep(100);
+    expect(headed.stream!.events).toEqual([expect.objectContaining({ status: 'draft' })]);
+    headed.stream!.close();
+    await headed.stream!.ended;
+    const noOrg = await openStream(url, { authorization: tenant.jwt.authorization! });
+    expect(noOrg.status).toBe(403);
+    expect(JSON.parse(noOrg.body)).toMatchObject({ message: 'Missing x-org-id header' });
+    expect((await openStream(url, { ...tenant.jwt, 'x-org-id': other.orgId })).status).toBe(403); // not a member
+    expect((await openStream(url, other.jwt)).status).toBe(404); // another organization's campaign
+    // Never one source for the token and the other for the organization.
+    expect((await openStream(`${url}?token=${tenant.token}`, { 'x-org-id': tenant.orgId })).status).toBe(403);
+    expect((await openStream(`${url}?orgId=${tenant.orgId}`, { authorization: tenant.jwt.authorization! })).status).toBe(403);
     expect((await openStream(streamPath(draft.id, other.token, tenant.orgId))).status).toBe(403); // not a member
     expect((await openStream(streamPath(draft.id, other.token, other.orgId))).status).toBe(404); // another organization's campaign
     const viewer = await addMember(t, tenant, 'VIEWER');

@@ -216,8 +216,9 @@ export async function campaignRoutes(app: App, campaigns: CampaignService, timin
         tags,
         summary: 'Live progress of a campaign (server-sent events)',
         description:
-          'A dashboard token only, in the `token` and `orgId` query parameters (EventSource cannot set headers); API-key callers ' +
-          'poll GET /campaigns/{id}. Each event is `data: {"status", "queued", "sent", "delivered", "clicked", "dismissed", ' +
+          'A dashboard token only: in the `token` and `orgId` query parameters (EventSource cannot set headers), or in the usual ' +
+          '`Authorization: Bearer` and `x-org-id` headers when there is no `token` parameter (the two are never mixed). API keys ' +
+          'are refused (401 Invalid or expired token): API-key callers poll GET /campaigns/{id}. Each event is `data: {"status", "queued", "sent", "delivered", "clicked", "dismissed", ' +
           '"failed", "suppressed", "ctr", "deliveryRate"}`: one on connect, then one whenever something changed (read at most ' +
           'every 400 ms, changes in between coalesced), with a `: heartbeat` comment every 15 s. The stream ends after an event ' +
           'with a final status (sent, cancelled, failed, archived) or when the campaign is deleted.',

@@ -150,6 +150,6 @@ export const listQuery = z.strictObject({
 export const exportQuery = z.strictObject({ from: day.optional(), to: day.optional() });
 
 export const streamQuery = z.strictObject({
-  token: z.string().min(1).describe('A dashboard access token (JWT)'),
-  orgId: z.string().min(1).describe('The organization to act in'),
+  token: z.string().min(1).optional().describe('A dashboard access token (JWT); without it, the Authorization header is read'),
+  orgId: z.string().min(1).optional().describe('With `token`: the organization to act in (the x-org-id header is then not read)'),
 });

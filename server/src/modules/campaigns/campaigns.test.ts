@@ -271,7 +271,7 @@ describe('POST /campaigns', () => {
     const stats = doc.components.schemas.CampaignStats!;
     expect(stats.properties.ctr!.description).toMatch(/clicked \/ sent/);
     expect(stats.properties.deliveryRate!.description).toMatch(/delivered \/ sent/);
-    expect(doc.paths['/campaigns/{id}/stream']!.get!.security).toEqual([{ tokenQuery: [], orgIdQuery: [] }]);
+    expect(doc.paths['/campaigns/{id}/stream']!.get!.security).toEqual([{ tokenQuery: [], orgIdQuery: [] }, { bearerAuth: [], orgId: [] }]);
     expect(doc.paths['/campaigns/export/project/{projectId}.csv']!.get!.description).toMatch(/Columns, in order: id, name, status/);
   });
 });
