@@ -271,6 +271,10 @@ describe('POST /campaigns', () => {
     const stats = doc.components.schemas.CampaignStats!;
     expect(stats.properties.ctr!.description).toMatch(/clicked \/ sent/);
     expect(stats.properties.deliveryRate!.description).toMatch(/delivered \/ sent/);
+    const send = doc.paths['/campaigns/{id}/send']!.post! as { description: string; responses: Record<string, unknown> };
+    expect(Object.keys(send.responses)).toEqual(expect.arrayContaining(['200', '201', '409', '422']));
+    expect(send.description).toMatch(/A draft\*\* is dispatched itself/);
+    expect(doc.paths['/campaigns/{id}']!.patch!.description).toMatch(/stays a draft/);
     expect(doc.paths['/campaigns/{id}/stream']!.get!.security).toEqual([{ tokenQuery: [], orgIdQuery: [] }, { bearerAuth: [], orgId: [] }]);
     expect(doc.paths['/campaigns/export/project/{projectId}.csv']!.get!.description).toMatch(/Columns, in order: id, name, status/);
   });
