@@ -255,6 +255,12 @@ export const channelEnum = pgEnum('channel', CHANNELS);
 export const deliveryStatusEnum = pgEnum('delivery_status', DELIVERY_STATUSES);
 
 /** What a push shows; the service worker renders it. */
+/** A button of a web push (spec 2.2): `action` is the URL it opens, `title` its label. */
+export interface PushAction {
+  action: string;
+  title: string;
+}
+
 export interface PushContent {
   title: string;
   body: string;
@@ -262,7 +268,7 @@ export interface PushContent {
   iconUrl?: string | undefined;
   imageUrl?: string | undefined;
   badge?: string | undefined;
-  actions?: { action: string; title: string; url?: string | undefined }[] | undefined;
+  actions?: PushAction[] | undefined;
 }
 
 /** RFC 8030 delivery options of a push message. */
@@ -420,7 +426,7 @@ export interface CampaignContent {
   iconUrl?: string | undefined;
   imageUrl?: string | undefined;
   clickUrl?: string | undefined;
-  actions?: { action: string; title: string; url?: string | undefined }[] | undefined;
+  actions?: PushAction[] | undefined;
 }
 
 /** Inline filters (the segment compiler's object) or a saved segment of the same project, read at send time. */

@@ -82,7 +82,9 @@ export interface PushPayload {
   icon?: string | undefined;
   image?: string | undefined;
   badge?: string | undefined;
+  /** Opened on a click on the notification. */
   url?: string | undefined;
+  /** Buttons: shown with `title`; a click on one (`event.action`) opens its `action`, a URL. */
   actions?: PushContent['actions'];
   /** Base URL of this delivery's tracking endpoints: POST `${track}/delivered|clicked|dismissed`. */
   track: string;

@@ -23,7 +23,8 @@ export type Access =
   | { auth: 'organization'; minRole?: Role }
   /**
    * A project's API key, or a member of the organization that owns the project (JWT + x-org-id). `jwt-query`: a
-   * JWT only, read from the `token` and `orgId` query parameters (event streams, whose clients cannot set headers).
+   * JWT only (an API key is not read), from the `token` and `orgId` query parameters (event streams, whose browser
+   * clients cannot set headers) or, without a `token` parameter, from the usual Authorization and x-org-id headers.
    */
   | { auth: 'project'; credentials?: 'any' | 'apiKey' | 'jwt' | 'jwt-query'; project?: ProjectSource; minRole?: Role };
 
@@ -78,11 +79,19 @@ export function userOf(request: FastifyRequest): string {
   return request.userId;
 }
 
-/** The route takes its JWT and organization from the query string (`credentials: 'jwt-query'`). */
-const fromQuery = (request: FastifyRequest) => {
+/** The route takes a JWT only, from the query string or the headers (`credentials: 'jwt-query'`). */
+const jwtOnly = (request: FastifyRequest) => {
   const access = request.routeOptions.config.access;
   return access?.auth === 'project' && access.credentials === 'jwt-query';
 };
+
+/**
+ * A `jwt-query` route called with a `token` parameter: token and organization both come from the query. Never one
+ * from the query and the other from a header, so one request cannot pair two sources' identity and organization.
+ */
+const fromQuery = (request: FastifyRequest) => jwtOnly(request) && queryValue(request, 'token') !== undefined;
+
+const bearerOf = (request: FastifyRequest) => /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '')?.[1];
 
 function queryValue(request: FastifyRequest, name: string): string | undefined {
   const value = (request.query as Record<string, unknown> | undefined)?.[name];
@@ -123,13 +132,8 @@ async function accessPlugin(app: FastifyInstance, services: AccessServices) {
       request.credentials = { apiKey: undefined, userId: undefined };
       return;
     }
-    if (fromQuery(request)) {
-      const token = queryValue(request, 'token');
-      request.credentials = { apiKey: undefined, userId: token !== undefined ? ((await services.auth.userOfToken(token)) ?? null) : undefined };
-      return;
-    }
-    const key = request.headers['x-api-key'];
-    const bearer = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '')?.[1];
+    const key = jwtOnly(request) ? undefined : request.headers['x-api-key'];
+    const bearer = fromQuery(request) ? queryValue(request, 'token') : bearerOf(request);
     request.credentials = {
       apiKey: typeof key === 'string' && key !== '' ? ((await services.apiKeys.authenticate(key)) ?? null) : undefined,
       userId: bearer !== undefined ? ((await services.auth.userOfToken(bearer)) ?? null) : undefined,

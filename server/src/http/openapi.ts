@@ -27,7 +27,7 @@ export function securityFor(access: Access): Record<string, string[]>[] {
     case 'project':
       if (access.credentials === 'apiKey') return [{ apiKey: [] }];
       if (access.credentials === 'jwt') return [jwt];
-      if (access.credentials === 'jwt-query') return [{ tokenQuery: [], orgIdQuery: [] }];
+      if (access.credentials === 'jwt-query') return [{ tokenQuery: [], orgIdQuery: [] }, jwt];
       return [{ apiKey: [] }, jwt];
   }
 }

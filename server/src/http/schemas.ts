@@ -37,6 +37,19 @@ export const webUrl = z
     }
   }, 'must be an absolute http or https URL without spaces');
 
+/**
+ * The buttons of a web push (spec 2.2: `[{action, title}]`, `action` carries the URL). The service worker shows each
+ * with `title` and, on a click on it (`event.action`), opens `action`.
+ */
+export const pushActions = z
+  .array(
+    z.strictObject({
+      action: webUrl.describe('Required. The URL this button opens (what the service worker receives as event.action)'),
+      title: z.string().trim().min(1).max(64).describe('Required. Button label'),
+    }),
+  )
+  .max(2);
+
 /** A range bound: a date (YYYY-MM-DD) or a timestamp with an offset, kept as written. */
 export const dateOrDateTime = z.union([z.iso.date(), z.iso.datetime({ offset: true })]);
 

@@ -93,6 +93,8 @@ describe('a live campaign through the local push service', () => {
   });
 
   it('reaches every recipient once with UTM-tagged links, ends sent, and counts tracking reports', async () => {
+    // Action URLs of ordinary length (well past 64 characters), tagged like the click URL.
+    const buy = `https://shop.example.com/products/${'spring-collection-'.repeat(6)}buy?size=m`;
     const audience = await browsers(tenant, 25, { tags: ['e2e'] });
     const outsiders = await browsers(tenant, 3, { tags: ['other'] });
     const created = await create(tenant, tenant.jwt, {
@@ -101,7 +103,10 @@ describe('a live campaign through the local push service', () => {
         title: 'Sale',
         body: 'Now on',
         clickUrl: 'https://shop.example.com/sale?ref=push#top',
-        actions: [{ action: 'buy', title: 'Buy', url: 'https://shop.example.com/buy' }],
+        actions: [
+          { action: buy, title: 'Buy' },
+          { action: 'https://shop.example.com/later#list', title: 'Later' },
+        ],
       },
       utm: { source: 'herald', campaign: 'sale' },
     });
@@ -117,7 +122,10 @@ describe('a live campaign through the local push service', () => {
         title: 'Sale',
         body: 'Now on',
         url: 'https://shop.example.com/sale?ref=push&utm_source=herald&utm_campaign=sale#top',
-        actions: [{ action: 'buy', title: 'Buy', url: 'https://shop.example.com/buy?utm_source=herald&utm_campaign=sale' }],
+        actions: [
+          { action: `${buy}&utm_source=herald&utm_campaign=sale`, title: 'Buy' },
+          { action: 'https://shop.example.com/later?utm_source=herald&utm_campaign=sale#list', title: 'Later' },
+        ],
         track: expect.stringMatching(new RegExp(`^${PUBLIC_URL}/t/[\\w-]{22}$`)),
       });
     }
@@ -340,7 +348,7 @@ describe('GET /campaigns/:id/stream over HTTP', () => {
       { status: 'draft', queued: 0, sent: 0, delivered: 0, clicked: 0, dismissed: 0, failed: 0, suppressed: 0, ctr: 0, deliveryRate: 0 },
     ]);
     const started = Date.now();
-    expect((await request('PATCH', `/campaigns/${draft.id}`, tenant.jwt, { schedule: { mode: 'immediate' } })).statusCode).toBe(200);
+    expect((await request('POST', `/campaigns/${draft.id}/send`, tenant.jwt)).statusCode).toBe(200);
     await stream.ended;
     const elapsed = Date.now() - started;
 
@@ -370,16 +378,38 @@ describe('GET /campaigns/:id/stream over HTTP', () => {
     expect(watching.events).toHaveLength(1);
   });
 
-  it('takes only a dashboard token in the query: API keys and headers get 401, other organizations 403 or 404', async () => {
+  it('takes only a dashboard token, in the query or the usual headers: API keys get 401, other organizations 403 or 404', async () => {
     const draft = await create(tenant, tenant.jwt, { schedule: { mode: 'draft' } });
     const url = `/campaigns/${draft.id}/stream`;
     const apiKey = await openStream(`${url}?token=x&orgId=${tenant.orgId}`, tenant.live);
     expect(apiKey.status).toBe(401);
     expect(JSON.parse(apiKey.body)).toMatchObject({ statusCode: 401, message: 'Invalid or expired token' });
-    expect((await openStream(url, tenant.live)).status).toBe(401);
-    expect((await openStream(`${url}?token=${tenant.liveKey}&orgId=${tenant.orgId}`)).status).toBe(401);
-    expect((await openStream(`${url}?orgId=${tenant.orgId}`, tenant.jwt)).status).toBe(401); // the header is not read
+    for (const refused of [
+      await openStream(url, tenant.live),
+      await openStream(url, tenant.test),
+      await openStream(url, { ...tenant.live, 'x-org-id': tenant.orgId }),
+      await openStream(url, { authorization: `Bearer ${tenant.liveKey}`, 'x-org-id': tenant.orgId }),
+      await openStream(`${url}?token=${tenant.liveKey}&orgId=${tenant.orgId}`),
+    ]) {
+      expect(refused.status).toBe(401);
+      expect(JSON.parse(refused.body)).toMatchObject({ statusCode: 401, code: 'unauthorized', message: 'Invalid or expired token' });
+    }
     expect((await openStream(`${url}?token=${tenant.token}`)).status).toBe(403); // no orgId
+    // The headers, as on every other dashboard route.
+    const headed = await openStream(url, tenant.jwt);
+    expect(headed.status, headed.body).toBe(200);
+    await sleep(100);
+    expect(headed.stream!.events).toEqual([expect.objectContaining({ status: 'draft' })]);
+    headed.stream!.close();
+    await headed.stream!.ended;
+    const noOrg = await openStream(url, { authorization: tenant.jwt.authorization! });
+    expect(noOrg.status).toBe(403);
+    expect(JSON.parse(noOrg.body)).toMatchObject({ message: 'Missing x-org-id header' });
+    expect((await openStream(url, { ...tenant.jwt, 'x-org-id': other.orgId })).status).toBe(403); // not a member
+    expect((await openStream(url, other.jwt)).status).toBe(404); // another organization's campaign
+    // Never one source for the token and the other for the organization.
+    expect((await openStream(`${url}?token=${tenant.token}`, { 'x-org-id': tenant.orgId })).status).toBe(403);
+    expect((await openStream(`${url}?orgId=${tenant.orgId}`, { authorization: tenant.jwt.authorization! })).status).toBe(403);
     expect((await openStream(streamPath(draft.id, other.token, tenant.orgId))).status).toBe(403); // not a member
     expect((await openStream(streamPath(draft.id, other.token, other.orgId))).status).toBe(404); // another organization's campaign
     const viewer = await addMember(t, tenant, 'VIEWER');

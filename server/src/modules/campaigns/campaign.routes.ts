@@ -115,10 +115,11 @@ export async function campaignRoutes(app: App, campaigns: CampaignService, timin
       config: { access: { auth: 'project' } },
       schema: {
         tags,
-        summary: 'Edit a draft campaign',
+        summary: 'Edit a draft campaign; it stays a draft',
         description:
-          'Only drafts can be edited: any other status answers 409 `campaign_not_draft`. Setting schedule.mode to immediate sends it ' +
-          'now; to scheduled, schedules it.',
+          'Only drafts can be edited: any other status answers 409 `campaign_not_draft`. The campaign stays a draft whatever the ' +
+          'edit: schedule.mode and sendAt are stored as what POST /campaigns/{id}/send will do (a sendAt given here must be in the ' +
+          'future). Nothing is sent or scheduled until that call.',
         params: idParams,
         body: updateCampaignBody,
         response: { 200: campaign, ...withConflict },
@@ -153,17 +154,26 @@ export async function campaignRoutes(app: App, campaigns: CampaignService, timin
       config: { access: { auth: 'project' } },
       schema: {
         tags,
-        summary: 'Re-send a sent or cancelled campaign as a new campaign',
+        summary: 'Send a draft, or re-send a sent or cancelled campaign as a new campaign',
         description:
-          'Creates and dispatches at once a new campaign with the same name, content, UTM and environment, to the original segment ' +
-          '(evaluated now) or the `segment` given. The original and its stats are unchanged; the new one (resentFrom = the original) ' +
-          'counts on its own. Archived and failed campaigns can be re-sent too; draft, scheduled and sending ones answer 409.',
+          '**A draft** is dispatched itself, as its stored schedule says, and answered **200** with the same campaign: schedule.mode ' +
+          'immediate (or still `draft`) → `sending` now, with stats.queued = the audience counted now; scheduled → `scheduled` ' +
+          'until sendAt, which must still be in the future (422 on `schedule.sendAt` otherwise: PATCH a new one). The content, ' +
+          'segment and payload size are validated again (422). A draft is sent to its own segment: a `segment` in the body ' +
+          'answers 422.\n\n' +
+          '**A sent or cancelled campaign** (archived and failed ones too): creates and dispatches at once a new campaign with the ' +
+          'same name, content, UTM and environment, to the original segment (evaluated now) or the `segment` given, answered ' +
+          '**201**. The original and its stats are unchanged; the new one (resentFrom = the original) counts on its own.\n\n' +
+          'Scheduled and sending campaigns answer 409 `campaign_not_resendable`.',
         params: idParams,
         body: resendBody,
-        response: { 201: campaign, ...withConflict },
+        response: { 200: campaign, 201: campaign, ...withConflict },
       },
     },
-    async (request, reply) => reply.status(201).send(await campaigns.resend(reachOf(request), request.params.id, request.body?.segment)),
+    async (request, reply) => {
+      const { campaign: sent, created } = await campaigns.send(reachOf(request), request.params.id, request.body?.segment);
+      return reply.status(created ? 201 : 200).send(sent);
+    },
   );
 
   app.post(
@@ -206,8 +216,9 @@ export async function campaignRoutes(app: App, campaigns: CampaignService, timin
         tags,
         summary: 'Live progress of a campaign (server-sent events)',
         description:
-          'A dashboard token only, in the `token` and `orgId` query parameters (EventSource cannot set headers); API-key callers ' +
-          'poll GET /campaigns/{id}. Each event is `data: {"status", "queued", "sent", "delivered", "clicked", "dismissed", ' +
+          'A dashboard token only: in the `token` and `orgId` query parameters (EventSource cannot set headers), or in the usual ' +
+          '`Authorization: Bearer` and `x-org-id` headers when there is no `token` parameter (the two are never mixed). API keys ' +
+          'are refused (401 Invalid or expired token): API-key callers poll GET /campaigns/{id}. Each event is `data: {"status", "queued", "sent", "delivered", "clicked", "dismissed", ' +
           '"failed", "suppressed", "ctr", "deliveryRate"}`: one on connect, then one whenever something changed (read at most ' +
           'every 400 ms, changes in between coalesced), with a `: heartbeat` comment every 15 s. The stream ends after an event ' +
           'with a final status (sent, cancelled, failed, archived) or when the campaign is deleted.',

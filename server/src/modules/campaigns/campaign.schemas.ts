@@ -1,7 +1,7 @@
 // Zod schemas of the campaign routes: the body of spec 2.2 (required vs optional), the campaign, its stats and lists.
 import { z } from 'zod';
 import { CAMPAIGN_MODES, CAMPAIGN_STATUSES } from '../../db/schema.js';
-import { dateOrDateTime, paginationQuery, timestamp, timezone, webUrl } from '../../http/schemas.js';
+import { dateOrDateTime, paginationQuery, pushActions, timestamp, timezone, webUrl } from '../../http/schemas.js';
 import { segmentFilterSchema } from '../segments/segment-filter.js';
 
 const campaignContent = z
@@ -11,17 +11,9 @@ const campaignContent = z
     iconUrl: webUrl.optional().describe('Optional. Icon image URL'),
     imageUrl: webUrl.optional().describe('Optional. Large image URL'),
     clickUrl: webUrl.optional().describe('Optional. Opened when the notification is clicked; UTM parameters are appended to it'),
-    actions: z
-      .array(
-        z.strictObject({
-          action: z.string().trim().min(1).max(64).describe('Required. Identifier the service worker receives'),
-          title: z.string().trim().min(1).max(64).describe('Required. Button label'),
-          url: webUrl.optional().describe('Optional (Herald extra). Opened when this button is clicked; UTM parameters are appended to it'),
-        }),
-      )
-      .max(2)
+    actions: pushActions
       .optional()
-      .describe('Optional. Up to two notification buttons (what browsers show)'),
+      .describe('Optional. Up to two notification buttons (what browsers show); UTM parameters are appended to each `action` URL'),
   })
   .describe('What the push shows. The whole push (with its tracking link) must fit in 4 KB, or the campaign is refused with 422.');
 
@@ -37,7 +29,8 @@ export const campaignSegment = z
 
 const campaignSchedule = z
   .strictObject({
-    mode: z.enum(CAMPAIGN_MODES).describe('Required. immediate: sent now; scheduled: sent at sendAt; draft: saved, never sent until changed'),
+    mode: z.enum(CAMPAIGN_MODES).describe('Required. immediate: sent now; scheduled: sent at sendAt; draft: saved, never sent. On a draft (PATCH) it is ' +
+        'stored without sending anything: POST /campaigns/{id}/send then sends it now (immediate or draft) or schedules it (scheduled)'),
     sendAt: z.iso
       .datetime({ local: true, offset: true })
       .nullish()
@@ -157,6 +150,6 @@ export const listQuery = z.strictObject({
 export const exportQuery = z.strictObject({ from: day.optional(), to: day.optional() });
 
 export const streamQuery = z.strictObject({
-  token: z.string().min(1).describe('A dashboard access token (JWT)'),
-  orgId: z.string().min(1).describe('The organization to act in'),
+  token: z.string().min(1).optional().describe('A dashboard access token (JWT); without it, the Authorization header is read'),
+  orgId: z.string().min(1).optional().describe('With `token`: the organization to act in (the x-org-id header is then not read)'),
 });

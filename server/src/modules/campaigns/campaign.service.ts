@@ -124,7 +124,7 @@ export class CampaignService {
    * snapshots the audience into deliveries; scheduled: a job waits for sendAt; draft: nothing runs.
    */
   async create(scope: ProjectScope, input: CampaignInput, resentFrom: string | null = null): Promise<Campaign> {
-    const plan = await this.plan(scope, input);
+    const plan = await this.plan(scope, input, { sendAtChecked: true });
     const id = newId('cmp');
     const audienceSize = plan.mode === 'immediate' ? await this.countAudience(scope, plan.filters) : 0;
     await this.writingPlan(async (tx) => {
@@ -133,7 +133,7 @@ export class CampaignService {
         projectId: scope.projectId,
         sandbox: scope.sandbox,
         resentFrom,
-        ...this.rowOf(plan, audienceSize),
+        ...this.rowOf(plan, statusOf(plan.mode), audienceSize),
       });
       await this.schedule(tx, scope.projectId, id, plan);
     });
@@ -171,35 +171,68 @@ export class CampaignService {
     return row && { status: row.status, ...statsOf(row) };
   }
 
-  /** Edits a draft (409 otherwise). Moving it to immediate or scheduled dispatches or schedules it. */
+  /**
+   * Edits a draft (409 otherwise), which stays a draft whatever its schedule says (spec 3.1): schedule.mode and sendAt
+   * are stored as what `send` will do. A sendAt given in this edit must be in the future; one stored earlier may have
+   * passed meanwhile, and `send` refuses it then.
+   */
   async update(reach: Reach, id: string, patch: CampaignPatch): Promise<Campaign> {
     const current = await this.find(reach, id);
     if (current.status !== 'draft') throw notDraft(current.status);
     if (patch.projectId !== undefined && patch.projectId !== current.projectId) {
       throw validationFailed([{ field: 'projectId', error: 'a campaign cannot move to another project' }]);
     }
-    const scope = this.scopeOf(reach, current);
-    const stored: CampaignInput = {
-      name: current.name,
-      content: current.content,
-      segment: segmentInput(current),
-      schedule: { mode: current.mode, sendAt: current.sendAt?.toISOString() ?? null, timezone: current.timezone },
-      utm: current.utm,
-    };
-    const plan = await this.plan(scope, {
-      name: patch.name ?? stored.name,
-      content: patch.content ?? stored.content,
-      segment: patch.segment ?? stored.segment,
-      schedule: patch.schedule ?? stored.schedule,
-      utm: patch.utm === undefined ? stored.utm : patch.utm,
-    });
-    const audienceSize = plan.mode === 'immediate' ? await this.countAudience(scope, plan.filters) : 0;
+    const stored = storedInput(current);
+    const plan = await this.plan(
+      this.scopeOf(reach, current),
+      {
+        name: patch.name ?? stored.name,
+        content: patch.content ?? stored.content,
+        segment: patch.segment ?? stored.segment,
+        schedule: patch.schedule ?? stored.schedule,
+        utm: patch.utm === undefined ? stored.utm : patch.utm,
+      },
+      { sendAtChecked: patch.schedule !== undefined },
+    );
     await this.writingPlan(async (tx) => {
-      const row = await repo.transition(tx, reach, id, ['draft'], this.rowOf(plan, audienceSize));
+      const row = await repo.transition(tx, reach, id, ['draft'], this.rowOf(plan, 'draft', 0));
       if (!row) throw notDraft('no longer a draft');
-      await this.schedule(tx, row.projectId, id, plan);
     });
     return this.get(reach, id);
+  }
+
+  /**
+   * POST /campaigns/:id/send. A draft is dispatched itself, as its schedule says: immediate (or a schedule.mode still
+   * `draft`) → sending now, scheduled → scheduled for sendAt, which must still be in the future (422 otherwise). A sent,
+   * archived, cancelled or failed campaign is re-sent as a new campaign (`created`). Others answer 409.
+   */
+  async send(reach: Reach, id: string, segment: CampaignSegmentInput | undefined): Promise<{ campaign: Campaign; created: boolean }> {
+    const current = await this.find(reach, id);
+    if (current.status === 'draft') return { campaign: await this.sendDraft(reach, current, segment), created: false };
+    if (['sent', 'archived', 'cancelled', 'failed'].includes(current.status)) {
+      return { campaign: await this.resend(reach, current, segment), created: true };
+    }
+    throw conflict(
+      `A ${current.status} campaign cannot be sent: drafts are sent, sent and cancelled ones re-sent`,
+      'campaign_not_resendable',
+    );
+  }
+
+  private async sendDraft(reach: Reach, draft: repo.CampaignRow, segment: CampaignSegmentInput | undefined): Promise<Campaign> {
+    if (segment !== undefined) {
+      throw validationFailed([{ field: 'segment', error: 'a draft is sent to its own segment: change it with PATCH first' }]);
+    }
+    const stored = storedInput(draft);
+    const mode = stored.schedule.mode === 'scheduled' ? 'scheduled' : 'immediate';
+    const scope = this.scopeOf(reach, draft);
+    const plan = await this.plan(scope, { ...stored, schedule: { ...stored.schedule, mode } }, { sendAtChecked: true });
+    const audienceSize = plan.mode === 'immediate' ? await this.countAudience(scope, plan.filters) : 0;
+    await this.writingPlan(async (tx) => {
+      const row = await repo.transition(tx, reach, draft.id, ['draft'], this.rowOf(plan, statusOf(plan.mode), audienceSize));
+      if (!row) throw conflict('This campaign is no longer a draft: it was sent or deleted meanwhile', 'campaign_not_resendable');
+      await this.schedule(tx, row.projectId, draft.id, plan);
+    });
+    return this.get(reach, draft.id);
   }
 
   /** Removes a draft, scheduled, cancelled or failed campaign; sent, archived and sending ones answer 409. */
@@ -256,11 +289,7 @@ export class CampaignService {
    * Sends a finished campaign (sent, archived, cancelled or failed) again as a new campaign dispatched at once: same
    * name, content, UTM and environment, the original segment or `segment`. The original and its stats are unchanged.
    */
-  async resend(reach: Reach, id: string, segment: CampaignSegmentInput | undefined): Promise<Campaign> {
-    const original = await this.find(reach, id);
-    if (!['sent', 'archived', 'cancelled', 'failed'].includes(original.status)) {
-      throw conflict(`A ${original.status} campaign cannot be re-sent: only sent and cancelled ones can`, 'campaign_not_resendable');
-    }
+  private resend(reach: Reach, original: repo.CampaignRow, segment: CampaignSegmentInput | undefined): Promise<Campaign> {
     return this.create(
       this.scopeOf(reach, original),
       {
@@ -376,8 +405,11 @@ export class CampaignService {
     }
   }
 
-  /** Validates what the body alone cannot: the saved segment, sendAt in the future, the 4 KB payload. */
-  private async plan(scope: ProjectScope, input: CampaignInput): Promise<Plan> {
+  /**
+   * Validates what the body alone cannot: the saved segment, the 4 KB payload, and sendAt in the future when
+   * `sendAtChecked` (a draft's edit that leaves the schedule alone does not judge the stored time).
+   */
+  private async plan(scope: ProjectScope, input: CampaignInput, { sendAtChecked }: { sendAtChecked: boolean }): Promise<Plan> {
     const problems: { field: string; error: string }[] = [];
     let filters: SegmentFilter = {};
     if ('savedSegmentId' in input.segment) {
@@ -393,7 +425,7 @@ export class CampaignService {
     const timezone = input.schedule.timezone ?? (zoned ? ((await repo.projectTimezone(this.db, scope.projectId)) ?? 'UTC') : null);
     const sendAt = input.schedule.sendAt ? resolveSendAt(input.schedule.sendAt, timezone ?? 'UTC') : null;
     if (mode === 'scheduled' && !sendAt) problems.push({ field: 'schedule.sendAt', error: 'is required when mode is scheduled' });
-    if (mode === 'scheduled' && sendAt && sendAt.getTime() <= this.options.clock().getTime()) {
+    if (sendAtChecked && mode === 'scheduled' && sendAt && sendAt.getTime() <= this.options.clock().getTime()) {
       problems.push({ field: 'schedule.sendAt', error: 'must be in the future' });
     }
 
@@ -417,8 +449,7 @@ export class CampaignService {
     };
   }
 
-  private rowOf(plan: Plan, audienceSize: number): Omit<repo.NewCampaignRow, 'id' | 'projectId' | 'sandbox'> {
-    const status = plan.mode === 'immediate' ? 'sending' : plan.mode === 'scheduled' ? 'scheduled' : 'draft';
+  private rowOf(plan: Plan, status: repo.CampaignStatus, audienceSize: number): Omit<repo.NewCampaignRow, 'id' | 'projectId' | 'sandbox'> {
     return {
       name: plan.name,
       status,
@@ -455,6 +486,20 @@ export class CampaignService {
     if (!filters) throw new Error(`saved segment ${segment.savedSegmentId} of a campaign being dispatched is gone`);
     return filters;
   }
+}
+
+/** What a campaign is dispatched as: immediate → sending, scheduled → scheduled; draft → stays a draft. */
+const statusOf = (mode: Mode): repo.CampaignStatus => (mode === 'immediate' ? 'sending' : mode === 'scheduled' ? 'scheduled' : 'draft');
+
+/** A stored campaign as the create body would give it. */
+function storedInput(row: repo.CampaignRow): CampaignInput {
+  return {
+    name: row.name,
+    content: row.content,
+    segment: segmentInput(row),
+    schedule: { mode: row.mode, sendAt: row.sendAt?.toISOString() ?? null, timezone: row.timezone },
+    utm: row.utm,
+  };
 }
 
 /** A stored campaign's segment as the API takes it: inline filters re-read through the schema. */

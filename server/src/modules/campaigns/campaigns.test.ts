@@ -1,10 +1,13 @@
 // Push campaigns through HTTP on a real database: every transition and 409 of spec 3.1, validation, schedules across
 // zones and DST (injected clock), re-send, UTM, lists, CSV export and tenant isolation. Deliveries are moved by the
 // engine's own pipeline (deliverNow on claimed rows), so no worker loop runs here.
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addMember, createTenant, type Tenant } from '../../../test/fixtures.js';
 import { startTestApp, type TestApp } from '../../../test/harness.js';
 import { seedSubscribers } from '../../../test/subscriber-seed.js';
+import { migrationsFolder } from '../../db/database.js';
 import * as deliveryRepo from '../../delivery/delivery.repository.js';
 import { dispatchJobKey } from './campaign.service.js';
 
@@ -208,8 +211,11 @@ describe('POST /campaigns', () => {
     ['a javascript: click URL', { content: { ...content, clickUrl: 'javascript:alert(1)' } }, 'content.clickUrl'],
     ['a relative icon URL', { content: { ...content, iconUrl: '/icon.png' } }, 'content.iconUrl'],
     ['an image URL with a space', { content: { ...content, imageUrl: 'https://cdn.example.com/a b.png' } }, 'content.imageUrl'],
-    ['an action URL of ftp', { content: { ...content, actions: [{ action: 'a', title: 'A', url: 'ftp://x.example.com' }] } }, 'content.actions.0.url'],
-    ['three actions', { content: { ...content, actions: [1, 2, 3].map((i) => ({ action: `a${i}`, title: `A${i}` })) } }, 'content.actions'],
+    ['an action URL of ftp', { content: { ...content, actions: [{ action: 'ftp://x.example.com', title: 'A' }] } }, 'content.actions.0.action'],
+    ['an action that is not a URL', { content: { ...content, actions: [{ action: 'buy', title: 'Buy' }] } }, 'content.actions.0.action'],
+    ['the former url field of an action', { content: { ...content, actions: [{ action: 'https://x.example', title: 'A', url: 'https://x.example' }] } }, 'content.actions.0.url'],
+    ['an action URL over 2048 characters', { content: { ...content, actions: [{ action: `https://x.example/${'p'.repeat(2040)}`, title: 'A' }] } }, 'content.actions.0.action'],
+    ['three actions', { content: { ...content, actions: [1, 2, 3].map((i) => ({ action: `https://x.example/${i}`, title: `A${i}` })) } }, 'content.actions'],
     ['an unknown content field', { content: { ...content, colour: 'red' } }, 'content.colour'],
     ['an unknown filter', { segment: { filters: { planet: 'Mars' } } }, 'segment'],
     ['a segment naming both', { segment: { filters: {}, savedSegmentId: 'seg_x' } }, 'segment'],
@@ -265,7 +271,11 @@ describe('POST /campaigns', () => {
     const stats = doc.components.schemas.CampaignStats!;
     expect(stats.properties.ctr!.description).toMatch(/clicked \/ sent/);
     expect(stats.properties.deliveryRate!.description).toMatch(/delivered \/ sent/);
-    expect(doc.paths['/campaigns/{id}/stream']!.get!.security).toEqual([{ tokenQuery: [], orgIdQuery: [] }]);
+    const send = doc.paths['/campaigns/{id}/send']!.post! as { description: string; responses: Record<string, unknown> };
+    expect(Object.keys(send.responses)).toEqual(expect.arrayContaining(['200', '201', '409', '422']));
+    expect(send.description).toMatch(/A draft\*\* is dispatched itself/);
+    expect(doc.paths['/campaigns/{id}']!.patch!.description).toMatch(/stays a draft/);
+    expect(doc.paths['/campaigns/{id}/stream']!.get!.security).toEqual([{ tokenQuery: [], orgIdQuery: [] }, { bearerAuth: [], orgId: [] }]);
     expect(doc.paths['/campaigns/export/project/{projectId}.csv']!.get!.description).toMatch(/Columns, in order: id, name, status/);
   });
 });
@@ -398,20 +408,39 @@ describe('PATCH /campaigns/:id', () => {
     expect(cleared.json()).toMatchObject({ utm: null, name: 'Renamed' });
   });
 
-  it('moving a draft to scheduled schedules it; to immediate sends it', async () => {
-    const draft = await create(tenant);
+  it('a draft stays a draft whatever its schedule.mode becomes: nothing is scheduled or sent', async () => {
+    await audience(tenant, 2, { tags: ['patched-mode'] });
+    const draft = await create(tenant, { segment: { filters: { tags: ['patched-mode'] } } }, tenant.test);
     const sendAt = new Date(Date.now() + 86_400_000).toISOString();
-    const scheduled = await request('PATCH', `/campaigns/${draft.id}`, tenant.jwt, { schedule: { mode: 'scheduled', sendAt } });
-    expect(scheduled.json()).toMatchObject({ status: 'scheduled', schedule: { mode: 'scheduled' } });
-    expect(await query('SELECT 1 FROM graphile_worker.jobs WHERE key = $1', [dispatchJobKey(draft.id)])).toHaveLength(1);
+    const scheduled = await request('PATCH', `/campaigns/${draft.id}`, tenant.test, { schedule: { mode: 'scheduled', sendAt } });
+    expect(scheduled.statusCode, scheduled.body).toBe(200);
+    expect(scheduled.json()).toMatchObject({ status: 'draft', schedule: { mode: 'scheduled', timezone: 'UTC' }, sentAt: null });
+    expect(Date.parse(scheduled.json().schedule.sendAt)).toBe(Date.parse(sendAt));
+    const immediate = await request('PATCH', `/campaigns/${draft.id}`, tenant.test, { schedule: { mode: 'immediate' } });
+    expect(immediate.json()).toMatchObject({ status: 'draft', schedule: { mode: 'immediate', sendAt: null }, stats: { queued: 0 }, sentAt: null });
+    expect(await query('SELECT 1 FROM graphile_worker.jobs WHERE key = $1', [dispatchJobKey(draft.id)])).toEqual([]);
+    await dispatch(tenant, draft.id); // a stray job would not send it either
+    expect(await messageOf(draft.id)).toBeUndefined();
+    expect((await read(tenant, draft.id)).status).toBe('draft');
+  });
 
-    await audience(tenant, 2, { tags: ['patched-now'] });
-    const another = await create(tenant, { segment: { filters: { tags: ['patched-now'] } } }, tenant.test);
-    const now = await request('PATCH', `/campaigns/${another.id}`, tenant.test, { schedule: { mode: 'immediate' } });
-    expect(now.json()).toMatchObject({ status: 'sending', stats: { queued: 2 } });
-    await dispatch(tenant, another.id);
-    await drain();
-    expect((await read(tenant, another.id)).status).toBe('sent');
+  it('a sendAt given must be in the future; one stored earlier that has passed does not block other edits', async () => {
+    fixedNow = new Date('2026-06-01T08:00:00Z');
+    try {
+      const draft = await create(tenant, { schedule: { mode: 'scheduled', sendAt: '2026-06-01T09:00:00Z' } });
+      expect(draft.status).toBe('scheduled');
+      const kept = await create(tenant);
+      const past = await request('PATCH', `/campaigns/${kept.id}`, tenant.jwt, { schedule: { mode: 'scheduled', sendAt: '2026-06-01T07:00:00Z' } });
+      expect(past.statusCode).toBe(422);
+      expect(past.json().details).toEqual([{ field: 'schedule.sendAt', error: 'must be in the future' }]);
+      await request('PATCH', `/campaigns/${kept.id}`, tenant.jwt, { schedule: { mode: 'scheduled', sendAt: '2026-06-01T09:00:00Z' } });
+      fixedNow = new Date('2026-06-01T10:00:00Z');
+      const renamed = await request('PATCH', `/campaigns/${kept.id}`, tenant.jwt, { name: 'Renamed later' });
+      expect(renamed.statusCode, renamed.body).toBe(200);
+      expect(renamed.json()).toMatchObject({ status: 'draft', name: 'Renamed later', schedule: { mode: 'scheduled', sendAt: '2026-06-01T09:00:00.000Z' } });
+    } finally {
+      fixedNow = undefined;
+    }
   });
 
   it('validates like create, and refuses moving to another project', async () => {
@@ -551,6 +580,63 @@ describe('POST /campaigns/:id/cancel and /archive', () => {
   });
 });
 
+describe('POST /campaigns/:id/send (a draft)', () => {
+  it('sends a draft itself as its schedule says: immediate (or draft) → sending, scheduled → scheduled, answered 200', async () => {
+    await audience(tenant, 2, { tags: ['send-draft'] });
+    const segment = { filters: { tags: ['send-draft'] } };
+    for (const mode of ['immediate', 'draft']) {
+      const draft = await create(tenant, { segment }, tenant.test);
+      if (mode === 'immediate') await request('PATCH', `/campaigns/${draft.id}`, tenant.test, { schedule: { mode } });
+      const res = await request('POST', `/campaigns/${draft.id}/send`, tenant.test);
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json()).toMatchObject({ id: draft.id, status: 'sending', resentFrom: null, schedule: { mode: 'immediate' }, stats: { queued: 2 } });
+      expect(res.json().sentAt).not.toBeNull();
+      expect(await query('SELECT 1 FROM graphile_worker.jobs WHERE key = $1', [dispatchJobKey(draft.id)])).toHaveLength(1);
+      await dispatch(tenant, draft.id);
+      await drain();
+      expect(await read(tenant, draft.id)).toMatchObject({ status: 'sent', stats: { queued: 2, sent: 2 } });
+      expect(await query('SELECT id FROM campaigns WHERE resent_from = $1', [draft.id])).toEqual([]);
+    }
+
+    const sendAt = new Date(Date.now() + 86_400_000).toISOString();
+    const later = await create(tenant, { segment, schedule: { mode: 'scheduled', sendAt } });
+    const draft = await create(tenant, { segment });
+    await request('PATCH', `/campaigns/${draft.id}`, tenant.jwt, { schedule: { mode: 'scheduled', sendAt } });
+    const res = await request('POST', `/campaigns/${draft.id}/send`, tenant.jwt);
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toMatchObject({ id: draft.id, status: 'scheduled', sentAt: null, stats: { queued: 0 } });
+    const [job] = await query<{ run_at: Date }>('SELECT run_at FROM graphile_worker.jobs WHERE key = $1', [dispatchJobKey(draft.id)]);
+    expect(job!.run_at.toISOString()).toBe(sendAt);
+    expect(later.status).toBe('scheduled');
+  });
+
+  it('answers 422 for a draft whose sendAt has passed, or with a segment override, and leaves it a draft', async () => {
+    fixedNow = new Date('2026-06-01T08:00:00Z');
+    try {
+      const draft = await create(tenant);
+      await request('PATCH', `/campaigns/${draft.id}`, tenant.jwt, { schedule: { mode: 'scheduled', sendAt: '2026-06-01T09:00:00Z' } });
+      fixedNow = new Date('2026-06-01T09:30:00Z');
+      const late = await request('POST', `/campaigns/${draft.id}/send`, tenant.jwt);
+      expect(late.statusCode).toBe(422);
+      expect(late.json()).toMatchObject({ message: 'Validation failed', details: [{ field: 'schedule.sendAt', error: 'must be in the future' }] });
+      const overridden = await request('POST', `/campaigns/${draft.id}/send`, tenant.jwt, { segment: { filters: {} } });
+      expect(overridden.statusCode).toBe(422);
+      expect(overridden.json().details).toEqual([{ field: 'segment', error: 'a draft is sent to its own segment: change it with PATCH first' }]);
+      expect((await read(tenant, draft.id)).status).toBe('draft');
+      expect(await query('SELECT 1 FROM graphile_worker.jobs WHERE key = $1', [dispatchJobKey(draft.id)])).toEqual([]);
+
+      await request('PATCH', `/campaigns/${draft.id}`, tenant.jwt, { schedule: { mode: 'scheduled', sendAt: '2026-06-01T11:00:00Z' } });
+      const res = await request('POST', `/campaigns/${draft.id}/send`, tenant.jwt);
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json().status).toBe('scheduled');
+      const again = await request('POST', `/campaigns/${draft.id}/send`, tenant.jwt);
+      expect(again.statusCode).toBe(409);
+    } finally {
+      fixedNow = undefined;
+    }
+  });
+});
+
 describe('POST /campaigns/:id/send (re-send)', () => {
   it('re-sends a sent campaign as a new campaign to the same segment, evaluated now; the original is unchanged', async () => {
     const original = await sentCampaign(tenant, { name: 'Weekly', utm: { campaign: 'weekly' }, content: { ...content, clickUrl: 'https://shop.example.com/' } });
@@ -590,12 +676,11 @@ describe('POST /campaigns/:id/send (re-send)', () => {
     }
   });
 
-  it('answers 409 for draft, scheduled and sending campaigns, and 422 for a bad override', async () => {
-    const draft = await create(tenant);
+  it('answers 409 for scheduled and sending campaigns, and 422 for a bad override', async () => {
     const scheduled = await create(tenant, { schedule: { mode: 'scheduled', sendAt: new Date(Date.now() + 60_000).toISOString() } });
     await audience(tenant, 1, { tags: ['resend-409'] });
     const sending = await create(tenant, { schedule: { mode: 'immediate' }, segment: { filters: { tags: ['resend-409'] } } }, tenant.test);
-    for (const { id } of [draft, scheduled, sending]) {
+    for (const { id } of [scheduled, sending]) {
       const res = await request('POST', `/campaigns/${id}/send`, tenant.jwt);
       expect(res.statusCode).toBe(409);
       expect(res.json().code).toBe('campaign_not_resendable');
@@ -618,8 +703,8 @@ describe('UTM parameters', () => {
           ...content,
           clickUrl: 'https://shop.example.com/sale?ref=a%20b&utm_source=old#top',
           actions: [
-            { action: 'buy', title: 'Buy', url: 'https://shop.example.com/buy' },
-            { action: 'later', title: 'Later' },
+            { action: 'https://shop.example.com/buy?item=42', title: 'Buy' },
+            { action: 'https://shop.example.com/later#list', title: 'Later' },
           ],
         },
         utm: { source: 'herald', medium: 'push', campaign: 'spring & summer' },
@@ -632,9 +717,23 @@ describe('UTM parameters', () => {
     const { content: sent } = (await messageOf(created.id))!;
     expect(sent.url).toBe('https://shop.example.com/sale?ref=a%20b&utm_source=herald&utm_medium=push&utm_campaign=spring%20%26%20summer#top');
     expect(sent.actions).toEqual([
-      { action: 'buy', title: 'Buy', url: 'https://shop.example.com/buy?utm_source=herald&utm_medium=push&utm_campaign=spring%20%26%20summer' },
-      { action: 'later', title: 'Later' },
+      { action: 'https://shop.example.com/buy?item=42&utm_source=herald&utm_medium=push&utm_campaign=spring%20%26%20summer', title: 'Buy' },
+      { action: 'https://shop.example.com/later?utm_source=herald&utm_medium=push&utm_campaign=spring%20%26%20summer#list', title: 'Later' },
     ]);
+  });
+});
+
+describe('push actions stored before `action` carried the URL', () => {
+  it('are rewritten by the migration: `url` becomes the action, a button without a URL is dropped, and the campaign reads back', async () => {
+    const draft = await create(tenant, { content: { ...content, actions: [{ action: 'https://shop.example.com/x', title: 'X' }] } });
+    const old = [
+      { action: 'buy', title: 'Buy', url: 'https://shop.example.com/buy' },
+      { action: 'later', title: 'Later' },
+    ];
+    await query(`UPDATE campaigns SET content = jsonb_set(content, '{actions}', $2::jsonb) WHERE id = $1`, [draft.id, JSON.stringify(old)]);
+    const file = (await readdir(migrationsFolder)).find((name) => name.endsWith('_push_action_urls.sql'))!;
+    for (const statement of (await readFile(path.join(migrationsFolder, file), 'utf8')).split('--> statement-breakpoint')) await query(statement);
+    expect((await read(tenant, draft.id)).content).toEqual({ ...content, actions: [{ action: 'https://shop.example.com/buy', title: 'Buy' }] });
   });
 });
 

@@ -36,23 +36,23 @@ describe('withUtm', () => {
 });
 
 describe('applyUtm', () => {
-  it('tags the click URL and every action URL, not actions without one', () => {
+  it('tags the click URL and every action (the URL its button opens), not the images', () => {
     const content = {
       title: 't',
       body: 'b',
       clickUrl: 'https://a.example/',
       iconUrl: 'https://a.example/icon.png',
       actions: [
-        { action: 'open', title: 'Open', url: 'https://a.example/open?x=1' },
-        { action: 'close', title: 'Close' },
+        { action: 'https://a.example/open?x=1', title: 'Open' },
+        { action: 'https://b.example', title: 'Other' },
       ],
     };
     expect(applyUtm(content, { source: 's' })).toEqual({
       ...content,
       clickUrl: 'https://a.example/?utm_source=s',
       actions: [
-        { action: 'open', title: 'Open', url: 'https://a.example/open?x=1&utm_source=s' },
-        { action: 'close', title: 'Close' },
+        { action: 'https://a.example/open?x=1&utm_source=s', title: 'Open' },
+        { action: 'https://b.example/?utm_source=s', title: 'Other' },
       ],
     });
   });

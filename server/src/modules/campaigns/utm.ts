@@ -37,14 +37,14 @@ function decodeName(name: string): string {
   }
 }
 
-/** The content with UTM parameters on its click URL and on every action URL. */
+/** The content with UTM parameters on its click URL and on every action (each action is the URL its button opens). */
 export function applyUtm(content: CampaignContent, utm: CampaignUtm | null | undefined): CampaignContent {
   if (!utm) return content;
   return {
     ...content,
     ...(content.clickUrl !== undefined && { clickUrl: withUtm(content.clickUrl, utm) }),
     ...(content.actions !== undefined && {
-      actions: content.actions.map((action) => (action.url === undefined ? action : { ...action, url: withUtm(action.url, utm) })),
+      actions: content.actions.map((action) => ({ ...action, action: withUtm(action.action, utm) })),
     }),
   };
 }

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { CHANNELS } from '../../db/schema.js';
 import { DEFAULT_PUSH_TTL_SECONDS } from '../../delivery/channel.js';
-import { instant, timestamp, webUrl } from '../../http/schemas.js';
+import { instant, pushActions, timestamp, webUrl } from '../../http/schemas.js';
 
 /** Every reason a send may answer: spec 7.4's push codes, plus Herald's `sandbox`. */
 export const SEND_REASONS = [
@@ -56,17 +56,7 @@ export const sendBody = z
       .regex(/^[A-Za-z0-9_-]{1,32}$/, 'must be 1 to 32 characters of A-Z, a-z, 0-9, _ and -')
       .optional()
       .describe('Herald extra: RFC 8030 topic; a newer push with the same topic replaces one not yet delivered'),
-    actions: z
-      .array(
-        z.strictObject({
-          action: z.string().trim().min(1).max(64),
-          title: text.max(64),
-          url: webUrl.optional().describe('Opened when this button is clicked'),
-        }),
-      )
-      .max(2)
-      .optional()
-      .describe('Herald extra: up to two notification buttons'),
+    actions: pushActions.optional().describe('Herald extra: up to two notification buttons, as on campaigns: `action` is the URL each opens'),
   })
   .superRefine((value, ctx) => {
     if (value.externalId === undefined && value.token === undefined) {

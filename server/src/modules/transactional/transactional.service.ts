@@ -1,6 +1,6 @@
 // Transactional push (spec 4.8): one recipient's devices, the delivery policy, an inline send, one envelope, one log row.
 import type { Db } from '../../db/database.js';
-import type { PushOptions } from '../../db/schema.js';
+import type { PushAction, PushOptions } from '../../db/schema.js';
 import { DEFAULT_PUSH_TTL_SECONDS, type DeliveryReason } from '../../delivery/channel.js';
 import type { DeliveryEngine } from '../../delivery/delivery-engine.js';
 import * as policyRepo from '../../delivery/delivery-policy.repository.js';
@@ -33,7 +33,7 @@ export interface SendInput {
   ttl?: number | undefined;
   urgency?: PushOptions['urgency'] | undefined;
   topic?: string | undefined;
-  actions?: { action: string; title: string; url?: string | undefined }[] | undefined;
+  actions?: PushAction[] | undefined;
 }
 
 /** A user has a handful of devices; more than this many under one externalId are not all sent to. */

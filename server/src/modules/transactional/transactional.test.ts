@@ -130,7 +130,8 @@ describe('validation and credentials', () => {
     ],
     [{ token: 'st_x', title: 'a', body: 'b', ttl: -1, urgency: 'urgent', topic: 'no spaces allowed' }, ['topic', 'ttl', 'urgency']],
     [{ token: 'st_x', title: 'a', body: 'b', ttl: 28 * 24 * 3600 + 1 }, ['ttl']],
-    [{ token: 'st_x', title: 'a', body: 'b', actions: ['a', 'b', 'c'].map((action) => ({ action, title: action })) }, ['actions']],
+    [{ token: 'st_x', title: 'a', body: 'b', actions: ['a', 'b', 'c'].map((action) => ({ action: `https://x.example/${action}`, title: action })) }, ['actions']],
+    [{ token: 'st_x', title: 'a', body: 'b', actions: [{ action: 'track', title: 'Track' }] }, ['actions.0.action']],
     [{ token: 'st_x', title: 'a', body: 'b', subject: 'x' }, ['subject']],
   ])('422 naming the fields: %j', async (payload, fields) => {
     const before = await query('SELECT count(*)::int AS n FROM transactional_sends');
@@ -276,7 +277,7 @@ describe('sandbox (test key)', () => {
       ttl: 60,
       urgency: 'high',
       topic: 'order-1',
-      actions: [{ action: 'track', title: 'Track', url: 'https://shop.example/t' }],
+      actions: [{ action: `https://shop.example/track/${'o'.repeat(200)}`, title: 'Track' }],
       iconUrl: 'https://shop.example/i.png',
       imageUrl: 'http://shop.example/big.jpg',
       badge: 'https://shop.example/b.png',
@@ -285,7 +286,7 @@ describe('sandbox (test key)', () => {
     expect(message).toMatchObject({
       options: { ttlSeconds: 60, urgency: 'high', topic: 'order-1' },
       content: {
-        actions: [{ action: 'track', title: 'Track', url: 'https://shop.example/t' }],
+        actions: [{ action: `https://shop.example/track/${'o'.repeat(200)}`, title: 'Track' }],
         iconUrl: 'https://shop.example/i.png',
         imageUrl: 'http://shop.example/big.jpg',
         badge: 'https://shop.example/b.png',
