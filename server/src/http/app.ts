@@ -52,6 +52,13 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 
   // JSON only: a text/plain body is a wrong content type (400), not a string that then fails validation (422).
   app.removeContentTypeParser('text/plain');
+  // An empty JSON body is no body: a route that requires one answers 400 (errors.ts), one whose body is optional runs.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '') done(null, undefined);
+    else parseJson(request, body as string, done);
+  });
   app.setValidatorCompiler(refusingNul(validatorCompiler));
   app.setSerializerCompiler(serializerCompiler);
   // Unknown fields are rejected, not dropped: a route that declares no query parameters accepts none.

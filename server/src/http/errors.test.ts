@@ -50,9 +50,50 @@ describe('400 malformed request', () => {
     expectEnvelope(res, 400, 'invalid_json');
   });
 
-  it('answers an empty JSON body with 400', async () => {
+  it('answers an empty JSON body with 400 body_required', async () => {
     const res = await t.app.inject({ method: 'POST', url: '/auth/login', headers: { 'content-type': 'application/json' }, payload: '' });
-    expectEnvelope(res, 400, 'invalid_json');
+    expectEnvelope(res, 400, 'body_required');
+  });
+
+  it('answers a POST without a body with 400 body_required, not a 422 naming a field called body', async () => {
+    const res = await t.app.inject({ method: 'POST', url: '/auth/login' });
+    const body = expectEnvelope(res, 400, 'body_required');
+    expect(body.message).toBe('Request body is required: send a JSON object');
+    expectEnvelope(await t.app.inject({ method: 'POST', url: '/auth/login', headers: { 'content-type': 'application/json' }, payload: 'null' }), 400, 'body_required');
+  });
+
+  it('answers 400 body_required on every route whose body is required, and runs those whose body is optional', async () => {
+    const doc = (await t.app.inject({ method: 'GET', url: '/docs/json' })).json<{
+      paths: Record<string, Record<string, { requestBody?: { required?: boolean }; security?: Record<string, string[]>[] }>>;
+    }>();
+    const checked: string[] = [];
+    for (const [path, operations] of Object.entries(doc.paths)) {
+      for (const [method, operation] of Object.entries(operations)) {
+        if (!operation.requestBody) continue;
+        const url = path.replace(/\{[^}]+\}/g, 'x_1');
+        const apiKeyOnly = operation.security?.length === 1 && 'apiKey' in operation.security[0]!;
+        const headers = apiKeyOnly ? tenant.live : tenant.jwt;
+        for (const payload of [undefined, '']) {
+          const res = await t.app.inject({
+            method: method.toUpperCase() as 'POST',
+            url,
+            headers: payload === undefined ? headers : { ...headers, 'content-type': 'application/json' },
+            ...(payload !== undefined && { payload }),
+          });
+          if (operation.requestBody.required === false) {
+            expect(res.json().code, `${method} ${path}`).not.toBe('body_required');
+            expect(res.statusCode, `${method} ${path}`).not.toBe(422);
+          } else {
+            expect(res.statusCode, `${method} ${path}`).toBe(400);
+            expect(res.json().code, `${method} ${path}`).toBe('body_required');
+          }
+        }
+        checked.push(`${method.toUpperCase()} ${path} ${operation.requestBody.required === false ? 'optional' : 'required'}`);
+      }
+    }
+    expect(checked).toContain('POST /auth/login required');
+    expect(checked).toContain('POST /campaigns/{id}/send optional');
+    expect(checked.length).toBeGreaterThan(20);
   });
 
   it.each([
@@ -136,12 +177,6 @@ describe('422 Validation failed', () => {
     const res = await t.app.inject({ method: 'GET', url: `/projects/${tenant.projectId}?expand=keys`, headers: tenant.jwt });
     const body = expectEnvelope(res, 422, 'validation_failed');
     expect(body.details).toEqual([{ field: 'query.expand', error: 'is not an allowed field' }]);
-  });
-
-  it('answers a POST without a body with 422 naming the body', async () => {
-    const res = await t.app.inject({ method: 'POST', url: '/auth/login' });
-    const body = expectEnvelope(res, 422, 'validation_failed');
-    expect(body.details).toEqual([{ field: 'body', error: expect.any(String) }]);
   });
 });
 

@@ -1,5 +1,5 @@
 // The error envelope (spec 7.1) for every non-2xx answer, whatever raised it.
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { AppError, type FieldError } from '../shared/errors.js';
 
@@ -26,14 +26,17 @@ function fieldErrors(error: FastifyError): FieldError[] {
   });
 }
 
-function toAppError(error: FastifyError): AppError {
+function toAppError(error: FastifyError, request: FastifyRequest): AppError {
   if (error instanceof AppError) return error;
   if (hasZodFastifySchemaValidationErrors(error)) {
+    // No body at all (or JSON null) where the route requires one is malformed at protocol level (spec 7.2), not a field.
+    if ((error as { validationContext?: string }).validationContext === 'body' && request.body == null) {
+      return new AppError(400, 'body_required', 'Request body is required: send a JSON object');
+    }
     return new AppError(422, 'validation_failed', 'Validation failed', fieldErrors(error));
   }
   switch (error.code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return new AppError(400, 'invalid_json', 'Request body is not valid JSON');
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
@@ -49,7 +52,7 @@ function toAppError(error: FastifyError): AppError {
 
 export function registerErrorHandling(app: FastifyInstance) {
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    const appError = toAppError(error);
+    const appError = toAppError(error, request);
     if (appError.statusCode >= 500) request.log.error({ err: error }, 'request failed');
     return reply.status(appError.statusCode).send({
       statusCode: appError.statusCode,

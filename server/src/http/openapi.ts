@@ -3,6 +3,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
+import type { z } from 'zod';
 import type { Access } from './access.js';
 
 const jwt = { bearerAuth: [], orgId: [] };
@@ -32,6 +33,9 @@ export function securityFor(access: Access): Record<string, string[]>[] {
 }
 
 type JsonSchema = Record<string, unknown>;
+
+/** Carries "this body may be absent" from the route transform to the document (swagger copies `x-` keys over). */
+const OPTIONAL_BODY = 'x-optional-body';
 
 /**
  * A converted schema as the schema of a media type. The Zod conversion leaves a placeholder `$id` on every schema;
@@ -66,6 +70,7 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string) {
           'Authenticate with a project API key (`x-api-key`), or with a dashboard token from `POST /auth/login`',
           '(`Authorization: Bearer …`) plus the organization to act in (`x-org-id`).',
           'Every non-2xx answer is an error envelope: `statusCode`, `code`, `message`, `requestId`, and `details` on 422.',
+          'A route that requires a body answers 400 `body_required` when it is missing or empty; invalid JSON is 400 `invalid_json`.',
           'Lists take `page` (1-based) and `pageSize` (default 20, max 100) and answer `{data, page, pageSize, total}`.',
         ].join('\n'),
       },
@@ -83,8 +88,10 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string) {
     transform: (input) => {
       const transformed = jsonSchemaTransform(input);
       const { access, textBodies } = input.route.config ?? {};
-      const schema = { ...transformed.schema };
+      const schema: typeof transformed.schema & { [OPTIONAL_BODY]?: true } = { ...transformed.schema };
       if (access) schema.security = securityFor(access);
+      // @fastify/swagger marks every body required; a body the route's schema lets be absent is marked optional below.
+      if ((input.schema.body as z.ZodType | undefined)?.safeParse(undefined).success) schema[OPTIONAL_BODY] = true;
       if (textBodies && schema.body) {
         const text = Object.entries(textBodies).map(([type, description]) => [type, { schema: { type: 'string', description } }]);
         schema.body = { content: { 'application/json': mediaType(schema.body as JsonSchema), ...Object.fromEntries(text) } };
@@ -96,7 +103,15 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string) {
       }
       return { ...transformed, schema };
     },
-    transformObject: jsonSchemaTransformObject,
+    transformObject: (documentObject) => {
+      const document = jsonSchemaTransformObject(documentObject) as { paths?: Record<string, Record<string, JsonSchema>> };
+      for (const operation of Object.values(document.paths ?? {}).flatMap((path) => Object.values(path))) {
+        if (!operation[OPTIONAL_BODY]) continue;
+        delete operation[OPTIONAL_BODY];
+        (operation.requestBody as JsonSchema).required = false;
+      }
+      return document as ReturnType<typeof jsonSchemaTransformObject>;
+    },
   });
   await app.register(swaggerUi, {
     routePrefix: '/docs',
