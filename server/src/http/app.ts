@@ -6,6 +6,7 @@ import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import type { Logger } from 'pino';
 import type { Pool } from 'pg';
+import type { Registry } from 'prom-client';
 import type { Config } from '../config.js';
 import { apiKeyRoutes } from '../modules/api-keys/api-key.routes.js';
 import { authRoutes } from '../modules/auth/auth.routes.js';
@@ -21,7 +22,7 @@ import type { Services } from '../services.js';
 import access from './access.js';
 import { registerErrorHandling } from './errors.js';
 import { healthRoutes } from './health.routes.js';
-import { createMetricsRegistry, registerMetrics } from './metrics.js';
+import { createMetricsRegistry, metricsRoute, registerMetrics } from './metrics.js';
 import { refusingNul } from './nul-characters.js';
 import { registerOpenApi } from './openapi.js';
 import { registerRateLimits } from './rate-limit.js';
@@ -33,6 +34,8 @@ export interface AppDeps {
   pool: Pool;
   services: Services;
   redis?: Redis | undefined;
+  /** The registry the request metrics go to; the caller serves it on the metrics listener (METRICS_PORT). */
+  metrics?: Registry;
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
@@ -71,7 +74,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   });
   registerErrorHandling(app);
 
-  const metrics = createMetricsRegistry();
+  const metrics = deps.metrics ?? createMetricsRegistry();
   registerMetrics(app, metrics);
   // API key lookups are served from memory only while this listener hears revocations (api-key-cache.ts); it
   // connects with the pool's settings on a connection of its own.
@@ -86,7 +89,9 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await registerRateLimits(app, deps.config, deps.redis);
   await registerOpenApi(app, deps.config.publicUrl);
 
-  await healthRoutes(app, deps.pool, metrics);
+  await healthRoutes(app, deps.pool);
+  // On the API port only behind its token; with METRICS_PORT, on that listener alone (runtime.ts).
+  if (deps.config.metrics.token !== undefined && deps.config.metrics.port === undefined) metricsRoute(app, metrics, deps.config.metrics.token);
   await authRoutes(app, deps.services.auth);
   await organizationRoutes(app, deps.services.organizations);
   await projectRoutes(app, deps.services.projects);

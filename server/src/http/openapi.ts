@@ -82,6 +82,7 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string) {
           orgId: { type: 'apiKey', in: 'header', name: 'x-org-id', description: 'Organization to act in (with a JWT)' },
           tokenQuery: { type: 'apiKey', in: 'query', name: 'token', description: 'access_token from POST /auth/login, for event streams' },
           orgIdQuery: { type: 'apiKey', in: 'query', name: 'orgId', description: 'Organization to act in, for event streams' },
+          metricsToken: { type: 'http', scheme: 'bearer', description: 'METRICS_TOKEN, for GET /metrics on the API port' },
         },
       },
     },
@@ -89,7 +90,7 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string) {
       const transformed = jsonSchemaTransform(input);
       const { access, textBodies } = input.route.config ?? {};
       const schema: typeof transformed.schema & { [OPTIONAL_BODY]?: true } = { ...transformed.schema };
-      if (access) schema.security = securityFor(access);
+      if (access && !schema.security) schema.security = securityFor(access);
       // @fastify/swagger marks every body required; a body the route's schema lets be absent is marked optional below.
       if ((input.schema.body as z.ZodType | undefined)?.safeParse(undefined).success) schema[OPTIONAL_BODY] = true;
       if (textBodies && schema.body) {
