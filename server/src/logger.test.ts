@@ -1,5 +1,6 @@
 // Log redaction: credentials, passwords and key secrets never reach the log output.
 import { Writable } from 'node:stream';
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTenant, type Tenant } from '../test/fixtures.js';
 import { startTestApp, type TestApp } from '../test/harness.js';
@@ -16,6 +17,8 @@ function capture() {
   });
   return { stream, lines, text: () => lines.join('\n') };
 }
+
+const PERSONAL = 'jane.doe+secret@example.com';
 
 const flush = () => new Promise((resolve) => setImmediate(resolve));
 
@@ -76,6 +79,10 @@ describe('app logs', () => {
           app.get('/test/fail', { config: { access: { auth: 'public' } } }, async () => {
             throw new Error('unexpected');
           });
+          // A query PostgreSQL refuses, quoting the personal data it was given.
+          app.get('/test/db-fail', { config: { access: { auth: 'public' } } }, async () => {
+            await t.database.db.execute(sql`select ${PERSONAL}::int as n`);
+          });
         },
       },
     );
@@ -116,6 +123,20 @@ describe('app logs', () => {
     for (const secret of [tenant.password, SECRETS.password, res.json<{ access_token: string }>().access_token]) {
       expect(written).not.toContain(secret);
     }
+  });
+
+  it('logs a failed query by its SQLSTATE and statement, not its parameters or the value PostgreSQL quotes', async () => {
+    const before = out.lines.length;
+    const res = await t.app.inject({ method: 'GET', url: '/test/db-fail', headers: { 'x-request-id': 'log-check-sql' } });
+    expect(res.statusCode).toBe(500);
+    await flush();
+    const written = out.lines.slice(before).join('\n');
+    expect(written).not.toContain(PERSONAL);
+    const failure = out.lines.slice(before).map((line) => JSON.parse(line) as Record<string, unknown>).find((line) => line.msg === 'request failed');
+    expect(failure).toMatchObject({
+      reqId: 'log-check-sql',
+      err: { code: '22P02', statement: 'select $1::int as n', message: 'database error 22P02', stack: expect.stringContaining('at ') },
+    });
   });
 
   it('logs a 500 with its request id and error, not the request credentials', async () => {

@@ -54,7 +54,8 @@ export function registerErrorHandling(app: FastifyInstance) {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const appError = toAppError(error, request);
     if (appError.statusCode >= 500) request.log.error({ err: error }, 'request failed');
-    return reply.status(appError.statusCode).send({
+    // JSON whatever the route produces on success (a CSV export may have set its type before it failed).
+    return reply.status(appError.statusCode).type('application/json; charset=utf-8').send({
       statusCode: appError.statusCode,
       code: appError.code,
       message: appError.message,

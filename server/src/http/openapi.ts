@@ -71,6 +71,7 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string) {
           '(`Authorization: Bearer …`) plus the organization to act in (`x-org-id`).',
           'Every non-2xx answer is an error envelope: `statusCode`, `code`, `message`, `requestId`, and `details` on 422.',
           'A route that requires a body answers 400 `body_required` when it is missing or empty; invalid JSON is 400 `invalid_json`.',
+          'Every date and timestamp given (filters, `sendAt`, ranges) lies between 0001-01-01 and 9999-12-31 UTC; outside, 422.',
           'Lists take `page` (1-based) and `pageSize` (default 20, max 100) and answer `{data, page, pageSize, total}`.',
         ].join('\n'),
       },
