@@ -20,7 +20,7 @@ import { trackingRoutes } from '../modules/tracking/tracking.routes.js';
 import { transactionalRoutes } from '../modules/transactional/transactional.routes.js';
 import type { Services } from '../services.js';
 import access from './access.js';
-import { registerErrorHandling } from './errors.js';
+import { clientErrorHandler, frameworkErrors, registerErrorHandling } from './errors.js';
 import { healthRoutes } from './health.routes.js';
 import { createMetricsRegistry, metricsRoute, registerMetrics } from './metrics.js';
 import { refusingNul } from './nul-characters.js';
@@ -39,6 +39,11 @@ export interface AppDeps {
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
+/**
+ * The router measures a path parameter as sent, percent-encoded: the longest externalId identify accepts (255 UTF-16
+ * units) is 9 characters a unit when each is a 3-byte UTF-8 character, so every stored externalId can be looked up.
+ */
+const MAX_PARAM_LENGTH = 255 * 9;
 
 export async function buildApp(deps: AppDeps): Promise<App> {
   const app = Fastify({
@@ -50,6 +55,9 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
     bodyLimit: 1024 * 1024,
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    frameworkErrors,
+    clientErrorHandler,
     ajv: { customOptions: { removeAdditional: false } },
   }).withTypeProvider<ZodTypeProvider>();
 

@@ -1,5 +1,8 @@
 // The error envelope (spec 7.1) for every non-2xx answer, whatever raised it.
-import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
+import { randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { AppError, type FieldError } from '../shared/errors.js';
 
@@ -48,6 +51,45 @@ function toAppError(error: FastifyError, request: FastifyRequest): AppError {
     return new AppError(error.statusCode, 'bad_request', error.message);
   }
   return new AppError(500, 'internal_error', 'Internal server error');
+}
+
+/** The envelope of an error Fastify's router raises before any hook runs: a bad percent-encoding, an overlong parameter. */
+export function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  const appError =
+    error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+      ? new AppError(414, 'uri_too_long', 'A path parameter of the URL is too long')
+      : error.code === 'FST_ERR_BAD_URL'
+        ? new AppError(400, 'bad_url', 'The URL path is not valid percent-encoding')
+        : new AppError(error.statusCode ?? 400, 'bad_request', 'Bad request');
+  return reply
+    .status(appError.statusCode)
+    .header('x-request-id', request.id)
+    .type('application/json; charset=utf-8')
+    .send({ statusCode: appError.statusCode, code: appError.code, message: appError.message, requestId: request.id });
+}
+
+const clientErrors: Record<string, [status: number, code: string, message: string]> = {
+  HPE_HEADER_OVERFLOW: [431, 'headers_too_large', 'Request headers are too large (16 KB in all)'],
+  ERR_HTTP_REQUEST_TIMEOUT: [408, 'request_timeout', 'The request took too long to arrive'],
+};
+
+/**
+ * What Node's HTTP parser refuses before Fastify sees a request (headers over 16 KB, a request that is not HTTP, a
+ * timeout): the envelope written on the socket, with a generated request id since no header could be read.
+ */
+export function clientErrorHandler(this: FastifyInstance, error: Error & { code?: string }, socket: Duplex) {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const [statusCode, code, message] = clientErrors[error.code ?? ''] ?? [400, 'bad_request', 'Malformed HTTP request'];
+  const requestId = randomUUID();
+  this.log.debug({ err: error, requestId }, 'HTTP parser refused a request');
+  if (socket.writable) {
+    const body = JSON.stringify({ statusCode, code, message, requestId });
+    socket.write(
+      `HTTP/1.1 ${statusCode} ${STATUS_CODES[statusCode]}\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nx-request-id: ${requestId}\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(error);
 }
 
 export function registerErrorHandling(app: FastifyInstance) {

@@ -7,7 +7,7 @@ import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client
 import { z } from 'zod';
 import type { Config } from '../config.js';
 import { AppError } from '../shared/errors.js';
-import { registerErrorHandling } from './errors.js';
+import { clientErrorHandler, frameworkErrors, registerErrorHandling } from './errors.js';
 import { errorEnvelope } from './schemas.js';
 
 export function createMetricsRegistry(): Registry {
@@ -79,7 +79,12 @@ export function metricsRoute(app: FastifyInstance, registry: Registry, token: st
 
 /** The listener of METRICS_PORT: /metrics alone (bearer-checked too when METRICS_TOKEN is set), answers in the envelope. */
 export async function buildMetricsApp(registry: Registry, config: Config, logger: Logger): Promise<FastifyInstance> {
-  const app = Fastify({ loggerInstance: logger.child({ listener: 'metrics' }) as FastifyBaseLogger, disableRequestLogging: true });
+  const app = Fastify({
+    loggerInstance: logger.child({ listener: 'metrics' }) as FastifyBaseLogger,
+    disableRequestLogging: true,
+    frameworkErrors,
+    clientErrorHandler,
+  });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   registerErrorHandling(app);

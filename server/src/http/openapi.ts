@@ -71,6 +71,9 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string) {
           '(`Authorization: Bearer …`) plus the organization to act in (`x-org-id`).',
           'Every non-2xx answer is an error envelope: `statusCode`, `code`, `message`, `requestId`, and `details` on 422.',
           'A route that requires a body answers 400 `body_required` when it is missing or empty; invalid JSON is 400 `invalid_json`.',
+          'Refused before routing, still in the envelope: a path parameter over 2295 characters as sent (414 `uri_too_long`), ' +
+            'a bad percent-encoding in the path (400 `bad_url`); by the HTTP parser: headers over 16 KB (431 `headers_too_large`), ' +
+            'a request that is not HTTP (400 `bad_request`), with a generated `requestId`, and the connection closed.',
           'Every date and timestamp given (filters, `sendAt`, ranges) lies between 0001-01-01 and 9999-12-31 UTC; outside, 422.',
           'Lists take `page` (1-based) and `pageSize` (default 20, max 100) and answer `{data, page, pageSize, total}`.',
         ].join('\n'),
@@ -98,8 +101,12 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string) {
         const text = Object.entries(textBodies).map(([type, description]) => [type, { schema: { type: 'string', description } }]);
         schema.body = { content: { 'application/json': mediaType(schema.body as JsonSchema), ...Object.fromEntries(text) } };
       }
-      // Any body over its route's limit (1 MB; the contact import 20 MB) is refused before validation.
-      if (schema.body && schema.response) schema.response = { ...schema.response, 413: (schema.response as Record<string, unknown>)[400] };
+      // Any body over its route's limit (1 MB; the contact import 20 MB) is refused before validation, and a path
+      // parameter over the router's limit (app.ts) before routing.
+      const responses = (schema.response ?? {}) as Record<string, unknown>;
+      const envelope = Object.entries(responses).find(([status]) => /^[45]/.test(status))?.[1];
+      if (schema.body && envelope) schema.response = { ...responses, 413: envelope };
+      if (schema.params && envelope) schema.response = { ...(schema.response as Record<string, unknown>), 414: envelope };
       if (schema.produces && schema.response) {
         schema.response = byMediaType(schema.response as Record<string, JsonSchema>, schema.produces);
       }
