@@ -63,6 +63,14 @@ describe('createLogger redaction', () => {
     expect(redactUrl('/a?page=2&tokens=1')).toBe('/a?page=2&tokens=1');
     expect(redactUrl(undefined)).toBeUndefined();
   });
+
+  it('matches a parameter by its name as the route reads it: percent-encoded or with + for spaces', () => {
+    expect(redactUrl('/s?%74oken=s1&t%6Fken=s2&%6FrgId=org_1')).toBe('/s?%74oken=[redacted]&t%6Fken=[redacted]&%6FrgId=org_1');
+    expect(redactUrl('/s?%54OKEN=s1&api%5Fkey=s2&access%5ftoken=s3')).toBe('/s?%54OKEN=[redacted]&api%5Fkey=[redacted]&access%5ftoken=[redacted]');
+    expect(redactUrl('/s?to+ken=s1&%zz=2&token')).toBe('/s?to+ken=s1&%zz=2&token');
+    expect(redactUrl('/s?a=1&token=s1=s2&b=%74oken')).toBe('/s?a=1&token=[redacted]&b=%74oken');
+    expect(redactUrl('/no/query')).toBe('/no/query');
+  });
 });
 
 describe('app logs', () => {
@@ -108,6 +116,22 @@ describe('app logs', () => {
     expect(written).toContain('log-check-1'); // the request id is on the log lines
     expect(written).toContain(`/projects/${tenant.projectId}?token=[redacted]`);
     for (const secret of [tenant.liveKey, tenant.token, SECRETS.queryToken]) expect(written).not.toContain(secret);
+  });
+
+  it('never writes the token of a stream URL, however its name is percent-encoded', async () => {
+    const before = out.lines.length;
+    const jwt = encodeURIComponent(tenant.token);
+    for (const name of ['%74oken', 't%6Fken', '%74%6F%6B%65%6E']) {
+      const res = await t.app.inject({ method: 'GET', url: `/campaigns/cmp_none/stream?${name}=${jwt}&%6FrgId=${tenant.orgId}`, headers: { accept: 'text/event-stream' } });
+      // The route read the token: it authenticated the caller, and the campaign is simply not found.
+      expect(res.statusCode, res.body).toBe(404);
+    }
+    await flush();
+    const written = out.lines.slice(before).join('\n');
+    expect(written).toContain(`/campaigns/cmp_none/stream?%74oken=[redacted]&%6FrgId=${tenant.orgId}`);
+    expect(written).toContain('t%6Fken=[redacted]');
+    expect(written).not.toContain(tenant.token);
+    expect(written).not.toContain(tenant.token.split('.')[2]!);
   });
 
   it('never writes a password or the issued token of a login', async () => {

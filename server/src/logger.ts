@@ -3,10 +3,31 @@ import type { IncomingMessage } from 'node:http';
 import { pino, type DestinationStream, type Logger } from 'pino';
 
 const REDACTED = '[redacted]';
-const SECRET_QUERY = /([?&](?:token|access_token|key|api_key|password|secret)=)[^&]*/gi;
+const SECRET_PARAMETERS = new Set(['token', 'access_token', 'key', 'api_key', 'password', 'secret']);
 
+/** A query parameter's name as Fastify's parser (fast-querystring) reads it: `+` is a space, then percent-decoded. */
+function parameterName(raw: string): string {
+  const name = raw.replace(/\+/g, ' ');
+  try {
+    return decodeURIComponent(name);
+  } catch {
+    return name;
+  }
+}
+
+/** The URL with the value of every secret query parameter replaced, its name matched as the route reads it (`%74oken` is token). */
 export function redactUrl(url: string | undefined): string | undefined {
-  return url?.replace(SECRET_QUERY, `$1${REDACTED}`);
+  const start = url?.indexOf('?') ?? -1;
+  if (url === undefined || start === -1) return url;
+  const pairs = url
+    .slice(start + 1)
+    .split('&')
+    .map((pair) => {
+      const equals = pair.indexOf('=');
+      if (equals === -1 || !SECRET_PARAMETERS.has(parameterName(pair.slice(0, equals)).toLowerCase())) return pair;
+      return `${pair.slice(0, equals)}=${REDACTED}`;
+    });
+  return `${url.slice(0, start)}?${pairs.join('&')}`;
 }
 
 /** A PostgreSQL error as pg raises it: a five-character SQLSTATE and the server's fields. */
