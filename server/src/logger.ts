@@ -1,4 +1,4 @@
-// The pino logger: request ids on every line; credentials, passwords, key secrets and query parameters kept out.
+// The pino logger: request ids on every line; credentials, passwords, key secrets and SQL parameter values kept out.
 import type { IncomingMessage } from 'node:http';
 import { pino, type DestinationStream, type Logger } from 'pino';
 
@@ -49,14 +49,18 @@ const isPgError = (error: unknown): error is PgError =>
  */
 function serializeError(error: Error) {
   const failed = [error, error.cause].find(isPgError);
-  if (!failed) return pino.stdSerializers.err(error);
-  const statement = (error as { query?: unknown }).query;
+  // Drizzle's failed query: the statement, and its parameters written into the message.
+  const { query, params } = error as { query?: unknown; params?: unknown };
+  const statement = typeof query === 'string' && params !== undefined ? query : undefined;
+  if (!failed && statement === undefined) return pino.stdSerializers.err(error);
   return {
     type: error.constructor.name,
-    message: `database error ${failed.code}`,
-    code: failed.code,
-    ...(typeof statement === 'string' && { statement }),
-    ...Object.fromEntries((['routine', 'table', 'column', 'constraint'] as const).filter((key) => failed[key]).map((key) => [key, failed[key]])),
+    message: failed ? `database error ${failed.code}` : 'Failed query',
+    ...(failed && { code: failed.code }),
+    ...(statement !== undefined && { statement }),
+    ...(failed && Object.fromEntries((['routine', 'table', 'column', 'constraint'] as const).filter((key) => failed[key]).map((key) => [key, failed[key]]))),
+    // A cause that is not PostgreSQL's answer (a lost connection) quotes no value.
+    ...(!failed && error.cause instanceof Error && { cause: pino.stdSerializers.err(error.cause) }),
     stack: (error.stack ?? '').split('\n').filter((line) => line.trimStart().startsWith('at ')).join('\n'),
   };
 }

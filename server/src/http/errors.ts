@@ -60,7 +60,7 @@ export function frameworkErrors(error: FastifyError, request: FastifyRequest, re
       ? new AppError(414, 'uri_too_long', 'A path parameter of the URL is too long')
       : error.code === 'FST_ERR_BAD_URL'
         ? new AppError(400, 'bad_url', 'The URL path is not valid percent-encoding')
-        : new AppError(error.statusCode ?? 400, 'bad_request', 'Bad request');
+        : new AppError(500, 'internal_error', 'Internal server error');
   return reply
     .status(appError.statusCode)
     .header('x-request-id', request.id)
