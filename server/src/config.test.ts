@@ -29,6 +29,19 @@ describe('loadConfig defaults', () => {
     expect(config.rateLimit).toEqual({ enabled: true, windowSeconds: 60, default: 600, ingest: 120, transactional: 120 });
   });
 
+  it('serves no metrics unless METRICS_PORT or METRICS_TOKEN says where and to whom', () => {
+    expect(loadConfig({}).metrics).toEqual({ token: undefined, port: undefined, host: '127.0.0.1' });
+    expect(loadConfig({ METRICS_PORT: '9464', METRICS_HOST: '10.0.0.5', METRICS_TOKEN: 't'.repeat(32) }).metrics).toEqual({
+      token: 't'.repeat(32),
+      port: 9464,
+      host: '10.0.0.5',
+    });
+    expect(problemsOf({ METRICS_TOKEN: 'short', METRICS_PORT: '70000' })).toEqual([
+      expect.stringMatching(/^METRICS_TOKEN: must be at least 32 characters/),
+      expect.stringMatching(/^METRICS_PORT: /),
+    ]);
+  });
+
   it('treats empty variables as unset', () => {
     const config = loadConfig({ PORT: '', JWT_SECRET: '', DATABASE_URL: '' });
     expect(config.port).toBe(3000);

@@ -62,6 +62,9 @@ const envSchema = z.object({
   ADMIN_EMAIL: z.email().optional(),
   ADMIN_PASSWORD: z.string().min(8, 'must be at least 8 characters').optional(),
   REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
+  METRICS_TOKEN: z.string().min(32, 'must be at least 32 characters (e.g. openssl rand -hex 16)').optional(),
+  METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  METRICS_HOST: z.string().min(1).default('127.0.0.1'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   TRUST_PROXY: boolean(false),
   RATE_LIMIT_ENABLED: boolean(true),
@@ -112,6 +115,11 @@ export interface Config {
   adminPassword: string | undefined;
   redisUrl: string | undefined;
   logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
+  /**
+   * Where Prometheus scrapes /metrics: on a listener of its own (`port`, on `host`), else on the API port only with
+   * the bearer `token`; with neither, nowhere.
+   */
+  metrics: { token: string | undefined; port: number | undefined; host: string };
   trustProxy: boolean;
   rateLimit: {
     enabled: boolean;
@@ -189,6 +197,7 @@ export function loadConfig(env: Env = process.env): Config {
     adminPassword: e.ADMIN_PASSWORD,
     redisUrl: e.REDIS_URL,
     logLevel: e.LOG_LEVEL,
+    metrics: { token: e.METRICS_TOKEN, port: e.METRICS_PORT, host: e.METRICS_HOST },
     trustProxy: e.TRUST_PROXY,
     rateLimit: {
       enabled: e.RATE_LIMIT_ENABLED,

@@ -1,5 +1,6 @@
 // Log redaction: credentials, passwords and key secrets never reach the log output.
 import { Writable } from 'node:stream';
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTenant, type Tenant } from '../test/fixtures.js';
 import { startTestApp, type TestApp } from '../test/harness.js';
@@ -16,6 +17,8 @@ function capture() {
   });
   return { stream, lines, text: () => lines.join('\n') };
 }
+
+const PERSONAL = 'jane.doe+secret@example.com';
 
 const flush = () => new Promise((resolve) => setImmediate(resolve));
 
@@ -60,6 +63,14 @@ describe('createLogger redaction', () => {
     expect(redactUrl('/a?page=2&tokens=1')).toBe('/a?page=2&tokens=1');
     expect(redactUrl(undefined)).toBeUndefined();
   });
+
+  it('matches a parameter by its name as the route reads it: percent-encoded or with + for spaces', () => {
+    expect(redactUrl('/s?%74oken=s1&t%6Fken=s2&%6FrgId=org_1')).toBe('/s?%74oken=[redacted]&t%6Fken=[redacted]&%6FrgId=org_1');
+    expect(redactUrl('/s?%54OKEN=s1&api%5Fkey=s2&access%5ftoken=s3')).toBe('/s?%54OKEN=[redacted]&api%5Fkey=[redacted]&access%5ftoken=[redacted]');
+    expect(redactUrl('/s?to+ken=s1&%zz=2&token')).toBe('/s?to+ken=s1&%zz=2&token');
+    expect(redactUrl('/s?a=1&token=s1=s2&b=%74oken')).toBe('/s?a=1&token=[redacted]&b=%74oken');
+    expect(redactUrl('/no/query')).toBe('/no/query');
+  });
 });
 
 describe('app logs', () => {
@@ -75,6 +86,10 @@ describe('app logs', () => {
         beforeReady: (app) => {
           app.get('/test/fail', { config: { access: { auth: 'public' } } }, async () => {
             throw new Error('unexpected');
+          });
+          // A query PostgreSQL refuses, quoting the personal data it was given.
+          app.get('/test/db-fail', { config: { access: { auth: 'public' } } }, async () => {
+            await t.database.db.execute(sql`select ${PERSONAL}::int as n`);
           });
         },
       },
@@ -103,6 +118,22 @@ describe('app logs', () => {
     for (const secret of [tenant.liveKey, tenant.token, SECRETS.queryToken]) expect(written).not.toContain(secret);
   });
 
+  it('never writes the token of a stream URL, however its name is percent-encoded', async () => {
+    const before = out.lines.length;
+    const jwt = encodeURIComponent(tenant.token);
+    for (const name of ['%74oken', 't%6Fken', '%74%6F%6B%65%6E']) {
+      const res = await t.app.inject({ method: 'GET', url: `/campaigns/cmp_none/stream?${name}=${jwt}&%6FrgId=${tenant.orgId}`, headers: { accept: 'text/event-stream' } });
+      // The route read the token: it authenticated the caller, and the campaign is simply not found.
+      expect(res.statusCode, res.body).toBe(404);
+    }
+    await flush();
+    const written = out.lines.slice(before).join('\n');
+    expect(written).toContain(`/campaigns/cmp_none/stream?%74oken=[redacted]&%6FrgId=${tenant.orgId}`);
+    expect(written).toContain('t%6Fken=[redacted]');
+    expect(written).not.toContain(tenant.token);
+    expect(written).not.toContain(tenant.token.split('.')[2]!);
+  });
+
   it('never writes a password or the issued token of a login', async () => {
     const before = out.lines.length;
     const res = await t.app.inject({ method: 'POST', url: '/auth/login', payload: { email: tenant.email, password: tenant.password } });
@@ -116,6 +147,20 @@ describe('app logs', () => {
     for (const secret of [tenant.password, SECRETS.password, res.json<{ access_token: string }>().access_token]) {
       expect(written).not.toContain(secret);
     }
+  });
+
+  it('logs a failed query by its SQLSTATE and statement, not its parameters or the value PostgreSQL quotes', async () => {
+    const before = out.lines.length;
+    const res = await t.app.inject({ method: 'GET', url: '/test/db-fail', headers: { 'x-request-id': 'log-check-sql' } });
+    expect(res.statusCode).toBe(500);
+    await flush();
+    const written = out.lines.slice(before).join('\n');
+    expect(written).not.toContain(PERSONAL);
+    const failure = out.lines.slice(before).map((line) => JSON.parse(line) as Record<string, unknown>).find((line) => line.msg === 'request failed');
+    expect(failure).toMatchObject({
+      reqId: 'log-check-sql',
+      err: { code: '22P02', statement: 'select $1::int as n', message: 'database error 22P02', stack: expect.stringContaining('at ') },
+    });
   });
 
   it('logs a 500 with its request id and error, not the request credentials', async () => {

@@ -1,12 +1,68 @@
-// The pino logger: request ids on every line, and credentials, passwords and key secrets redacted.
+// The pino logger: request ids on every line; credentials, passwords, key secrets and SQL parameter values kept out.
 import type { IncomingMessage } from 'node:http';
 import { pino, type DestinationStream, type Logger } from 'pino';
 
 const REDACTED = '[redacted]';
-const SECRET_QUERY = /([?&](?:token|access_token|key|api_key|password|secret)=)[^&]*/gi;
+const SECRET_PARAMETERS = new Set(['token', 'access_token', 'key', 'api_key', 'password', 'secret']);
 
+/** A query parameter's name as Fastify's parser (fast-querystring) reads it: `+` is a space, then percent-decoded. */
+function parameterName(raw: string): string {
+  const name = raw.replace(/\+/g, ' ');
+  try {
+    return decodeURIComponent(name);
+  } catch {
+    return name;
+  }
+}
+
+/** The URL with the value of every secret query parameter replaced, its name matched as the route reads it (`%74oken` is token). */
 export function redactUrl(url: string | undefined): string | undefined {
-  return url?.replace(SECRET_QUERY, `$1${REDACTED}`);
+  const start = url?.indexOf('?') ?? -1;
+  if (url === undefined || start === -1) return url;
+  const pairs = url
+    .slice(start + 1)
+    .split('&')
+    .map((pair) => {
+      const equals = pair.indexOf('=');
+      if (equals === -1 || !SECRET_PARAMETERS.has(parameterName(pair.slice(0, equals)).toLowerCase())) return pair;
+      return `${pair.slice(0, equals)}=${REDACTED}`;
+    });
+  return `${url.slice(0, start)}?${pairs.join('&')}`;
+}
+
+/** A PostgreSQL error as pg raises it: a five-character SQLSTATE and the server's fields. */
+interface PgError extends Error {
+  code: string;
+  severity?: string;
+  routine?: string;
+  table?: string;
+  column?: string;
+  constraint?: string;
+}
+
+const isPgError = (error: unknown): error is PgError =>
+  error instanceof Error && typeof (error as { code?: unknown }).code === 'string' && /^[0-9A-Z]{5}$/.test((error as PgError).code) && 'severity' in error;
+
+/**
+ * A failed query logged by its SQLSTATE and statement only: its parameters, and the server's message and detail
+ * (which quote the offending value), can hold personal data.
+ */
+function serializeError(error: Error) {
+  const failed = [error, error.cause].find(isPgError);
+  // Drizzle's failed query: the statement, and its parameters written into the message.
+  const { query, params } = error as { query?: unknown; params?: unknown };
+  const statement = typeof query === 'string' && params !== undefined ? query : undefined;
+  if (!failed && statement === undefined) return pino.stdSerializers.err(error);
+  return {
+    type: error.constructor.name,
+    message: failed ? `database error ${failed.code}` : 'Failed query',
+    ...(failed && { code: failed.code }),
+    ...(statement !== undefined && { statement }),
+    ...(failed && Object.fromEntries((['routine', 'table', 'column', 'constraint'] as const).filter((key) => failed[key]).map((key) => [key, failed[key]]))),
+    // A cause that is not PostgreSQL's answer (a lost connection) quotes no value.
+    ...(!failed && error.cause instanceof Error && { cause: pino.stdSerializers.err(error.cause) }),
+    stack: (error.stack ?? '').split('\n').filter((line) => line.trimStart().startsWith('at ')).join('\n'),
+  };
 }
 
 export function createLogger(level: string, destination?: DestinationStream): Logger {
@@ -51,7 +107,7 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
           remoteAddress: req.ip ?? req.socket?.remoteAddress,
         }),
         res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-        err: pino.stdSerializers.err,
+        err: serializeError,
       },
     },
     destination,

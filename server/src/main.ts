@@ -45,7 +45,7 @@ async function runRole(role: ProcessRole, config: Config) {
   if (role !== 'worker') v8.setFlagsFromString('--no-allocation-site-pretenuring');
   const logger = createLogger(config.logLevel);
   const herald = await startHerald(role, config, logger, { onFirstRun: (firstRun) => printFirstRun(firstRun, config) });
-  logger.info({ role, url: herald.url }, 'herald started');
+  logger.info({ role, url: herald.url, metricsUrl: herald.metricsUrl }, 'herald started');
 
   let stopping = false;
   const shutdown = (signal: string) => {

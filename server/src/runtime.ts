@@ -6,6 +6,7 @@ import type { Config } from './config.js';
 import { acquireDatabase, type DatabaseServer } from './db/connect.js';
 import { migrateDatabase, openDatabase, type Database } from './db/database.js';
 import { buildApp } from './http/app.js';
+import { buildMetricsApp, createMetricsRegistry } from './http/metrics.js';
 import type { App } from './http/types.js';
 import { listenForDeliveries } from './delivery/delivery-notifications.js';
 import { createTaskList, cronItems } from './jobs/task-list.js';
@@ -20,6 +21,8 @@ export interface Herald {
   app: App | undefined;
   /** The address the HTTP server listens on, when this role serves HTTP. */
   url: string | undefined;
+  /** The address of the metrics listener, when METRICS_PORT is set. */
+  metricsUrl: string | undefined;
   stop(): Promise<void>;
 }
 
@@ -79,6 +82,7 @@ export async function startHerald(role: ProcessRole, config: Config, logger: Log
 
     let app: App | undefined;
     let url: string | undefined;
+    let metricsUrl: string | undefined;
     if (role !== 'worker') {
       const firstRun = await bootstrapFirstRun(database.db, { email: config.adminEmail, password: config.adminPassword });
       if (firstRun) options.onFirstRun?.(firstRun);
@@ -87,12 +91,18 @@ export async function startHerald(role: ProcessRole, config: Config, logger: Log
         redis.on('error', (error) => logger.warn({ err: error }, 'redis error'));
         cleanups.push(async () => void (await redis.quit()));
       }
-      app = await buildApp({ config, logger, pool: database.pool, services, redis });
+      const metrics = createMetricsRegistry();
+      app = await buildApp({ config, logger, pool: database.pool, services, redis, metrics });
       // Closing the app stops accepting connections and waits for in-flight requests; it runs before the pool closes.
       cleanups.push(() => app!.close());
       url = await app.listen({ port: config.port, host: config.host });
+      if (config.metrics.port !== undefined) {
+        const metricsApp = await buildMetricsApp(metrics, config, logger);
+        cleanups.push(() => metricsApp.close());
+        metricsUrl = await metricsApp.listen({ port: config.metrics.port, host: config.metrics.host });
+      }
     }
-    return { app, url, stop: stopAll };
+    return { app, url, metricsUrl, stop: stopAll };
   } catch (error) {
     await stopAll();
     throw error;

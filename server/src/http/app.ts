@@ -6,6 +6,7 @@ import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import type { Logger } from 'pino';
 import type { Pool } from 'pg';
+import type { Registry } from 'prom-client';
 import type { Config } from '../config.js';
 import { apiKeyRoutes } from '../modules/api-keys/api-key.routes.js';
 import { authRoutes } from '../modules/auth/auth.routes.js';
@@ -20,9 +21,9 @@ import { trackingRoutes } from '../modules/tracking/tracking.routes.js';
 import { transactionalRoutes } from '../modules/transactional/transactional.routes.js';
 import type { Services } from '../services.js';
 import access from './access.js';
-import { registerErrorHandling } from './errors.js';
+import { clientErrorHandler, frameworkErrors, registerErrorHandling } from './errors.js';
 import { healthRoutes } from './health.routes.js';
-import { createMetricsRegistry, registerMetrics } from './metrics.js';
+import { createMetricsRegistry, metricsRoute, registerMetrics } from './metrics.js';
 import { refusingNul } from './nul-characters.js';
 import { registerOpenApi } from './openapi.js';
 import { registerRateLimits } from './rate-limit.js';
@@ -34,9 +35,16 @@ export interface AppDeps {
   pool: Pool;
   services: Services;
   redis?: Redis | undefined;
+  /** The registry the request metrics go to; the caller serves it on the metrics listener (METRICS_PORT). */
+  metrics?: Registry;
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
+/**
+ * The router measures a path parameter as sent, percent-encoded: the longest externalId identify accepts (255 UTF-16
+ * units) is 9 characters a unit when each is a 3-byte UTF-8 character, so every stored externalId can be looked up.
+ */
+const MAX_PARAM_LENGTH = 255 * 9;
 
 export async function buildApp(deps: AppDeps): Promise<App> {
   const app = Fastify({
@@ -48,11 +56,21 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
     bodyLimit: 1024 * 1024,
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    frameworkErrors,
+    clientErrorHandler,
     ajv: { customOptions: { removeAdditional: false } },
   }).withTypeProvider<ZodTypeProvider>();
 
   // JSON only: a text/plain body is a wrong content type (400), not a string that then fails validation (422).
   app.removeContentTypeParser('text/plain');
+  // An empty JSON body is no body: a route that requires one answers 400 (errors.ts), one whose body is optional runs.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '') done(null, undefined);
+    else parseJson(request, body as string, done);
+  });
   app.setValidatorCompiler(refusingNul(validatorCompiler));
   app.setSerializerCompiler(serializerCompiler);
   // Unknown fields are rejected, not dropped: a route that declares no query parameters accepts none.
@@ -65,7 +83,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   });
   registerErrorHandling(app);
 
-  const metrics = createMetricsRegistry();
+  const metrics = deps.metrics ?? createMetricsRegistry();
   registerMetrics(app, metrics);
   // API key lookups are served from memory only while this listener hears revocations (api-key-cache.ts); it
   // connects with the pool's settings on a connection of its own.
@@ -80,7 +98,9 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await registerRateLimits(app, deps.config, deps.redis);
   await registerOpenApi(app, deps.config.publicUrl);
 
-  await healthRoutes(app, deps.pool, metrics);
+  await healthRoutes(app, deps.pool);
+  // On the API port only behind its token; with METRICS_PORT, on that listener alone (runtime.ts).
+  if (deps.config.metrics.token !== undefined && deps.config.metrics.port === undefined) metricsRoute(app, metrics, deps.config.metrics.token);
   await authRoutes(app, deps.services.auth);
   await organizationRoutes(app, deps.services.organizations);
   await invitationRoutes(app, deps.services.invitations);

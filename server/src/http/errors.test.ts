@@ -1,7 +1,8 @@
 // The error envelope (spec 7) on every non-2xx answer, through HTTP on a real database.
+import { connect } from 'node:net';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTenant, type Tenant } from '../../test/fixtures.js';
+import { CHROME_UA, createTenant, pushSubscription, type Tenant } from '../../test/fixtures.js';
 import { startTestApp, type TestApp } from '../../test/harness.js';
 
 const INTERNAL = 'connection to 10.1.2.3:5432 refused for user herald_internal';
@@ -50,9 +51,50 @@ describe('400 malformed request', () => {
     expectEnvelope(res, 400, 'invalid_json');
   });
 
-  it('answers an empty JSON body with 400', async () => {
+  it('answers an empty JSON body with 400 body_required', async () => {
     const res = await t.app.inject({ method: 'POST', url: '/auth/login', headers: { 'content-type': 'application/json' }, payload: '' });
-    expectEnvelope(res, 400, 'invalid_json');
+    expectEnvelope(res, 400, 'body_required');
+  });
+
+  it('answers a POST without a body with 400 body_required, not a 422 naming a field called body', async () => {
+    const res = await t.app.inject({ method: 'POST', url: '/auth/login' });
+    const body = expectEnvelope(res, 400, 'body_required');
+    expect(body.message).toBe('Request body is required: send a JSON object');
+    expectEnvelope(await t.app.inject({ method: 'POST', url: '/auth/login', headers: { 'content-type': 'application/json' }, payload: 'null' }), 400, 'body_required');
+  });
+
+  it('answers 400 body_required on every route whose body is required, and runs those whose body is optional', async () => {
+    const doc = (await t.app.inject({ method: 'GET', url: '/docs/json' })).json<{
+      paths: Record<string, Record<string, { requestBody?: { required?: boolean }; security?: Record<string, string[]>[] }>>;
+    }>();
+    const checked: string[] = [];
+    for (const [path, operations] of Object.entries(doc.paths)) {
+      for (const [method, operation] of Object.entries(operations)) {
+        if (!operation.requestBody) continue;
+        const url = path.replace(/\{[^}]+\}/g, 'x_1');
+        const apiKeyOnly = operation.security?.length === 1 && 'apiKey' in operation.security[0]!;
+        const headers = apiKeyOnly ? tenant.live : tenant.jwt;
+        for (const payload of [undefined, '']) {
+          const res = await t.app.inject({
+            method: method.toUpperCase() as 'POST',
+            url,
+            headers: payload === undefined ? headers : { ...headers, 'content-type': 'application/json' },
+            ...(payload !== undefined && { payload }),
+          });
+          if (operation.requestBody.required === false) {
+            expect(res.json().code, `${method} ${path}`).not.toBe('body_required');
+            expect(res.statusCode, `${method} ${path}`).not.toBe(422);
+          } else {
+            expect(res.statusCode, `${method} ${path}`).toBe(400);
+            expect(res.json().code, `${method} ${path}`).toBe('body_required');
+          }
+        }
+        checked.push(`${method.toUpperCase()} ${path} ${operation.requestBody.required === false ? 'optional' : 'required'}`);
+      }
+    }
+    expect(checked).toContain('POST /auth/login required');
+    expect(checked).toContain('POST /campaigns/{id}/send optional');
+    expect(checked.length).toBeGreaterThan(20);
   });
 
   it.each([
@@ -137,12 +179,6 @@ describe('422 Validation failed', () => {
     const body = expectEnvelope(res, 422, 'validation_failed');
     expect(body.details).toEqual([{ field: 'query.expand', error: 'is not an allowed field' }]);
   });
-
-  it('answers a POST without a body with 422 naming the body', async () => {
-    const res = await t.app.inject({ method: 'POST', url: '/auth/login' });
-    const body = expectEnvelope(res, 422, 'validation_failed');
-    expect(body.details).toEqual([{ field: 'body', error: expect.any(String) }]);
-  });
 });
 
 describe('401, 403 and 409', () => {
@@ -170,6 +206,102 @@ describe('401, 403 and 409', () => {
       payload: { email: tenant.email, role: 'ADMIN' },
     });
     expectEnvelope(res, 409, 'already_member');
+  });
+});
+
+describe('what the router and the HTTP parser refuse', () => {
+  it('answers an overlong path parameter with 414 in the envelope', async () => {
+    const res = await t.app.inject({ method: 'GET', url: `/projects/${'p'.repeat(2296)}`, headers: { ...tenant.jwt, 'x-request-id': 'rid-414' } });
+    const body = expectEnvelope(res, 414, 'uri_too_long');
+    expect(body.requestId).toBe('rid-414');
+  });
+
+  it('answers a malformed percent-encoding in the path with 400 in the envelope', async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/projects/%E0%A4%A', headers: tenant.jwt });
+    expectEnvelope(res, 400, 'bad_url');
+  });
+
+  it('reads back every externalId identify accepts, up to 255 characters, whatever they are', async () => {
+    for (const externalId of ['u'.repeat(255), '日'.repeat(255), '%/?#'.repeat(63) + 'end']) {
+      const keys = pushSubscription();
+      const registered = await t.app.inject({
+        method: 'POST',
+        url: '/subscribers',
+        headers: tenant.live,
+        payload: { projectId: tenant.projectId, ...keys, userAgent: CHROME_UA },
+      });
+      expect(registered.statusCode, registered.body).toBe(201);
+      const identified = await t.app.inject({
+        method: 'POST',
+        url: '/subscribers/identify',
+        headers: tenant.live,
+        payload: { token: registered.json().token, externalId },
+      });
+      expect(identified.statusCode, identified.body).toBe(200);
+      const read = await t.app.inject({
+        method: 'GET',
+        url: `/subscribers/project/${tenant.projectId}/external-id/${encodeURIComponent(externalId)}`,
+        headers: tenant.live,
+      });
+      expect(read.statusCode, read.body).toBe(200);
+      expect(read.json<{ data: { id: string; externalId: string }[] }>().data).toEqual([
+        expect.objectContaining({ id: registered.json().id, externalId }),
+      ]);
+    }
+  });
+
+  it('documents the 414 on every route with a path parameter', async () => {
+    const doc = (await t.app.inject({ method: 'GET', url: '/docs/json' })).json<{
+      paths: Record<string, Record<string, { responses: Record<string, { content?: unknown }> }>>;
+    }>();
+    const withParams = Object.entries(doc.paths).filter(([path]) => path.includes('{'));
+    expect(withParams.length).toBeGreaterThan(10);
+    for (const [path, operations] of withParams) {
+      for (const [method, operation] of Object.entries(operations)) {
+        expect(operation.responses['414']?.content, `${method} ${path}`).toEqual({ 'application/json': { schema: { $ref: '#/components/schemas/Error' } } });
+      }
+    }
+  });
+
+  describe('on a real listener', () => {
+    let url: URL;
+    beforeAll(async () => {
+      url = new URL(await t.app.listen({ port: 0, host: '127.0.0.1' }));
+    });
+
+    /** Sends raw bytes and reads the whole answer (the server closes the connection after these errors). */
+    const raw = (request: string) =>
+      new Promise<{ status: number; headers: string; body: string }>((resolve, reject) => {
+        const socket = connect(Number(url.port), url.hostname, () => socket.end(request));
+        let data = '';
+        socket.on('data', (chunk: Buffer) => (data += chunk.toString('utf8')));
+        socket.on('error', reject);
+        socket.on('close', () => {
+          const [head = '', body = ''] = data.split('\r\n\r\n');
+          resolve({ status: Number(head.split(' ')[1]), headers: head.toLowerCase(), body });
+        });
+      });
+
+    it('answers headers over 16 KB with 431 in the envelope', async () => {
+      const res = await raw(`GET /healthz HTTP/1.1\r\nHost: x\r\nx-big: ${'a'.repeat(20_000)}\r\n\r\n`);
+      expect(res.status).toBe(431);
+      expect(res.headers).toContain('content-type: application/json');
+      const body = JSON.parse(res.body) as Record<string, unknown>;
+      expect(body).toEqual({ statusCode: 431, code: 'headers_too_large', message: expect.any(String), requestId: expect.stringMatching(UUID) });
+      expect(res.headers).toContain(`x-request-id: ${String(body.requestId)}`);
+    });
+
+    it('answers a request that is not HTTP with 400 in the envelope', async () => {
+      const res = await raw('NOT HTTP AT ALL\r\n\r\n');
+      expect(res.status).toBe(400);
+      expect(JSON.parse(res.body)).toEqual({ statusCode: 400, code: 'bad_request', message: expect.any(String), requestId: expect.stringMatching(UUID) });
+    });
+
+    it('answers an overlong path parameter with 414 in the envelope through the socket as well', async () => {
+      const res = await fetch(new URL(`/projects/${'p'.repeat(3000)}`, url), { headers: tenant.jwt });
+      expect(res.status).toBe(414);
+      expect(await res.json()).toEqual({ statusCode: 414, code: 'uri_too_long', message: expect.any(String), requestId: res.headers.get('x-request-id') });
+    });
   });
 });
 

@@ -1,6 +1,5 @@
-// Liveness, readiness and Prometheus metrics for orchestrators and monitoring.
+// Liveness and readiness for orchestrators: public, and they reveal nothing but up and ready.
 import type { Pool } from 'pg';
-import type { Registry } from 'prom-client';
 import { z } from 'zod';
 import { pendingMigrations } from '../db/database.js';
 import { AppError } from '../shared/errors.js';
@@ -9,7 +8,7 @@ import type { App } from './types.js';
 
 const open = { access: { auth: 'public' }, rateLimit: false } as const;
 
-export async function healthRoutes(app: App, pool: Pool, metrics: Registry) {
+export async function healthRoutes(app: App, pool: Pool) {
   app.get(
     '/healthz',
     {
@@ -39,19 +38,5 @@ export async function healthRoutes(app: App, pool: Pool, metrics: Registry) {
       if (pending > 0) throw new AppError(503, 'migrations_pending', `${pending} database migration(s) pending`);
       return { status: 'ready' as const };
     },
-  );
-
-  app.get(
-    '/metrics',
-    {
-      config: open,
-      schema: {
-        tags: ['Operations'],
-        summary: 'Prometheus metrics',
-        produces: ['text/plain'],
-        response: { 200: z.string().describe('Prometheus text exposition format') },
-      },
-    },
-    async (_request, reply) => reply.type(metrics.contentType).send(await metrics.metrics()),
   );
 }

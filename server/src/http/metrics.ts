@@ -1,6 +1,14 @@
-// Prometheus metrics at /metrics: process defaults plus request counts and latencies by route.
-import type { FastifyInstance } from 'fastify';
+// Prometheus metrics: process defaults plus request counts and latencies by route, served only to a scraper.
+import { createHash, timingSafeEqual } from 'node:crypto';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import type { Logger } from 'pino';
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { z } from 'zod';
+import type { Config } from '../config.js';
+import { AppError } from '../shared/errors.js';
+import { clientErrorHandler, frameworkErrors, registerErrorHandling } from './errors.js';
+import { errorEnvelope } from './schemas.js';
 
 export function createMetricsRegistry(): Registry {
   const registry = new Registry();
@@ -27,4 +35,60 @@ export function registerMetrics(app: FastifyInstance, registry: Registry) {
     requests.inc({ method: request.method, route, status: reply.statusCode });
     duration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
   });
+}
+
+const digest = (value: string) => createHash('sha256').update(value).digest();
+
+/** Refuses a request whose `Authorization: Bearer` is not `token`, comparing digests in constant time. */
+function requireBearer(token: string) {
+  const expected = digest(token);
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    const given = /^Bearer (\S+)$/i.exec(request.headers.authorization ?? '')?.[1];
+    if (given === undefined || !timingSafeEqual(digest(given), expected)) {
+      reply.header('www-authenticate', 'Bearer');
+      throw new AppError(401, 'unauthorized', 'Invalid or missing metrics token');
+    }
+  };
+}
+
+/**
+ * GET /metrics on `app`. Public to whoever reaches the listener when `token` is undefined (the loopback metrics
+ * listener), else only with `Authorization: Bearer <token>`.
+ */
+export function metricsRoute(app: FastifyInstance, registry: Registry, token: string | undefined) {
+  app.get(
+    '/metrics',
+    {
+      config: { access: { auth: 'public' }, rateLimit: false },
+      ...(token !== undefined && { onRequest: requireBearer(token) }),
+      schema: {
+        tags: ['Operations'],
+        summary: 'Prometheus metrics (needs METRICS_TOKEN)',
+        description:
+          'Served on the API port only when `METRICS_TOKEN` is set and `METRICS_PORT` is not, to `Authorization: Bearer ' +
+          '<METRICS_TOKEN>`; with `METRICS_PORT` it is served on that listener instead (127.0.0.1 by default), and with ' +
+          'neither it is not served.',
+        produces: ['text/plain'],
+        ...(token !== undefined && { security: [{ metricsToken: [] }] }),
+        response: { 200: z.string().describe('Prometheus text exposition format'), 401: errorEnvelope },
+      },
+    },
+    async (_request, reply) => reply.type(registry.contentType).send(await registry.metrics()),
+  );
+}
+
+/** The listener of METRICS_PORT: /metrics alone (bearer-checked too when METRICS_TOKEN is set), answers in the envelope. */
+export async function buildMetricsApp(registry: Registry, config: Config, logger: Logger): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: logger.child({ listener: 'metrics' }) as FastifyBaseLogger,
+    disableRequestLogging: true,
+    frameworkErrors,
+    clientErrorHandler,
+  });
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  registerErrorHandling(app);
+  metricsRoute(app, registry, config.metrics.token);
+  await app.ready();
+  return app;
 }

@@ -3,6 +3,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
+import type { z } from 'zod';
 import type { Access } from './access.js';
 
 const jwt = { bearerAuth: [], orgId: [] };
@@ -33,6 +34,9 @@ export function securityFor(access: Access): Record<string, string[]>[] {
 }
 
 type JsonSchema = Record<string, unknown>;
+
+/** Carries "this body may be absent" from the route transform to the document (swagger copies `x-` keys over). */
+const OPTIONAL_BODY = 'x-optional-body';
 
 /**
  * A converted schema as the schema of a media type. The Zod conversion leaves a placeholder `$id` on every schema;
@@ -67,6 +71,11 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string) {
           'Authenticate with a project API key (`x-api-key`), or with a dashboard token from `POST /auth/login`',
           '(`Authorization: Bearer …`) plus the organization to act in (`x-org-id`).',
           'Every non-2xx answer is an error envelope: `statusCode`, `code`, `message`, `requestId`, and `details` on 422.',
+          'A route that requires a body answers 400 `body_required` when it is missing or empty; invalid JSON is 400 `invalid_json`.',
+          'Refused before routing, still in the envelope: a path parameter over 2295 characters as sent (414 `uri_too_long`), ' +
+            'a bad percent-encoding in the path (400 `bad_url`); by the HTTP parser: headers over 16 KB (431 `headers_too_large`), ' +
+            'a request that is not HTTP (400 `bad_request`), with a generated `requestId`, and the connection closed.',
+          'Every date and timestamp given (filters, `sendAt`, ranges) lies between 0001-01-01 and 9999-12-31 UTC; outside, 422.',
           'Lists take `page` (1-based) and `pageSize` (default 20, max 100) and answer `{data, page, pageSize, total}`.',
         ].join('\n'),
       },
@@ -78,26 +87,41 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string) {
           orgId: { type: 'apiKey', in: 'header', name: 'x-org-id', description: 'Organization to act in (with a JWT)' },
           tokenQuery: { type: 'apiKey', in: 'query', name: 'token', description: 'access_token from POST /auth/login, for event streams' },
           orgIdQuery: { type: 'apiKey', in: 'query', name: 'orgId', description: 'Organization to act in, for event streams' },
+          metricsToken: { type: 'http', scheme: 'bearer', description: 'METRICS_TOKEN, for GET /metrics on the API port' },
         },
       },
     },
     transform: (input) => {
       const transformed = jsonSchemaTransform(input);
       const { access, textBodies } = input.route.config ?? {};
-      const schema = { ...transformed.schema };
-      if (access) schema.security = securityFor(access);
+      const schema: typeof transformed.schema & { [OPTIONAL_BODY]?: true } = { ...transformed.schema };
+      if (access && !schema.security) schema.security = securityFor(access);
+      // @fastify/swagger marks every body required; a body the route's schema lets be absent is marked optional below.
+      if ((input.schema.body as z.ZodType | undefined)?.safeParse(undefined).success) schema[OPTIONAL_BODY] = true;
       if (textBodies && schema.body) {
         const text = Object.entries(textBodies).map(([type, description]) => [type, { schema: { type: 'string', description } }]);
         schema.body = { content: { 'application/json': mediaType(schema.body as JsonSchema), ...Object.fromEntries(text) } };
       }
-      // Any body over its route's limit (1 MB; the contact import 20 MB) is refused before validation.
-      if (schema.body && schema.response) schema.response = { ...schema.response, 413: (schema.response as Record<string, unknown>)[400] };
+      // Any body over its route's limit (1 MB; the contact import 20 MB) is refused before validation, and a path
+      // parameter over the router's limit (app.ts) before routing.
+      const responses = (schema.response ?? {}) as Record<string, unknown>;
+      const envelope = Object.entries(responses).find(([status]) => /^[45]/.test(status))?.[1];
+      if (schema.body && envelope) schema.response = { ...responses, 413: envelope };
+      if (schema.params && envelope) schema.response = { ...(schema.response as Record<string, unknown>), 414: envelope };
       if (schema.produces && schema.response) {
         schema.response = byMediaType(schema.response as Record<string, JsonSchema>, schema.produces);
       }
       return { ...transformed, schema };
     },
-    transformObject: jsonSchemaTransformObject,
+    transformObject: (documentObject) => {
+      const document = jsonSchemaTransformObject(documentObject) as { paths?: Record<string, Record<string, JsonSchema>> };
+      for (const operation of Object.values(document.paths ?? {}).flatMap((path) => Object.values(path))) {
+        if (!operation[OPTIONAL_BODY]) continue;
+        delete operation[OPTIONAL_BODY];
+        (operation.requestBody as JsonSchema).required = false;
+      }
+      return document as ReturnType<typeof jsonSchemaTransformObject>;
+    },
   });
   await app.register(swaggerUi, {
     routePrefix: '/docs',

@@ -78,6 +78,52 @@ describe('JWT', () => {
     expect((await me(`Bearer ${expired}`)).statusCode).toBe(401);
   });
 
+  describe('hand-signed tokens: exp and iat required, lifetime at most JWT_TTL (7d here), iat not in the future', () => {
+    const now = () => Math.floor(Date.now() / 1000);
+    const DAY = 86_400;
+    const signed = (claims: { iat?: number; exp?: number }) => {
+      const jwt = new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject(tenant.userId).setIssuer('herald');
+      if (claims.iat !== undefined) jwt.setIssuedAt(claims.iat);
+      if (claims.exp !== undefined) jwt.setExpirationTime(claims.exp);
+      return jwt.sign(secretKey);
+    };
+    const expectRefused = async (token: string) => {
+      const res = await me(`Bearer ${token}`);
+      expect(res.statusCode).toBe(401);
+      expect(res.json()).toMatchObject({ statusCode: 401, message: 'Invalid or expired token' });
+    };
+
+    it('refuses a token without exp, which would never expire', async () => {
+      await expectRefused(await signed({ iat: now() }));
+    });
+
+    it('refuses a token without iat', async () => {
+      await expectRefused(await signed({ exp: now() + 3600 }));
+    });
+
+    it('refuses a token whose lifetime is longer than JWT_TTL, even while it is young', async () => {
+      await expectRefused(await signed({ iat: now() - 60, exp: now() - 60 + 7 * DAY + 1 }));
+      await expectRefused(await signed({ iat: now(), exp: now() + 365 * DAY }));
+    });
+
+    it('refuses a token issued in the future beyond the clock tolerance', async () => {
+      await expectRefused(await signed({ iat: now() + 600, exp: now() + 600 + 3600 }));
+    });
+
+    it('accepts a token of exactly JWT_TTL, and an iat a few seconds ahead (clock skew)', async () => {
+      expect((await me(`Bearer ${await signed({ iat: now(), exp: now() + 7 * DAY })}`)).statusCode).toBe(200);
+      expect((await me(`Bearer ${await signed({ iat: now() + 20, exp: now() + 20 + 3600 })}`)).statusCode).toBe(200);
+    });
+
+    it('refuses the same tokens on the project routes and the event stream', async () => {
+      const endless = await signed({ iat: now() });
+      const projects = await t.app.inject({ method: 'GET', url: '/projects', headers: { authorization: `Bearer ${endless}`, 'x-org-id': tenant.orgId } });
+      expect(projects.statusCode).toBe(401);
+      const stream = await t.app.inject({ method: 'GET', url: `/campaigns/cmp_none/stream?token=${endless}&orgId=${tenant.orgId}` });
+      expect(stream.statusCode).toBe(401);
+    });
+  });
+
   it('rejects alg none and other algorithms', async () => {
     const b64 = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
     const claims = { sub: tenant.userId, iss: 'herald', exp: Math.floor(Date.now() / 1000) + 3600 };

@@ -1,7 +1,7 @@
 // Zod schemas of the campaign routes: the body of spec 2.2 (required vs optional), the campaign, its stats and lists.
 import { z } from 'zod';
 import { CAMPAIGN_MODES, CAMPAIGN_STATUSES } from '../../db/schema.js';
-import { dateOrDateTime, paginationQuery, pushActions, timestamp, timezone, webUrl } from '../../http/schemas.js';
+import { dateOrDateTime, isoDate, isoDateTime, paginationQuery, pushActions, timestamp, timezone, webUrl } from '../../http/schemas.js';
 import { segmentFilterSchema } from '../segments/segment-filter.js';
 
 const campaignContent = z
@@ -31,8 +31,7 @@ const campaignSchedule = z
   .strictObject({
     mode: z.enum(CAMPAIGN_MODES).describe('Required. immediate: sent now; scheduled: sent at sendAt; draft: saved, never sent. On a draft (PATCH) it is ' +
         'stored without sending anything: POST /campaigns/{id}/send then sends it now (immediate or draft) or schedules it (scheduled)'),
-    sendAt: z.iso
-      .datetime({ local: true, offset: true })
+    sendAt: isoDateTime({ local: true })
       .nullish()
       .describe(
         'Required when mode is scheduled, and then in the future. ISO 8601; without an offset it is a wall-clock time in `timezone`. ' +
@@ -137,7 +136,7 @@ export const campaign = z
   })
   .meta({ id: 'Campaign' });
 
-const day = z.iso.date().describe('YYYY-MM-DD (UTC day, inclusive)');
+const day = isoDate.describe('YYYY-MM-DD (UTC day, inclusive)');
 
 export const listQuery = z.strictObject({
   ...paginationQuery,

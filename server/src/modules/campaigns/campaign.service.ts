@@ -12,7 +12,8 @@ import { TRACKING_TOKEN_LENGTH, trackingUrl } from '../../delivery/tracking-toke
 import { enqueueJob, removeJob } from '../../jobs/enqueue.js';
 import { conflict, notFound, validationFailed } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
-import { compileSegmentFilter, rangeEnd, rangeStart, type SegmentFilter } from '../segments/segment-filter.js';
+import { INSTANT_RANGE_ERROR, isStorableInstant } from '../../shared/instants.js';
+import { compileSegmentFilter, rangeAfter, rangeStart, type SegmentFilter } from '../segments/segment-filter.js';
 import { countAudience, pushAudience } from '../segments/segment.repository.js';
 import { storedFilter, type SegmentService } from '../segments/segment.service.js';
 import type { ProjectScope, Reach } from '../tenancy.js';
@@ -425,6 +426,8 @@ export class CampaignService {
     const timezone = input.schedule.timezone ?? (zoned ? ((await repo.projectTimezone(this.db, scope.projectId)) ?? 'UTC') : null);
     const sendAt = input.schedule.sendAt ? resolveSendAt(input.schedule.sendAt, timezone ?? 'UTC') : null;
     if (mode === 'scheduled' && !sendAt) problems.push({ field: 'schedule.sendAt', error: 'is required when mode is scheduled' });
+    // A wall-clock time at the edge of the range can leave it once its zone applies.
+    if (sendAt && !isStorableInstant(sendAt.getTime())) problems.push({ field: 'schedule.sendAt', error: INSTANT_RANGE_ERROR });
     if (sendAtChecked && mode === 'scheduled' && sendAt && sendAt.getTime() <= this.options.clock().getTime()) {
       problems.push({ field: 'schedule.sendAt', error: 'must be in the future' });
     }
@@ -511,7 +514,7 @@ function segmentInput(row: repo.CampaignRow): CampaignSegmentInput {
 function createdRange(range: { from?: string | undefined; to?: string | undefined }): repo.CreatedRange {
   return {
     from: range.from !== undefined ? new Date(rangeStart(range.from)) : undefined,
-    before: range.to !== undefined ? new Date(rangeEnd(range.to) + 1) : undefined,
+    before: range.to !== undefined ? rangeAfter(range.to) : undefined,
   };
 }
 

@@ -5,6 +5,7 @@ import type { PgColumn } from 'drizzle-orm/pg-core';
 import { z } from 'zod';
 import { EMAIL_STATUSES, SUBSCRIBER_BROWSERS, SUBSCRIBER_OSES, SUBSCRIBER_PLATFORMS, subscribers } from '../../db/schema.js';
 import { dateOrDateTime } from '../../http/schemas.js';
+import { MAX_INSTANT_MS } from '../../shared/instants.js';
 
 /** A value, or a non-empty array meaning "any of". */
 const oneOrMany = <T extends z.ZodType>(item: T) => z.union([item, z.array(item).min(1).max(500)]);
@@ -75,6 +76,14 @@ export const rangeStart = (value: string) => new Date(isDateOnly(value) ? `${val
 export const rangeEnd = (value: string) =>
   isDateOnly(value) ? new Date(`${value}T00:00:00.000Z`).getTime() + DAY_MS - 1 : new Date(value).getTime();
 
+/** The first instant after a `to` bound, its exclusive end; none after 9999-12-31, where nothing can lie beyond. */
+export const rangeAfter = (value: string): Date | undefined => {
+  const next = rangeEnd(value) + 1;
+  return next > MAX_INSTANT_MS ? undefined : new Date(next);
+};
+
+const lessThan = (column: PgColumn, bound: Date | undefined) => (bound === undefined ? undefined : lt(column, bound));
+
 const asArray = <T>(value: T | T[]): T[] => (Array.isArray(value) ? value : [value]);
 
 /** The fields the compiler and evaluator read from a subscriber. */
@@ -144,11 +153,7 @@ export function compileSegmentFilter(filter: SegmentFilter, options: CompileOpti
     if (from !== undefined) parts.push(gte(subscribers.subscribedAt, new Date(rangeStart(from))));
     if (to !== undefined) {
       // A date's day ends before the next midnight: compare with < next day so sub-millisecond times are covered.
-      parts.push(
-        isDateOnly(to)
-          ? lt(subscribers.subscribedAt, new Date(rangeEnd(to) + 1))
-          : lte(subscribers.subscribedAt, new Date(rangeEnd(to))),
-      );
+      parts.push(isDateOnly(to) ? lessThan(subscribers.subscribedAt, rangeAfter(to)) : lte(subscribers.subscribedAt, new Date(rangeEnd(to))));
     }
   }
 
