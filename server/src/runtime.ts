@@ -7,7 +7,6 @@ import { acquireDatabase, type DatabaseServer } from './db/connect.js';
 import { migrateDatabase, openDatabase, type Database } from './db/database.js';
 import { buildApp } from './http/app.js';
 import type { App } from './http/types.js';
-import { listenForDeliveries } from './delivery/delivery-notifications.js';
 import { createTaskList, cronItems } from './jobs/task-list.js';
 import { migrateWorkerSchema, startWorker } from './jobs/worker.js';
 import { resolveJwtSecret } from './modules/auth/jwt-secret.js';
@@ -70,7 +69,7 @@ export async function startHerald(role: ProcessRole, config: Config, logger: Log
       });
       cleanups.push(() => runner!.stop());
       services.delivery.start();
-      const unlisten = await listenForDeliveries(database.pool.options, () => services.delivery.notify(), logger);
+      const unlisten = await services.delivery.watchChanges(database.pool.options);
       cleanups.push(async () => {
         await unlisten();
         await services.delivery.stop();

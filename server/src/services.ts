@@ -82,7 +82,10 @@ export function createServices(db: Db, config: ServicesConfig, jwtSecret: string
   return {
     auth: new AuthService(db, createTokenService(jwtSecret, config.jwtTtlSeconds)),
     organizations: new OrganizationService(db),
-    projects: new ProjectService(db, (projectId) => apiKeys.forgetProject(projectId)),
+    projects: new ProjectService(db, (projectId) => {
+      apiKeys.forgetProject(projectId);
+      delivery.forgetProject(projectId);
+    }),
     apiKeys,
     subscribers: new SubscriberService(db, pool, createGeoLookup(config.geo)),
     segments,
