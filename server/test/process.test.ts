@@ -1,4 +1,5 @@
-// The real `herald serve` process on a fresh DATA_DIR: first boot, the DATA_DIR lock, SIGTERM, kill -9 and recovery.
+// The real `herald serve` process on a fresh DATA_DIR: first boot, the DATA_DIR lock, SIGTERM, kill -9 and recovery;
+// `npm start` stopped through npm alone.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, readlink, rm, writeFile } from 'node:fs/promises';
@@ -9,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../src/db/embedded-postgres.js';
 
 const MAIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../dist/main.js');
+const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const BOOT_TIMEOUT = 90_000;
 const EXIT_TIMEOUT = 40_000;
 
@@ -22,6 +24,8 @@ interface Herald {
 }
 
 const spawned: ChildProcess[] = [];
+/** Processes started indirectly (Herald under `npm start`), killed after a failed test. */
+const grandchildren: number[] = [];
 const dataDirs: string[] = [];
 let dataDir: string;
 
@@ -174,6 +178,12 @@ afterAll(async () => {
   for (const child of spawned) {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   }
+  for (const pid of grandchildren) {
+    // Only if the pid still names that Herald (a pid is reused once its process is gone).
+    const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+    const cwd = await readlink(`/proc/${pid}/cwd`).catch(() => '');
+    if (cmdline.includes('server/dist/main.js') && cwd === REPO_ROOT) process.kill(pid, 'SIGKILL');
+  }
   for (const dir of dataDirs) await killLeftovers(dir);
 }, 30_000);
 
@@ -288,6 +298,46 @@ describe('herald serve', { timeout: 120_000 }, () => {
     expect(occurrences(winner.stdout, 'shown once and never again')).toBe(1);
     expect(await stop(winner)).toEqual({ code: 0, signal: null });
     expect(await settledProcessesOf(dir)).toEqual([]);
+  });
+});
+
+describe('npm start', { timeout: 180_000 }, () => {
+  it('stops Herald and its PostgreSQL when only npm is sent SIGTERM (a process manager, docker stop)', async () => {
+    const dir = await newDataDir();
+    const port = await freePort();
+    // The script builds first: a no-op here, as `npm test` built already (incremental).
+    const npm = spawn('npm', ['start'], {
+      cwd: REPO_ROOT,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    spawned.push(npm);
+    const herald: Herald = {
+      child: npm,
+      port,
+      stdout: '',
+      stderr: '',
+      exited: new Promise((resolve) => npm.once('exit', (code, signal) => resolve({ code, signal }))),
+    };
+    npm.stdout!.setEncoding('utf8').on('data', (chunk: string) => (herald.stdout += chunk));
+    npm.stderr!.setEncoding('utf8').on('data', (chunk: string) => (herald.stderr += chunk));
+    await waitReady(herald);
+    expect((await get(port, '/healthz')).status).toBe(200);
+    const heraldPid = Number((await readFile(path.join(dir, 'herald.pid'), 'utf8')).split(' ')[0]);
+    expect(heraldPid).toBeGreaterThan(0);
+    grandchildren.push(heraldPid);
+    expect(heraldPid).not.toBe(npm.pid);
+    expect((await readFile(`/proc/${heraldPid}/cmdline`, 'utf8')).replaceAll('\0', ' ')).toContain('server/dist/main.js serve');
+
+    process.kill(npm.pid!, 'SIGTERM');
+    await within(herald.exited, EXIT_TIMEOUT, 'npm to exit after SIGTERM');
+    const alive = async () => (await readFile(`/proc/${heraldPid}/cmdline`, 'utf8').catch(() => '')) !== '';
+    const deadline = Date.now() + EXIT_TIMEOUT;
+    while ((await alive()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    expect(await alive()).toBe(false);
+    expect(herald.stdout).toMatch(/"msg":"herald stopped"/);
+    expect(await settledProcessesOf(dir)).toEqual([]);
+    expect(existsSync(path.join(dir, 'herald.pid'))).toBe(false);
   });
 });
 
