@@ -2,7 +2,7 @@
 // `npm start` stopped through npm alone.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, readlink, rm, writeFile } from 'node:fs/promises';
+import { lstat, mkdtemp, readdir, readFile, readlink, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -137,6 +137,32 @@ function parseCredentials(stdout: string): Credentials {
   };
 }
 
+/**
+ * Polls a directory that exists only for a moment (every 5 ms) and records the permission bits of `names` in it
+ * ('' is the directory itself) the first time each is seen; stop() returns them.
+ */
+function sampleModes(dir: string, names: string[]) {
+  const seen: Record<string, number> = {};
+  let sampling = true;
+  const done = (async () => {
+    while (sampling) {
+      for (const name of names) {
+        if (name in seen) continue;
+        const info = await lstat(path.join(dir, name)).catch(() => undefined);
+        if (info) seen[name] = info.mode & 0o777;
+      }
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  })();
+  return {
+    async stop() {
+      sampling = false;
+      await done;
+      return seen;
+    },
+  };
+}
+
 function occurrences(text: string, secret: string) {
   return text.split(secret).length - 1;
 }
@@ -193,8 +219,12 @@ describe('herald serve', { timeout: 120_000 }, () => {
   const timings: Record<string, number> = {};
 
   it('boots on a fresh DATA_DIR and prints the first-run credentials once', async () => {
+    const initdbPassword = sampleModes(path.join(dataDir, 'initdb'), ['', 'pwfile']);
     first = startHerald(await freePort());
     timings.firstBoot = await waitReady(first);
+    // The password initdb read existed only while it ran: owner-only, in an owner-only directory.
+    expect(await initdbPassword.stop()).toEqual({ '': 0o700, pwfile: 0o600 });
+    expect(existsSync(path.join(dataDir, 'initdb'))).toBe(false);
 
     credentials = parseCredentials(first.stdout);
     expect(credentials.email).toBe('admin@localhost');
@@ -210,6 +240,26 @@ describe('herald serve', { timeout: 120_000 }, () => {
 
     const res = await login(first.port, credentials.email, credentials.password);
     expect(res.status).toBe(200);
+  });
+
+  it('keeps every secret under DATA_DIR from other users', async () => {
+    const password = (await readFile(path.join(dataDir, 'postgres-password'), 'utf8')).trim();
+    const modes = Object.fromEntries(
+      await Promise.all(['postgres-password', 'postgres.log', 'postgres'].map(async (name) => [name, (await lstat(path.join(dataDir, name))).mode & 0o777])),
+    );
+    expect(modes).toEqual({ 'postgres-password': 0o600, 'postgres.log': 0o600, postgres: 0o700 });
+    // Nothing else others may read but the lock file, and it holds no secret.
+    const readable: string[] = [];
+    const walk = async (dir: string) => {
+      for (const entry of await readdir(dir, { withFileTypes: true })) {
+        const file = path.join(dir, entry.name);
+        if (((await lstat(file)).mode & 0o004) !== 0) readable.push(path.relative(dataDir, file));
+        if (entry.isDirectory()) await walk(file);
+      }
+    };
+    await walk(dataDir);
+    expect(readable).toEqual(['herald.pid']);
+    expect(await readFile(path.join(dataDir, 'herald.pid'), 'utf8')).not.toContain(password);
   });
 
   it('refuses a second serve on the same DATA_DIR with a clear message, the first keeps running', async () => {
