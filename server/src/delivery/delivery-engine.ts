@@ -198,18 +198,22 @@ export class DeliveryEngine {
 
   /**
    * Sends deliveries of `message` this process already holds (the transactional path, which just wrote the message
-   * and so passes it rather than have it read back): retryable failures are tried again inline while the retry
-   * budget lasts, then recorded as final. Returns each delivery's final state.
+   * and read its project's sending settings to apply the policy, and so passes both rather than have them read
+   * again): retryable failures are tried again inline while the retry budget lasts, then recorded as final. Returns
+   * each delivery's final state.
    */
-  async deliverNow(claimed: ClaimedDelivery[], message: MessageRecord): Promise<DeliveryResult[]> {
-    return this.deliver(claimed, { inlineBudgetMs: this.settings.transactionalRetryBudgetMs, message });
+  async deliverNow(claimed: ClaimedDelivery[], message: MessageRecord, project: SendingProject): Promise<DeliveryResult[]> {
+    return this.deliver(claimed, { inlineBudgetMs: this.settings.transactionalRetryBudgetMs, message, project });
   }
 
   /** One batch: check, send, record; with `inline`, retry inline instead of queueing. */
-  private async deliver(claimed: ClaimedDelivery[], inline?: { inlineBudgetMs: number; message: MessageRecord }): Promise<DeliveryResult[]> {
+  private async deliver(
+    claimed: ClaimedDelivery[],
+    inline?: { inlineBudgetMs: number; message: MessageRecord; project: SendingProject },
+  ): Promise<DeliveryResult[]> {
     const deadline = inline === undefined ? undefined : Date.now() + inline.inlineBudgetMs;
     const messages = inline ? new Map([[inline.message.id, inline.message]]) : await this.loadMessages(claimed);
-    const projects = await this.loadProjects(claimed);
+    const projects = inline ? new Map([[inline.project.id, inline.project]]) : await this.loadProjects(claimed);
     const results: DeliveryResult[] = [];
     const updates: DeliveryUpdate[] = [];
     const gone: string[] = [];
