@@ -380,11 +380,10 @@ describe('npm start', { timeout: 180_000 }, () => {
     expect((await readFile(`/proc/${heraldPid}/cmdline`, 'utf8')).replaceAll('\0', ' ')).toContain('server/dist/main.js serve');
 
     process.kill(npm.pid!, 'SIGTERM');
-    await within(herald.exited, EXIT_TIMEOUT, 'npm to exit after SIGTERM');
-    const alive = async () => (await readFile(`/proc/${heraldPid}/cmdline`, 'utf8').catch(() => '')) !== '';
-    const deadline = Date.now() + EXIT_TIMEOUT;
-    while ((await alive()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-    expect(await alive()).toBe(false);
+    expect(await within(herald.exited, EXIT_TIMEOUT, 'npm to exit after SIGTERM')).toEqual({ code: 0, signal: null });
+    // npm passes the signal on and exits once its child has: Herald has drained and stopped by then (what a
+    // container runtime needs before it tears the rest down).
+    expect(await readFile(`/proc/${heraldPid}/cmdline`, 'utf8').catch(() => '')).toBe('');
     expect(herald.stdout).toMatch(/"msg":"herald stopped"/);
     expect(await settledProcessesOf(dir)).toEqual([]);
     expect(existsSync(path.join(dir, 'herald.pid'))).toBe(false);
