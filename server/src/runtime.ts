@@ -8,7 +8,6 @@ import { migrateDatabase, openDatabase, type Database } from './db/database.js';
 import { buildApp } from './http/app.js';
 import { buildMetricsApp, createMetricsRegistry } from './http/metrics.js';
 import type { App } from './http/types.js';
-import { listenForDeliveries } from './delivery/delivery-notifications.js';
 import { createTaskList, cronItems } from './jobs/task-list.js';
 import { migrateWorkerSchema, startWorker } from './jobs/worker.js';
 import { resolveJwtSecret } from './modules/auth/jwt-secret.js';
@@ -73,7 +72,7 @@ export async function startHerald(role: ProcessRole, config: Config, logger: Log
       });
       cleanups.push(() => runner!.stop());
       services.delivery.start();
-      const unlisten = await listenForDeliveries(database.pool.options, () => services.delivery.notify(), logger);
+      const unlisten = await services.delivery.watchChanges(database.pool.options);
       cleanups.push(async () => {
         await unlisten();
         await services.delivery.stop();

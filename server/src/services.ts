@@ -85,7 +85,10 @@ export function createServices(db: Db, config: ServicesConfig, jwtSecret: string
     auth: new AuthService(db, createTokenService(jwtSecret, config.jwtTtlSeconds)),
     organizations: new OrganizationService(db),
     invitations: new InvitationService(db, { publicUrl: config.publicUrl, clock }),
-    projects: new ProjectService(db, (projectId) => apiKeys.forgetProject(projectId)),
+    projects: new ProjectService(db, (projectId) => {
+      apiKeys.forgetProject(projectId);
+      delivery.forgetProject(projectId);
+    }),
     apiKeys,
     subscribers: new SubscriberService(db, pool, createGeoLookup(config.geo)),
     segments,

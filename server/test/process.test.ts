@@ -1,7 +1,8 @@
-// The real `herald serve` process on a fresh DATA_DIR: first boot, the DATA_DIR lock, SIGTERM, kill -9 and recovery.
+// The real `herald serve` process on a fresh DATA_DIR: first boot, the DATA_DIR lock, SIGTERM, kill -9 and recovery;
+// `npm start` stopped through npm alone.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, readlink, rm, writeFile } from 'node:fs/promises';
+import { lstat, mkdtemp, readdir, readFile, readlink, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../src/db/embedded-postgres.js';
 
 const MAIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../dist/main.js');
+const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const BOOT_TIMEOUT = 90_000;
 const EXIT_TIMEOUT = 40_000;
 
@@ -22,6 +24,8 @@ interface Herald {
 }
 
 const spawned: ChildProcess[] = [];
+/** Processes started indirectly (Herald under `npm start`), killed after a failed test. */
+const grandchildren: number[] = [];
 const dataDirs: string[] = [];
 let dataDir: string;
 
@@ -133,6 +137,32 @@ function parseCredentials(stdout: string): Credentials {
   };
 }
 
+/**
+ * Polls a directory that exists only for a moment (every 5 ms) and records the permission bits of `names` in it
+ * ('' is the directory itself) the first time each is seen; stop() returns them.
+ */
+function sampleModes(dir: string, names: string[]) {
+  const seen: Record<string, number> = {};
+  let sampling = true;
+  const done = (async () => {
+    while (sampling) {
+      for (const name of names) {
+        if (name in seen) continue;
+        const info = await lstat(path.join(dir, name)).catch(() => undefined);
+        if (info) seen[name] = info.mode & 0o777;
+      }
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  })();
+  return {
+    async stop() {
+      sampling = false;
+      await done;
+      return seen;
+    },
+  };
+}
+
 function occurrences(text: string, secret: string) {
   return text.split(secret).length - 1;
 }
@@ -174,6 +204,12 @@ afterAll(async () => {
   for (const child of spawned) {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   }
+  for (const pid of grandchildren) {
+    // Only if the pid still names that Herald (a pid is reused once its process is gone).
+    const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+    const cwd = await readlink(`/proc/${pid}/cwd`).catch(() => '');
+    if (cmdline.includes('server/dist/main.js') && cwd === REPO_ROOT) process.kill(pid, 'SIGKILL');
+  }
   for (const dir of dataDirs) await killLeftovers(dir);
 }, 30_000);
 
@@ -183,8 +219,12 @@ describe('herald serve', { timeout: 120_000 }, () => {
   const timings: Record<string, number> = {};
 
   it('boots on a fresh DATA_DIR and prints the first-run credentials once', async () => {
+    const initdbPassword = sampleModes(path.join(dataDir, 'initdb'), ['', 'pwfile']);
     first = startHerald(await freePort());
     timings.firstBoot = await waitReady(first);
+    // The password initdb read existed only while it ran: owner-only, in an owner-only directory.
+    expect(await initdbPassword.stop()).toEqual({ '': 0o700, pwfile: 0o600 });
+    expect(existsSync(path.join(dataDir, 'initdb'))).toBe(false);
 
     credentials = parseCredentials(first.stdout);
     expect(credentials.email).toBe('admin@localhost');
@@ -200,6 +240,26 @@ describe('herald serve', { timeout: 120_000 }, () => {
 
     const res = await login(first.port, credentials.email, credentials.password);
     expect(res.status).toBe(200);
+  });
+
+  it('keeps every secret under DATA_DIR from other users', async () => {
+    const password = (await readFile(path.join(dataDir, 'postgres-password'), 'utf8')).trim();
+    const modes = Object.fromEntries(
+      await Promise.all(['postgres-password', 'postgres.log', 'postgres'].map(async (name) => [name, (await lstat(path.join(dataDir, name))).mode & 0o777])),
+    );
+    expect(modes).toEqual({ 'postgres-password': 0o600, 'postgres.log': 0o600, postgres: 0o700 });
+    // Nothing else others may read but the lock file, and it holds no secret.
+    const readable: string[] = [];
+    const walk = async (dir: string) => {
+      for (const entry of await readdir(dir, { withFileTypes: true })) {
+        const file = path.join(dir, entry.name);
+        if (((await lstat(file)).mode & 0o004) !== 0) readable.push(path.relative(dataDir, file));
+        if (entry.isDirectory()) await walk(file);
+      }
+    };
+    await walk(dataDir);
+    expect(readable).toEqual(['herald.pid']);
+    expect(await readFile(path.join(dataDir, 'herald.pid'), 'utf8')).not.toContain(password);
   });
 
   it('refuses a second serve on the same DATA_DIR with a clear message, the first keeps running', async () => {
@@ -288,6 +348,45 @@ describe('herald serve', { timeout: 120_000 }, () => {
     expect(occurrences(winner.stdout, 'shown once and never again')).toBe(1);
     expect(await stop(winner)).toEqual({ code: 0, signal: null });
     expect(await settledProcessesOf(dir)).toEqual([]);
+  });
+});
+
+describe('npm start', { timeout: 180_000 }, () => {
+  it('stops Herald and its PostgreSQL when only npm is sent SIGTERM (a process manager, docker stop)', async () => {
+    const dir = await newDataDir();
+    const port = await freePort();
+    // The script builds first: a no-op here, as `npm test` built already (incremental).
+    const npm = spawn('npm', ['start'], {
+      cwd: REPO_ROOT,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    spawned.push(npm);
+    const herald: Herald = {
+      child: npm,
+      port,
+      stdout: '',
+      stderr: '',
+      exited: new Promise((resolve) => npm.once('exit', (code, signal) => resolve({ code, signal }))),
+    };
+    npm.stdout!.setEncoding('utf8').on('data', (chunk: string) => (herald.stdout += chunk));
+    npm.stderr!.setEncoding('utf8').on('data', (chunk: string) => (herald.stderr += chunk));
+    await waitReady(herald);
+    expect((await get(port, '/healthz')).status).toBe(200);
+    const heraldPid = Number((await readFile(path.join(dir, 'herald.pid'), 'utf8')).split(' ')[0]);
+    expect(heraldPid).toBeGreaterThan(0);
+    grandchildren.push(heraldPid);
+    expect(heraldPid).not.toBe(npm.pid);
+    expect((await readFile(`/proc/${heraldPid}/cmdline`, 'utf8')).replaceAll('\0', ' ')).toContain('server/dist/main.js serve');
+
+    process.kill(npm.pid!, 'SIGTERM');
+    expect(await within(herald.exited, EXIT_TIMEOUT, 'npm to exit after SIGTERM')).toEqual({ code: 0, signal: null });
+    // npm passes the signal on and exits once its child has: Herald has drained and stopped by then (what a
+    // container runtime needs before it tears the rest down).
+    expect(await readFile(`/proc/${heraldPid}/cmdline`, 'utf8').catch(() => '')).toBe('');
+    expect(herald.stdout).toMatch(/"msg":"herald stopped"/);
+    expect(await settledProcessesOf(dir)).toEqual([]);
+    expect(existsSync(path.join(dir, 'herald.pid'))).toBe(false);
   });
 });
 

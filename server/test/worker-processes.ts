@@ -90,8 +90,8 @@ export function startWorkerProcess(options: WorkerProcessOptions): WorkerProcess
         while (Date.now() < deadline) {
           if (gone()) throw new Error(`${name} exited before it was ready:\n${output}`);
           const { rows } = await client.query(
-            `SELECT 1 FROM pg_stat_activity WHERE application_name = $1 AND query = $2`,
-            [name, `LISTEN ${DELIVERIES_CHANNEL}`],
+            `SELECT 1 FROM pg_stat_activity WHERE application_name = $1 AND position($2 in query) > 0`,
+            [name, `LISTEN ${DELIVERIES_CHANNEL};`],
           );
           if (rows.length > 0) return;
           await new Promise((resolve) => setTimeout(resolve, 50));

@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmod, chown, link, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { tmpdir, totalmem, userInfo } from 'node:os';
+import { totalmem, userInfo } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
@@ -175,16 +175,26 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     if (runAs.uid !== undefined) await chown(pgData, runAs.uid, runAs.gid!);
     const password = randomBytes(24).toString('base64url');
     await writeFile(passwordFile, password, { mode: 0o600 });
-    const pwfile = path.join(tmpdir(), `herald-pw-${randomBytes(6).toString('hex')}`);
-    await writeFile(pwfile, `${password}\n`, { mode: 0o644 });
+    // initdb reads the password from a file, as the server's user: 0600 in a 0700 directory, both that user's.
+    const pwDir = path.join(root, 'initdb');
+    await rm(pwDir, { recursive: true, force: true });
+    await mkdir(pwDir, { mode: 0o700 });
+    const pwfile = path.join(pwDir, 'pwfile');
+    await writeFile(pwfile, `${password}\n`, { mode: 0o600 });
+    if (runAs.uid !== undefined) {
+      await chown(pwfile, runAs.uid, runAs.gid!);
+      await chown(pwDir, runAs.uid, runAs.gid!);
+    }
     try {
       await run(initdb, ['-D', pgData, '-U', 'postgres', '--auth=scram-sha-256', `--pwfile=${pwfile}`, '-E', 'UTF8', '--locale=C'], {
         ...runAs,
       });
     } finally {
-      await rm(pwfile, { force: true });
+      await rm(pwDir, { recursive: true, force: true });
     }
   }
+  // Also for a DATA_DIR made by an earlier version: the password and the server's log (failed statements) are private.
+  await chmod(passwordFile, 0o600);
   const password = (await readFile(passwordFile, 'utf8')).trim();
 
   // A server still running on this data dir was orphaned by a Herald process that died without stopping it.
@@ -198,10 +208,9 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   }
 
   const port = await freePort();
-  if (runAs.uid !== undefined) {
-    await writeFile(logFile, '', { flag: 'a' });
-    await chown(logFile, runAs.uid, runAs.gid!);
-  }
+  await writeFile(logFile, '', { flag: 'a', mode: 0o600 });
+  await chmod(logFile, 0o600);
+  if (runAs.uid !== undefined) await chown(logFile, runAs.uid, runAs.gid!);
   const serverOptions = `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories= -c max_connections=200 -c shared_buffers=${sharedBuffersMb()}MB`;
   try {
     await run(pg_ctl, ['start', '-D', pgData, '-o', serverOptions, '-l', logFile, '-w', '-t', '120'], runAs);

@@ -1,4 +1,4 @@
-// LISTEN on a PostgreSQL channel from a connection of its own, reconnecting every second after it is lost.
+// LISTEN on PostgreSQL channels from a connection of its own, reconnecting every second after it is lost.
 import pg from 'pg';
 
 const RETRY_MS = 1000;
@@ -6,15 +6,18 @@ const RETRY_MS = 1000;
 export interface ListenOptions {
   /** Distinguishes the connection in pg_stat_activity (a connection string's application_name wins). */
   applicationName: string;
-  onNotify(payload: string): void;
+  onNotify(payload: string, channel: string): void;
   /** LISTEN is in effect (again): notifications sent from now on arrive, earlier ones may have been missed. */
   onListening?(): void;
   /** The connection failed or was lost; a reconnect follows in a second. */
   onLost?(error: unknown): void;
 }
 
-/** `channel` is a constant identifier (it is not quoted). Resolves after the first attempt (a failed one is retried) with a function that stops listening. */
-export async function listen(connection: pg.ClientConfig, channel: string, options: ListenOptions): Promise<() => Promise<void>> {
+/**
+ * `channels` are constant identifiers (they are not quoted); notifications of one connection arrive in commit order.
+ * Resolves after the first attempt (a failed one is retried) with a function that stops listening.
+ */
+export async function listen(connection: pg.ClientConfig, channels: readonly string[], options: ListenOptions): Promise<() => Promise<void>> {
   let client: pg.Client | undefined;
   let stopped = false;
   let retry: NodeJS.Timeout | undefined;
@@ -35,11 +38,11 @@ export async function listen(connection: pg.ClientConfig, channel: string, optio
     current.on('error', (error) => lost(current, error));
     current.on('end', () => lost(current));
     current.on('notification', (message) => {
-      if (message.channel === channel) options.onNotify(message.payload ?? '');
+      if (channels.includes(message.channel)) options.onNotify(message.payload ?? '', message.channel);
     });
     try {
       await current.connect();
-      await current.query(`LISTEN ${channel}`);
+      await current.query(channels.map((channel) => `LISTEN ${channel};`).join(' '));
       if (client === current && !stopped) options.onListening?.();
     } catch (error) {
       lost(current, error);

@@ -1,11 +1,16 @@
 // The delivery engine: claims due deliveries in batches under a lease, sends them through a channel provider,
 // records each outcome, retries what may succeed later, and deactivates subscriptions that are gone or refused.
+import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Db } from '../db/database.js';
+import { listen } from '../db/listen.js';
 import type { PushContent } from '../db/schema.js';
+import { PROJECT_CHANGES_CHANNEL } from '../modules/projects/project.repository.js';
+import { NotifiedCache } from '../shared/notified-cache.js';
 import { ProviderError, type ChannelProvider, type DeadRecipient, type DeliveryReason, type PushItem, type PushPayload, type SendOutcome } from './channel.js';
 import * as policyRepo from './delivery-policy.repository.js';
+import { DELIVERIES_CHANNEL } from './delivery-notifications.js';
 import * as repo from './delivery.repository.js';
 import type { ClaimedDelivery, DeliveryUpdate, MessageRecord, SendingProject } from './delivery.repository.js';
 import { retryDelayMs } from './retry-policy.js';
@@ -75,11 +80,11 @@ const sleepFor = (ms: number, signal?: AbortSignal) =>
 
 /** Immutable per message id; kept for the batches of one campaign instead of re-read per batch. */
 const MESSAGE_CACHE_SIZE = 1000;
-const PROJECT_CACHE_MS = 30_000;
 
 export class DeliveryEngine {
   private readonly messages = new Map<string, MessageRecord>();
-  private readonly projects = new Map<string, { project: SendingProject; at: number }>();
+  /** Sending settings (VAPID keys, delivery policy, zone) per project id, trusted only while watchChanges listens. */
+  private readonly projects = new NotifiedCache<SendingProject>({ maxEntries: 10_000, ttlMs: 30_000 });
   private running: Promise<void> | undefined;
   private stopping = new AbortController();
   private wake = new AbortController();
@@ -100,6 +105,44 @@ export class DeliveryEngine {
   /** Tells an idle loop to look for work now (a NOTIFY, or a message just queued in this process). */
   notify(): void {
     this.wake.abort();
+  }
+
+  /**
+   * Listens on one connection for queued deliveries (they wake an idle loop) and for project changes (they evict
+   * the project's sending settings). Until this runs, and whenever the listener is disconnected, each batch reads
+   * its projects' settings from the database, so a change applies to the next batch whatever was missed. Resolves
+   * with a function that stops listening.
+   */
+  async watchChanges(connection: pg.ClientConfig): Promise<() => Promise<void>> {
+    const stop = await listen(connection, [DELIVERIES_CHANNEL, PROJECT_CHANGES_CHANNEL], {
+      applicationName: 'herald-delivery-listener',
+      onNotify: (payload, channel) => {
+        if (channel === DELIVERIES_CHANNEL) return this.notify();
+        try {
+          this.forgetProject((JSON.parse(payload) as { projectId: string }).projectId);
+        } catch {
+          this.projects.clear();
+        }
+      },
+      onListening: () => {
+        this.projects.setTrusted(true);
+        // Anything queued while not listening.
+        this.notify();
+      },
+      onLost: (error) => {
+        this.projects.setTrusted(false);
+        this.options.logger?.warn({ err: error }, 'delivery listener lost its connection; polling and reading project settings per batch until it reconnects');
+      },
+    });
+    return async () => {
+      this.projects.setTrusted(false);
+      await stop();
+    };
+  }
+
+  /** After a project's settings changed or it was deleted in this process (others hear of it in watchChanges). */
+  forgetProject(projectId: string): void {
+    this.projects.evictWhere((project) => project.id === projectId);
   }
 
   /** Stops claiming, lets claimed batches finish and record their outcomes. */
@@ -155,18 +198,22 @@ export class DeliveryEngine {
 
   /**
    * Sends deliveries of `message` this process already holds (the transactional path, which just wrote the message
-   * and so passes it rather than have it read back): retryable failures are tried again inline while the retry
-   * budget lasts, then recorded as final. Returns each delivery's final state.
+   * and read its project's sending settings to apply the policy, and so passes both rather than have them read
+   * again): retryable failures are tried again inline while the retry budget lasts, then recorded as final. Returns
+   * each delivery's final state.
    */
-  async deliverNow(claimed: ClaimedDelivery[], message: MessageRecord): Promise<DeliveryResult[]> {
-    return this.deliver(claimed, { inlineBudgetMs: this.settings.transactionalRetryBudgetMs, message });
+  async deliverNow(claimed: ClaimedDelivery[], message: MessageRecord, project: SendingProject): Promise<DeliveryResult[]> {
+    return this.deliver(claimed, { inlineBudgetMs: this.settings.transactionalRetryBudgetMs, message, project });
   }
 
   /** One batch: check, send, record; with `inline`, retry inline instead of queueing. */
-  private async deliver(claimed: ClaimedDelivery[], inline?: { inlineBudgetMs: number; message: MessageRecord }): Promise<DeliveryResult[]> {
+  private async deliver(
+    claimed: ClaimedDelivery[],
+    inline?: { inlineBudgetMs: number; message: MessageRecord; project: SendingProject },
+  ): Promise<DeliveryResult[]> {
     const deadline = inline === undefined ? undefined : Date.now() + inline.inlineBudgetMs;
     const messages = inline ? new Map([[inline.message.id, inline.message]]) : await this.loadMessages(claimed);
-    const projects = await this.loadProjects(claimed);
+    const projects = inline ? new Map([[inline.project.id, inline.project]]) : await this.loadProjects(claimed);
     const results: DeliveryResult[] = [];
     const updates: DeliveryUpdate[] = [];
     const dead: Record<DeadRecipient, string[]> = { gone: [], refused: [] };
@@ -334,12 +381,21 @@ export class DeliveryEngine {
   }
 
   private async loadProjects(claimed: ClaimedDelivery[]): Promise<Map<string, SendingProject>> {
-    const now = Date.now();
-    const stale = [...new Set(claimed.map((d) => d.projectId))].filter((id) => (this.projects.get(id)?.at ?? 0) + PROJECT_CACHE_MS < now);
-    if (stale.length > 0) {
-      for (const project of await repo.findSendingProjects(this.options.db, stale)) this.projects.set(project.id, { project, at: now });
+    const version = this.projects.version();
+    const found = new Map<string, SendingProject>();
+    const missing: string[] = [];
+    for (const id of new Set(claimed.map((d) => d.projectId))) {
+      const cached = this.projects.get(id);
+      if (cached) found.set(id, cached);
+      else missing.push(id);
     }
-    return new Map(claimed.map((d) => [d.projectId, this.projects.get(d.projectId)!.project]));
+    if (missing.length > 0) {
+      for (const project of await repo.findSendingProjects(this.options.db, missing)) {
+        found.set(project.id, project);
+        this.projects.set(project.id, project, version);
+      }
+    }
+    return found;
   }
 }
 

@@ -17,9 +17,9 @@ describe('ApiKeyCache', () => {
 
   it('keeps the most recently used entries up to its bound', () => {
     const cache = trusted();
-    for (const key of ['a', 'b', 'c']) cache.set(key, owner(key), 0, cache.version(), 0);
+    for (const key of ['a', 'b', 'c']) cache.set(key, { owner: owner(key), lastUsedAt: 0 }, cache.version(), 0);
     expect(cache.get('a', 1)?.owner.keyId).toBe('a');
-    cache.set('d', owner('d'), 0, cache.version(), 1);
+    cache.set('d', { owner: owner('d'), lastUsedAt: 0 }, cache.version(), 1);
     expect(cache.size).toBe(3);
     expect(cache.get('b', 2)).toBeUndefined();
     expect(['a', 'c', 'd'].map((key) => cache.get(key, 2)?.owner.keyId)).toEqual(['a', 'c', 'd']);
@@ -27,32 +27,32 @@ describe('ApiKeyCache', () => {
 
   it('expires entries after the TTL', () => {
     const cache = trusted();
-    cache.set('a', owner('a'), 0, cache.version(), 0);
+    cache.set('a', { owner: owner('a'), lastUsedAt: 0 }, cache.version(), 0);
     expect(cache.get('a', 999)).toBeDefined();
     expect(cache.get('a', 1000)).toBeUndefined();
   });
 
   it('evicts by key or by project, and drops a lookup that raced an eviction', () => {
     const cache = trusted({ maxEntries: 10, ttlMs: 1000 });
-    cache.set('a', owner('key_a', 'prj_1'), 0, cache.version(), 0);
-    cache.set('b', owner('key_b', 'prj_1'), 0, cache.version(), 0);
-    cache.set('c', owner('key_c', 'prj_2'), 0, cache.version(), 0);
+    cache.set('a', { owner: owner('key_a', 'prj_1'), lastUsedAt: 0 }, cache.version(), 0);
+    cache.set('b', { owner: owner('key_b', 'prj_1'), lastUsedAt: 0 }, cache.version(), 0);
+    cache.set('c', { owner: owner('key_c', 'prj_2'), lastUsedAt: 0 }, cache.version(), 0);
     cache.evict({ keyId: 'key_c' });
     expect(cache.get('c', 1)).toBeUndefined();
     cache.evict({ projectId: 'prj_1' });
     expect(cache.size).toBe(0);
     const before = cache.version();
     cache.evict({ keyId: 'key_other' });
-    cache.set('a', owner('key_a'), 0, before, 1);
+    cache.set('a', { owner: owner('key_a'), lastUsedAt: 0 }, before, 1);
     expect(cache.get('a', 1)).toBeUndefined();
   });
 
   it('serves and stores nothing while untrusted, and forgets everything when trust is lost', () => {
     const cache = new ApiKeyCache();
-    cache.set('a', owner('a'), 0, cache.version());
+    cache.set('a', { owner: owner('a'), lastUsedAt: 0 }, cache.version());
     expect(cache.size).toBe(0);
     cache.setTrusted(true);
-    cache.set('a', owner('a'), 0, cache.version());
+    cache.set('a', { owner: owner('a'), lastUsedAt: 0 }, cache.version());
     expect(cache.get('a')).toBeDefined();
     cache.setTrusted(false);
     expect(cache.get('a')).toBeUndefined();

@@ -2,9 +2,8 @@
 import { and, desc, eq, isNull, sql } from 'drizzle-orm';
 import type { Db } from '../../db/database.js';
 import { apiKeys, projects, type ProjectSettings } from '../../db/schema.js';
-import type { KeyChange } from './api-key-cache.js';
 
-/** The NOTIFY channel on which every API process hears of revoked keys and changed projects. */
+/** The NOTIFY channel on which every API process hears of revoked keys (changed projects: PROJECT_CHANGES_CHANNEL). */
 export const KEY_CHANGES_CHANNEL = 'herald_api_key_changes';
 
 export type ApiKeyRow = typeof apiKeys.$inferSelect;
@@ -40,7 +39,7 @@ export function revokeApiKey(db: Db, projectId: string, keyId: string): Promise<
 }
 
 /** Delivered to the listeners when the caller's transaction commits (at once outside a transaction). */
-export async function notifyKeyChange(db: Db, change: KeyChange): Promise<void> {
+export async function notifyKeyChange(db: Db, change: { keyId: string }): Promise<void> {
   await db.execute(sql`select pg_notify(${KEY_CHANGES_CHANNEL}, ${JSON.stringify(change)})`);
 }
 

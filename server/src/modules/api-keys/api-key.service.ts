@@ -7,6 +7,7 @@ import { newId } from '../../shared/ids.js';
 import { randomToken, sha256 } from '../../shared/secrets.js';
 import type { ProjectScope } from '../tenancy.js';
 import { listen } from '../../db/listen.js';
+import { PROJECT_CHANGES_CHANNEL } from '../projects/project.repository.js';
 import { ApiKeyCache, type CachedKey, type KeyChange } from './api-key-cache.js';
 import * as repo from './api-key.repository.js';
 
@@ -81,7 +82,7 @@ export class ApiKeyService {
     const secretHash = sha256(secret);
     const now = Date.now();
     const version = this.cache.version();
-    let entry: Pick<CachedKey, 'owner' | 'lastUsedAt'> | undefined = this.cache.get(secretHash, now);
+    let entry: CachedKey | undefined = this.cache.get(secretHash, now);
     const cached = entry !== undefined;
     if (!entry) {
       const found = await repo.findKeyOwner(this.db, secretHash);
@@ -93,7 +94,7 @@ export class ApiKeyService {
       entry.lastUsedAt = now;
       await repo.touchApiKey(this.db, entry.owner.keyId);
     }
-    if (!cached) this.cache.set(secretHash, entry.owner, entry.lastUsedAt, version);
+    if (!cached) this.cache.set(secretHash, entry, version);
     return entry.owner;
   }
 
@@ -102,7 +103,8 @@ export class ApiKeyService {
    * process; until this runs (and whenever the listener is disconnected) every lookup reads the database.
    */
   async watchChanges(connection: pg.ClientConfig, logger: Pick<BaseLogger, 'warn'>): Promise<() => Promise<void>> {
-    const stop = await listen(connection, repo.KEY_CHANGES_CHANNEL, {
+    // Both channels carry a KeyChange: a revoked key's id, or a changed or deleted project's id.
+    const stop = await listen(connection, [repo.KEY_CHANGES_CHANNEL, PROJECT_CHANGES_CHANNEL], {
       applicationName: 'herald-api-key-listener',
       onNotify: (payload) => {
         try {
@@ -123,9 +125,8 @@ export class ApiKeyService {
     };
   }
 
-  /** After a project is deleted or its settings change: its keys are forgotten here and, through PostgreSQL, everywhere. */
-  async forgetProject(projectId: string): Promise<void> {
+  /** After a project is deleted or its settings change (other processes hear of it through PROJECT_CHANGES_CHANNEL). */
+  forgetProject(projectId: string): void {
     this.cache.evict({ projectId });
-    await repo.notifyKeyChange(this.db, { projectId });
   }
 }

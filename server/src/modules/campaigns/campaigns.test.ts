@@ -71,7 +71,8 @@ const dispatch = (who: Tenant, id: string) => t.services.campaigns.dispatch(who.
 /** Sends claimed deliveries through the engine's pipeline (sandbox or live providers), message by message. */
 async function send(claimed: deliveryRepo.ClaimedDelivery[]) {
   for (const message of await deliveryRepo.findMessages(t.database.db, [...new Set(claimed.map((d) => d.messageId))])) {
-    await t.services.delivery.deliverNow(claimed.filter((d) => d.messageId === message.id), message);
+    const [project] = await deliveryRepo.findSendingProjects(t.database.db, [message.projectId]);
+    await t.services.delivery.deliverNow(claimed.filter((d) => d.messageId === message.id), message, project!);
   }
 }
 

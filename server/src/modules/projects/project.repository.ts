@@ -5,6 +5,17 @@ import { projects, type ProjectSettings } from '../../db/schema.js';
 
 export type ProjectRow = typeof projects.$inferSelect;
 
+/**
+ * Announces `{"projectId": …}` when a project's settings change or it is deleted: every process that keeps a
+ * project's settings in memory (API key owners, the delivery engine's sending settings) listens and forgets them.
+ */
+export const PROJECT_CHANGES_CHANNEL = 'herald_project_changes';
+
+/** Delivered to the listeners when the caller's transaction commits (at once outside a transaction). */
+export async function notifyProjectChange(db: Db, projectId: string): Promise<void> {
+  await db.execute(sql`select pg_notify(${PROJECT_CHANGES_CHANNEL}, ${JSON.stringify({ projectId })})`);
+}
+
 export async function listProjects(db: Db, organizationId: string, limit: number, offset: number) {
   const where = eq(projects.organizationId, organizationId);
   const [rows, [total]] = await Promise.all([
@@ -36,30 +47,38 @@ export async function insertProject(db: Db, project: typeof projects.$inferInser
   return row!;
 }
 
-export async function updateProject(
+/** A change to `settings` is announced in the same transaction (so on commit). */
+export function updateProject(
   db: Db,
   organizationId: string,
   projectId: string,
   change: { name?: string | undefined; emailDomain?: string | null | undefined; settings?: ProjectSettings | undefined },
 ): Promise<ProjectRow | undefined> {
-  const [row] = await db
-    .update(projects)
-    .set({
-      ...(change.name !== undefined && { name: change.name }),
-      ...(change.emailDomain !== undefined && { emailDomain: change.emailDomain }),
-      // Settings merge key by key, so a partial update keeps what it does not name.
-      ...(change.settings !== undefined && { settings: sql`${projects.settings} || ${JSON.stringify(change.settings)}::jsonb` }),
-      updatedAt: new Date(),
-    })
-    .where(and(eq(projects.organizationId, organizationId), eq(projects.id, projectId)))
-    .returning();
-  return row;
+  return db.transaction(async (tx) => {
+    const [row] = await tx
+      .update(projects)
+      .set({
+        ...(change.name !== undefined && { name: change.name }),
+        ...(change.emailDomain !== undefined && { emailDomain: change.emailDomain }),
+        // Settings merge key by key, so a partial update keeps what it does not name.
+        ...(change.settings !== undefined && { settings: sql`${projects.settings} || ${JSON.stringify(change.settings)}::jsonb` }),
+        updatedAt: new Date(),
+      })
+      .where(and(eq(projects.organizationId, organizationId), eq(projects.id, projectId)))
+      .returning();
+    if (row && change.settings !== undefined) await notifyProjectChange(tx, row.id);
+    return row;
+  });
 }
 
-export async function deleteProject(db: Db, organizationId: string, projectId: string): Promise<boolean> {
-  const deleted = await db
-    .delete(projects)
-    .where(and(eq(projects.organizationId, organizationId), eq(projects.id, projectId)))
-    .returning({ id: projects.id });
-  return deleted.length > 0;
+/** The deletion is announced in the same transaction. */
+export function deleteProject(db: Db, organizationId: string, projectId: string): Promise<boolean> {
+  return db.transaction(async (tx) => {
+    const deleted = await tx
+      .delete(projects)
+      .where(and(eq(projects.organizationId, organizationId), eq(projects.id, projectId)))
+      .returning({ id: projects.id });
+    if (deleted.length > 0) await notifyProjectChange(tx, projectId);
+    return deleted.length > 0;
+  });
 }

@@ -34,7 +34,10 @@ const deliveryPolicy = z
           'midnight (22:00 to 07:00); null: none',
       ),
   })
-  .describe('Limits every push obeys, transactional or campaign; replaced as a whole by a PATCH');
+  .describe(
+    'Limits every push obeys, transactional or campaign; replaced as a whole by a PATCH, and applied at once: to the ' +
+      'next transactional send and to every campaign push sent after the PATCH answers',
+  );
 
 const vapidSubject = z
   .string()

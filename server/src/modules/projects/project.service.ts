@@ -3,7 +3,6 @@ import type { Db } from '../../db/database.js';
 import type { ProjectSettings } from '../../db/schema.js';
 import { notFound } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
-import { notifyKeyChange } from '../api-keys/api-key.repository.js';
 import type { OrganizationTenant, ProjectScope } from '../tenancy.js';
 import * as repo from './project.repository.js';
 import { generateVapidKeys } from './vapid.js';
@@ -40,17 +39,18 @@ export function toProject(row: repo.ProjectRow): Project {
   };
 }
 
-/** Called after a project is deleted or its settings change: cached API key lookups carry the project's settings. */
-export type ForgetProjectKeys = (projectId: string) => Promise<void>;
+/** Called after a project is deleted or its settings change, once the change is committed. */
+export type ForgetProject = (projectId: string) => void;
 
 export class ProjectService {
   /**
-   * `forgetKeys`: the API key service's, so its own cache is evicted at once; without one (the CLI) running API
-   * processes still hear of the change through PostgreSQL.
+   * Every process hears of a settings change or a deletion through PostgreSQL (`PROJECT_CHANGES_CHANNEL`);
+   * `forget` evicts this process's caches before the caller is answered, so its next request cannot beat the
+   * notification. The CLI has no cache and passes none.
    */
   constructor(
     private readonly db: Db,
-    private readonly forgetKeys: ForgetProjectKeys = (projectId) => notifyKeyChange(db, { projectId }),
+    private readonly forget: ForgetProject = () => undefined,
   ) {}
 
   async list(tenant: OrganizationTenant, page: number, pageSize: number) {
@@ -100,19 +100,19 @@ export class ProjectService {
       settings: input.settings,
     });
     if (!row) throw notFound('Project');
-    if (input.settings !== undefined) await this.forgetKeys(row.id);
+    if (input.settings !== undefined) this.forget(row.id);
     return toProject(row);
   }
 
   async remove(scope: ProjectScope): Promise<void> {
     if (!(await repo.deleteProject(this.db, scope.organizationId, scope.projectId))) throw notFound('Project');
-    await this.forgetKeys(scope.projectId);
+    this.forget(scope.projectId);
   }
 
   /** Operator-only: raise a project's per-IP rate limits (granted on request, set from the CLI). */
   async setRateLimits(organizationId: string, projectId: string, rateLimits: NonNullable<ProjectSettings['rateLimits']>) {
     const row = await repo.updateProject(this.db, organizationId, projectId, { settings: { rateLimits } });
     if (!row) throw notFound('Project');
-    await this.forgetKeys(projectId);
+    this.forget(projectId);
   }
 }

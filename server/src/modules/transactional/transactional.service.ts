@@ -165,7 +165,7 @@ export class TransactionalService {
     });
     if (claimed.length === 0) return { ...none, result: summarize(outcomes, sender.sandbox) };
 
-    for (const result of await this.delivery.deliverNow(claimed, message)) {
+    for (const result of await this.delivery.deliverNow(claimed, message, project!)) {
       outcomes.push(
         result.status === 'sent' ? { sent: true } : { sent: false, reason: deviceReason(result.reason), deactivated: result.deactivated },
       );
