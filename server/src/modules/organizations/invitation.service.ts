@@ -62,7 +62,7 @@ export class InvitationService {
     });
     const { id, email, role, invitedBy, createdAt, expiresAt } = this.toInvitation(row);
     // The secret travels in the fragment: browsers never send it to a server, so no access log or Referer holds it.
-    return { id, email, role, invitedBy, createdAt, expiresAt, token, acceptUrl: `${this.options.publicUrl}/join#token=${token}` };
+    return { id, email, role, invitedBy, createdAt, expiresAt, token, acceptUrl: `${this.options.publicUrl}/app/join#token=${token}` };
   }
 
   async list(tenant: OrganizationTenant, page: number, pageSize: number) {

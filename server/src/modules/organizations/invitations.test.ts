@@ -67,7 +67,7 @@ describe('POST /invitations', () => {
     ] as const) {
       const body = res.json<Issued & { invitedBy: string }>();
       expect(body).toMatchObject({ id: expect.stringMatching(/^inv_/), email, role: 'ADMIN', invitedBy: org.userId });
-      expect(body.acceptUrl).toBe(`https://herald.example.com/join#token=${body.token}`);
+      expect(body.acceptUrl).toBe(`https://herald.example.com/app/join#token=${body.token}`);
       const days = (Date.parse(body.expiresAt) - Date.now()) / 86_400_000;
       expect(days).toBeGreaterThan(6.99);
       expect(days).toBeLessThanOrEqual(7);
