@@ -65,16 +65,17 @@ const SETTINGS_FIELDS = [
 export function ProjectSettingsPage() {
   const { projectId } = useParams({ from: '/signed-in/projects/$projectId/settings' });
   const project = useProject(projectId);
-  return <QueryState query={project}>{(p) => <SettingsForm key={p.updatedAt} project={p} />}</QueryState>;
+  // Held here: a save changes updatedAt, which gives the form a fresh start from the stored values.
+  const [saved, setSaved] = useState(false);
+  return <QueryState query={project}>{(p) => <SettingsForm key={p.updatedAt} project={p} saved={saved} setSaved={setSaved} />}</QueryState>;
 }
 
-function SettingsForm({ project }: { project: Project }) {
+function SettingsForm({ project, saved, setSaved }: { project: Project; saved: boolean; setSaved: (saved: boolean) => void }) {
   const { isAdmin } = useMembership();
   const queryClient = useQueryClient();
   const initial = currentSettings(project);
   const [capOn, setCapOn] = useState(initial.cap !== null);
   const [quietOn, setQuietOn] = useState(initial.quiet !== null);
-  const [saved, setSaved] = useState(false);
   const save = useMutation({
     mutationFn: (body: Patch) => unwrap(api.PATCH('/projects/{id}', { params: { path: { id: project.id } }, body })),
     onSuccess: (updated) => {

@@ -48,7 +48,8 @@ export function SubscribersPage() {
   });
   const apply = (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
-    const form = Object.fromEntries(new FormData(event.currentTarget));
+    // Fields are named as the error envelope names them (query.tag …).
+    const form = Object.fromEntries([...new FormData(event.currentTarget)].map(([name, value]) => [name.replace(/^query\./, ''), value]));
     void navigate({ search: filtersFromSearch(form) });
   };
   return (

@@ -1,0 +1,277 @@
+// The dashboard in a real Chromium against a real `herald serve`: login, API keys, projects, subscribers, members,
+// read-only VIEWERs, a 401 back to the login page, and axe-core on every page. Skipped (loudly) without a Chromium.
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pushSubscription, CHROME_UA } from '../../server/test/fixtures.js';
+import { admin, ADMIN, api, expectAccessible, findChromium, launch, screenshot, startHerald, VIEWER, type Herald } from './browser';
+
+const chromiumPath = findChromium();
+if (!chromiumPath) {
+  const message = [
+    '',
+    '!!! Dashboard browser tests SKIPPED: no Chromium found (CHROME_PATH, or chromium on PATH).',
+    '!!! Install one to run them: apt-get install -y chromium   (or set CHROME_PATH to a Chrome/Chromium binary)',
+    '',
+  ].join('\n');
+  if (process.env.CI === 'true') throw new Error(message);
+  console.error(message);
+}
+
+interface Login {
+  access_token: string;
+  user: { organizations: { id: string; name: string }[] };
+}
+
+describe.skipIf(!chromiumPath)('dashboard in Chromium', { timeout: 60_000 }, () => {
+  let herald: Herald;
+  let browser: Browser;
+  let orgId: string;
+  let projectId: string;
+  /** Content-Security-Policy violations reported by any page: there must be none. */
+  const cspViolations: string[] = [];
+
+  beforeAll(async () => {
+    herald = await startHerald();
+    const login = await api<Login>(herald, 'POST', '/auth/login', ADMIN);
+    orgId = login.user.organizations[0]!.id;
+    const auth = { authorization: `Bearer ${login.access_token}`, 'x-org-id': orgId };
+    const projects = await api<{ data: { id: string; name: string }[] }>(herald, 'GET', '/projects', undefined, auth);
+    projectId = projects.data.find((project) => project.name === 'Demo')!.id;
+    await admin(herald, 'create-user', '--email', VIEWER.email, '--password', VIEWER.password, '--name', 'Vera Viewer');
+    await admin(herald, 'add-member', '--org', orgId, '--email', VIEWER.email, '--role', 'VIEWER');
+    // Subscribers registered the way the SDK does, with a live key.
+    const key = await api<{ key: string }>(herald, 'POST', `/projects/${projectId}/api-keys`, { name: 'sdk', mode: 'live' }, auth);
+    for (let i = 0; i < 3; i++) {
+      const registered = await api<{ token: string }>(
+        herald,
+        'POST',
+        '/subscribers',
+        { projectId, ...pushSubscription(), userAgent: CHROME_UA },
+        { 'x-api-key': key.key },
+      );
+      await api(herald, 'POST', '/subscribers/identify', { token: registered.token, externalId: `user-${i}` }, { 'x-api-key': key.key });
+      await api(herald, 'POST', '/subscribers/tag', { token: registered.token, tags: [i === 0 ? 'vip' : 'regular'] }, { 'x-api-key': key.key });
+    }
+    browser = await launch(chromiumPath!);
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await herald?.stop();
+  }, 60_000);
+
+  async function newPage(): Promise<{ context: BrowserContext; page: Page }> {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const page = await context.newPage();
+    page.setDefaultTimeout(10_000);
+    page.on('console', (message) => {
+      if (/Content.Security.Policy/i.test(message.text())) cspViolations.push(message.text());
+    });
+    return { context, page };
+  }
+
+  async function logIn(page: Page, who: { email: string; password: string }) {
+    await page.goto(`${herald.url}/app/`);
+    await page.waitForURL('**/app/login');
+    await page.getByLabel('Email').fill(who.email);
+    await page.getByLabel('Password').fill(who.password);
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.waitForURL('**/app/projects');
+  }
+
+  it('/ leads to the login page, which refuses a wrong password with a message', async () => {
+    const { context, page } = await newPage();
+    await page.goto(herald.url);
+    await page.waitForURL('**/app/login');
+    await expectAccessible(page, 'login');
+    await screenshot(page, 'login');
+    await page.getByLabel('Email').fill(ADMIN.email);
+    await page.getByLabel('Password').fill('wrong-password');
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/invalid/i);
+    await context.close();
+  });
+
+  it('an admin logs in, creates a test key whose secret is shown once, and sees it listed by prefix', async () => {
+    const { context, page } = await newPage();
+    await logIn(page, ADMIN);
+    await page.getByRole('link', { name: 'Demo' }).waitFor();
+    await expectAccessible(page, 'projects');
+    await screenshot(page, 'projects');
+
+    await page.getByRole('link', { name: 'Demo' }).click();
+    await page.getByRole('heading', { name: 'Settings' }).waitFor();
+    await page.getByRole('link', { name: 'API keys' }).click();
+    await page.waitForURL(`**/app/projects/${projectId}/keys`);
+    await page.getByRole('cell', { name: 'sdk', exact: true }).waitFor();
+    await expectAccessible(page, 'API keys');
+
+    await page.getByLabel('Key name').fill('e2e key');
+    await page.getByRole('radio', { name: 'Test' }).check();
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.waitFor();
+    const secret = (await dialog.getByTestId('api-key-secret').textContent())!.trim();
+    expect(secret).toMatch(/^hrd_test_/);
+    await expect.poll(() => dialog.textContent()).toMatch(/shown once/);
+    await expectAccessible(page, 'the new key dialog');
+    await screenshot(page, 'api-key-created');
+    await dialog.getByRole('button', { name: 'I have stored it' }).click();
+    await dialog.waitFor({ state: 'detached' });
+
+    const row = page.getByRole('row', { name: /e2e key/ });
+    await row.waitFor();
+    expect(await row.textContent()).toContain(`hrd_test_…${secret.slice(-4)}`);
+    // Shown once: nowhere on the page any more, nor after a reload.
+    expect(await page.content()).not.toContain(secret);
+    await page.reload();
+    await page.getByRole('row', { name: /e2e key/ }).waitFor();
+    expect(await page.content()).not.toContain(secret);
+    await screenshot(page, 'api-keys');
+
+    // The key works against the API.
+    const res = await fetch(`${herald.url}/subscribers/project/${projectId}`, { headers: { 'x-api-key': secret } });
+    expect(res.status).toBe(200);
+
+    // Revoke, confirmed.
+    await page.getByRole('button', { name: 'Revoke key e2e key' }).click();
+    await page.getByRole('alertdialog').getByRole('button', { name: 'Revoke key' }).click();
+    await expect.poll(() => page.getByRole('row', { name: /e2e key/ }).textContent()).toMatch(/revoked/);
+    expect((await fetch(`${herald.url}/subscribers/project/${projectId}`, { headers: { 'x-api-key': secret } })).status).toBe(401);
+    await context.close();
+  });
+
+  it('project settings save the delivery policy and show a 422 beside its field', async () => {
+    const { context, page } = await newPage();
+    await logIn(page, ADMIN);
+    await page.goto(`${herald.url}/app/projects/${projectId}/settings`);
+    await page.getByLabel('Quiet hours').check();
+    await page.getByLabel('From (HH:mm)').fill('25:00');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    const from = page.getByLabel('From (HH:mm)');
+    await expect.poll(() => from.getAttribute('aria-invalid')).toBe('true');
+    expect(await page.locator('.field-error').first().textContent()).toMatch(/HH:mm/);
+    await expectAccessible(page, 'project settings with an error');
+
+    await from.fill('22:30');
+    await page.getByLabel('Frequency cap').check();
+    await page.getByLabel('At most (pushes)').fill('5');
+    await page.getByLabel('Time zone').fill('Europe/Paris');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByText('Settings saved.').waitFor();
+    await screenshot(page, 'project-settings');
+    const login = await api<Login>(herald, 'POST', '/auth/login', ADMIN);
+    const project = await api<{ settings: Record<string, unknown> }>(herald, 'GET', `/projects/${projectId}`, undefined, {
+      authorization: `Bearer ${login.access_token}`,
+      'x-org-id': orgId,
+    });
+    expect(project.settings).toMatchObject({
+      timezone: 'Europe/Paris',
+      deliveryPolicy: { quietHours: { start: '22:30', end: '07:00' }, frequencyCap: { max: 5, windowSeconds: 86400 } },
+    });
+    await context.close();
+  });
+
+  it('subscribers: filters in the URL, pagination, detail, delete with confirmation', async () => {
+    const { context, page } = await newPage();
+    await logIn(page, ADMIN);
+    await page.goto(`${herald.url}/app/projects/${projectId}/subscribers`);
+    await page.getByRole('link', { name: 'user-2' }).waitFor();
+    expect(await page.getByRole('navigation', { name: 'Pagination' }).textContent()).toContain('3 in all');
+    await expectAccessible(page, 'subscribers');
+    await screenshot(page, 'subscribers');
+
+    await page.getByLabel('Tag').fill('vip');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.waitForURL(/tag=vip/);
+    await expect.poll(() => page.getByRole('navigation', { name: 'Pagination' }).textContent()).toContain('1 in all');
+    // A reload keeps the filter (it is in the URL, and index.html answers the deep link).
+    await page.reload();
+    await expect.poll(() => page.getByRole('navigation', { name: 'Pagination' }).textContent()).toContain('1 in all');
+    expect(await page.getByLabel('Tag').inputValue()).toBe('vip');
+
+    await page.getByRole('link', { name: 'user-0' }).click();
+    await page.getByRole('heading', { name: 'user-0' }).waitFor();
+    expect(await page.locator('.details').textContent()).toContain('vip');
+    await expectAccessible(page, 'subscriber detail');
+    await screenshot(page, 'subscriber');
+
+    await page.getByRole('button', { name: 'Delete subscriber' }).click();
+    await expectAccessible(page, 'the delete confirmation');
+    await page.getByRole('alertdialog').getByRole('button', { name: 'Delete' }).click();
+    await page.waitForURL(`**/app/projects/${projectId}/subscribers`);
+    await expect.poll(() => page.getByRole('navigation', { name: 'Pagination' }).textContent()).toContain('2 in all');
+
+    // Find by external id opens the subscriber.
+    await page.getByLabel('Find by external id or token').fill('user-1');
+    await page.getByRole('button', { name: 'Find' }).click();
+    await page.getByRole('heading', { name: 'user-1' }).waitFor();
+    await context.close();
+  });
+
+  it('members: an admin sees roles and the last owner cannot be removed', async () => {
+    const { context, page } = await newPage();
+    await logIn(page, ADMIN);
+    await page.getByRole('link', { name: 'Members' }).click();
+    await page.getByRole('cell', { name: VIEWER.email, exact: true }).waitFor();
+    await expectAccessible(page, 'members');
+    await screenshot(page, 'members');
+    expect(await page.getByRole('button', { name: `Remove ${ADMIN.email}` }).isDisabled()).toBe(true);
+    expect(await page.getByLabel(`Role of ${ADMIN.email}`).isDisabled()).toBe(true);
+    expect(await page.getByRole('button', { name: `Remove ${VIEWER.email}` }).isEnabled()).toBe(true);
+    await context.close();
+  });
+
+  it('a VIEWER sees everything read-only, and a 403 is a message', async () => {
+    const { context, page } = await newPage();
+    await logIn(page, VIEWER);
+    await page.getByRole('link', { name: 'Demo' }).waitFor();
+    expect(await page.getByRole('button', { name: 'Create project' }).count()).toBe(0);
+    await expectAccessible(page, 'projects as a viewer');
+
+    await page.goto(`${herald.url}/app/projects/${projectId}/settings`);
+    await page.getByLabel('Name').waitFor();
+    expect(await page.getByLabel('Name').isDisabled()).toBe(true);
+    expect(await page.getByRole('button', { name: 'Save settings' }).count()).toBe(0);
+
+    // API keys are an ADMIN's business: the server's 403 is shown as a message.
+    await page.getByRole('link', { name: 'API keys' }).click();
+    await expect.poll(() => page.getByRole('alert').first().textContent()).toMatch(/permission/i);
+    expect(await page.getByRole('button', { name: 'Create key' }).count()).toBe(0);
+    await expectAccessible(page, 'API keys refused');
+
+    await page.goto(`${herald.url}/app/projects/${projectId}/subscribers`);
+    await page.getByRole('link', { name: 'user-1' }).click();
+    await page.getByRole('heading', { name: 'user-1' }).waitFor();
+    expect(await page.getByRole('button', { name: 'Delete subscriber' }).count()).toBe(0);
+
+    await page.getByRole('link', { name: 'Members' }).click();
+    await page.getByRole('cell', { name: ADMIN.email, exact: true }).waitFor();
+    expect(await page.getByRole('button', { name: /^Remove/ }).count()).toBe(0);
+    expect(await page.getByRole('combobox', { name: /^Role of/ }).count()).toBe(0);
+    await context.close();
+  });
+
+  it('a 401 (expired token) returns to the login page with a message; a reload keeps a valid session', async () => {
+    const { context, page } = await newPage();
+    await logIn(page, ADMIN);
+    await page.reload();
+    await page.getByRole('link', { name: 'Demo' }).waitFor();
+    expect(page.url()).toMatch(/\/app\/projects$/);
+
+    await page.evaluate(() => localStorage.setItem('herald.token', 'expired.token.value'));
+    await page.goto(`${herald.url}/app/members`);
+    await page.waitForURL('**/app/login');
+    await expect.poll(() => page.getByRole('status').textContent()).toMatch(/session has expired/i);
+
+    await logIn(page, ADMIN);
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await page.waitForURL('**/app/login');
+    expect(await page.evaluate(() => localStorage.getItem('herald.token'))).toBeNull();
+    await context.close();
+  });
+
+  it('no page broke its Content-Security-Policy', () => {
+    expect(cspViolations).toEqual([]);
+  });
+});
