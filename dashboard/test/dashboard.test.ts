@@ -3,7 +3,7 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pushSubscription, CHROME_UA } from '../../server/test/fixtures.js';
-import { admin, ADMIN, api, expectAccessible, findChromium, launch, screenshot, startHerald, VIEWER, type Herald } from './browser';
+import { admin, ADMIN, api, expectAccessible, findChromium, launch, screenshot, startHerald, VIEWER, type Herald } from './browser.js';
 
 const chromiumPath = findChromium();
 if (!chromiumPath) {
