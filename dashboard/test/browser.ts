@@ -1,7 +1,7 @@
 // End-to-end helpers: a Chromium found on this machine, a real `herald serve` on a test database, axe-core checks.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants, existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -154,5 +154,6 @@ export async function expectAccessible(page: Page, what: string) {
 /** With DASHBOARD_SCREENSHOTS=1, docs/screenshots/<name>.png; otherwise nothing (normal runs leave the docs alone). */
 export async function screenshot(page: Page, name: string) {
   if (process.env.DASHBOARD_SCREENSHOTS !== '1') return;
+  await mkdir(SCREENSHOTS, { recursive: true });
   await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
 }
