@@ -7,7 +7,8 @@ import { LoginPage } from './pages/login';
 import { MembersPage } from './pages/members';
 import { ProjectLayout, ProjectSettingsPage } from './pages/project';
 import { ProjectsPage } from './pages/projects';
-import { filtersFromSearch, SubscriberPage, SubscribersPage } from './pages/subscribers';
+import { filtersFromSearch } from './pages/subscriber-filters';
+import { SubscriberPage, SubscribersPage } from './pages/subscribers';
 
 function NotFound() {
   return (

@@ -2,40 +2,16 @@
 import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate, useParams, useSearch } from '@tanstack/react-router';
 import { useState, type FormEvent } from 'react';
-import { api, unwrap, type Query, type Schemas } from '../api/client';
+import { api, unwrap, type Schemas } from '../api/client';
 import { useMembership } from '../auth/me';
 import { Confirm } from '../components/confirm';
 import { Field, SelectField } from '../components/field';
-import { dateTime, everyValue } from '../components/format';
+import { dateTime } from '../components/format';
 import { Pagination } from '../components/pagination';
 import { ErrorMessage, QueryState } from '../components/query-state';
+import { BROWSERS, filtersFromForm, OSES, PLATFORMS, STATUSES } from './subscriber-filters';
 
-export type SubscriberFilters = Omit<Query<'/subscribers/project/{projectId}', 'get'>, 'pageSize'>;
 type Subscriber = Schemas['Subscriber'];
-
-const PLATFORMS = everyValue<NonNullable<Subscriber['platform']>>()('desktop', 'mobile', 'tablet');
-const BROWSERS = everyValue<NonNullable<Subscriber['browser']>>()('Chrome', 'Safari', 'Firefox', 'Edge');
-const OSES = everyValue<NonNullable<Subscriber['os']>>()('macOS', 'Windows', 'iOS', 'Android');
-const STATUSES = everyValue<Subscriber['status']>()('active', 'unsubscribed', 'inactive');
-
-const TEXT_FILTERS = ['country', 'tag', 'createdAfter', 'createdBefore'] as const;
-
-/** The URL's search parameters as a filter object: unknown keys and values are dropped, so a hand-edited URL cannot 422 the list. */
-export function filtersFromSearch(search: Record<string, unknown>): SubscriberFilters {
-  const filters: SubscriberFilters = {};
-  const pick = <T extends string>(values: readonly T[], value: unknown) => (values as readonly unknown[]).includes(value) ? (value as T) : undefined;
-  filters.platform = pick(PLATFORMS, search.platform);
-  filters.browser = pick(BROWSERS, search.browser);
-  filters.os = pick(OSES, search.os);
-  filters.status = pick(STATUSES, search.status);
-  for (const key of TEXT_FILTERS) {
-    const value = search[key];
-    if (typeof value === 'string' && value !== '') filters[key] = value;
-  }
-  const page = Number(search.page);
-  if (Number.isInteger(page) && page > 1) filters.page = page;
-  return Object.fromEntries(Object.entries(filters).filter(([, value]) => value !== undefined)) as SubscriberFilters;
-}
 
 export function SubscribersPage() {
   const { projectId } = useParams({ from: '/signed-in/projects/$projectId/subscribers/' });
@@ -48,9 +24,7 @@ export function SubscribersPage() {
   });
   const apply = (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
-    // Fields are named as the error envelope names them (query.tag …).
-    const form = Object.fromEntries([...new FormData(event.currentTarget)].map(([name, value]) => [name.replace(/^query\./, ''), value]));
-    void navigate({ search: filtersFromSearch(form) });
+    void navigate({ search: filtersFromForm(new FormData(event.currentTarget)) });
   };
   return (
     <section aria-labelledby="subscribers-title">
