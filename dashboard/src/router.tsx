@@ -7,6 +7,7 @@ import { LoginPage } from './pages/login';
 import { MembersPage } from './pages/members';
 import { ProjectLayout, ProjectSettingsPage } from './pages/project';
 import { ProjectsPage } from './pages/projects';
+import { sendFiltersFromSearch, TransactionalPage } from './pages/transactional';
 import { filtersFromSearch } from './pages/subscriber-filters';
 import { SubscriberPage, SubscribersPage } from './pages/subscribers';
 
@@ -63,6 +64,12 @@ const projectHomeRoute = createRoute({
 });
 const projectSettingsRoute = createRoute({ getParentRoute: () => projectRoute, path: '/settings', component: ProjectSettingsPage });
 const apiKeysRoute = createRoute({ getParentRoute: () => projectRoute, path: '/keys', component: ApiKeysPage });
+const transactionalRoute = createRoute({
+  getParentRoute: () => projectRoute,
+  path: '/transactional',
+  component: TransactionalPage,
+  validateSearch: sendFiltersFromSearch,
+});
 const subscribersRoute = createRoute({ getParentRoute: () => projectRoute, path: '/subscribers', component: Outlet });
 const subscriberListRoute = createRoute({
   getParentRoute: () => subscribersRoute,
@@ -82,6 +89,7 @@ const routeTree = rootRoute.addChildren([
       projectHomeRoute,
       projectSettingsRoute,
       apiKeysRoute,
+      transactionalRoute,
       subscribersRoute.addChildren([subscriberListRoute, subscriberRoute]),
     ]),
   ]),

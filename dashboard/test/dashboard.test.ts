@@ -52,6 +52,8 @@ describe.skipIf(!chromiumPath)('dashboard in Chromium', { timeout: 60_000 }, () 
       await api(herald, 'POST', '/subscribers/identify', { token: registered.token, externalId: `user-${i}` }, { 'x-api-key': key.key });
       await api(herald, 'POST', '/subscribers/tag', { token: registered.token, tags: [i === 0 ? 'vip' : 'regular'] }, { 'x-api-key': key.key });
     }
+    // A transactional send to nobody: logged with its reason.
+    await api(herald, 'POST', '/transactional/send', { externalId: 'nobody', title: 'Hi', body: 'there' }, { 'x-api-key': key.key });
     browser = await launch(chromiumPath!);
   }, 120_000);
 
@@ -192,9 +194,17 @@ describe.skipIf(!chromiumPath)('dashboard in Chromium', { timeout: 60_000 }, () 
 
     await page.getByRole('link', { name: 'user-0' }).click();
     await page.getByRole('heading', { name: 'user-0' }).waitFor();
-    expect(await page.locator('.details').textContent()).toContain('vip');
+    const tags = page.getByRole('region', { name: 'Tags' });
+    await tags.getByText('vip').waitFor();
     await expectAccessible(page, 'subscriber detail');
     await screenshot(page, 'subscriber');
+
+    await page.getByLabel('Add tags (comma-separated)').fill('beta, early');
+    await page.getByRole('button', { name: 'Add', exact: true }).click();
+    await tags.getByText('early').waitFor();
+    await page.getByRole('button', { name: 'Remove tag vip' }).click();
+    await expect.poll(() => tags.textContent()).not.toContain('vip');
+    expect(await tags.textContent()).toContain('beta');
 
     await page.getByRole('button', { name: 'Delete subscriber' }).click();
     await expectAccessible(page, 'the delete confirmation');
@@ -206,6 +216,22 @@ describe.skipIf(!chromiumPath)('dashboard in Chromium', { timeout: 60_000 }, () 
     await page.getByLabel('Find by external id or token').fill('user-1');
     await page.getByRole('button', { name: 'Find' }).click();
     await page.getByRole('heading', { name: 'user-1' }).waitFor();
+    await context.close();
+  });
+
+  it('transactional sends: the log with its reasons, filtered', async () => {
+    const { context, page } = await newPage();
+    await logIn(page, ADMIN);
+    await page.goto(`${herald.url}/app/projects/${projectId}/transactional`);
+    const row = page.getByRole('row', { name: /externalId: nobody/ });
+    await row.waitFor();
+    expect(await row.textContent()).toContain('subscriber_not_found');
+    await expectAccessible(page, 'transactional sends');
+    await screenshot(page, 'transactional');
+    await page.getByLabel('Reason').selectOption('quiet_hours');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.waitForURL(/reason=quiet_hours/);
+    await page.getByText('No transactional sends match.').waitFor();
     await context.close();
   });
 
@@ -244,6 +270,8 @@ describe.skipIf(!chromiumPath)('dashboard in Chromium', { timeout: 60_000 }, () 
     await page.getByRole('link', { name: 'user-1' }).click();
     await page.getByRole('heading', { name: 'user-1' }).waitFor();
     expect(await page.getByRole('button', { name: 'Delete subscriber' }).count()).toBe(0);
+    expect(await page.getByRole('form', { name: 'Add tags' }).count()).toBe(0);
+    expect(await page.getByRole('button', { name: /^Remove tag/ }).count()).toBe(0);
 
     await page.getByRole('link', { name: 'Members' }).click();
     await page.getByRole('cell', { name: ADMIN.email, exact: true }).waitFor();

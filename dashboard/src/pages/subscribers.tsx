@@ -1,11 +1,11 @@
 // Subscribers of a project: every filter of spec 4.3 (kept in the URL), server-side pagination, detail, delete.
-import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate, useParams, useSearch } from '@tanstack/react-router';
 import { useState, type FormEvent } from 'react';
 import { api, unwrap, type Schemas } from '../api/client';
 import { useMembership } from '../auth/me';
 import { Confirm } from '../components/confirm';
-import { Field, SelectField } from '../components/field';
+import { Field, FormError, SelectField } from '../components/field';
 import { dateTime } from '../components/format';
 import { Pagination } from '../components/pagination';
 import { ErrorMessage, QueryState } from '../components/query-state';
@@ -195,7 +195,6 @@ export function SubscriberPage() {
                   ['City', s.city],
                   ['Language', s.language],
                   ['Time zone', s.timezone],
-                  ['Tags', s.tags.join(', ')],
                   ['Sandbox', s.sandbox ? 'yes (registered with a test key)' : 'no'],
                   ['Subscribed', dateTime(s.subscribedAt)],
                   ['Last seen', dateTime(s.lastSeenAt)],
@@ -210,6 +209,7 @@ export function SubscriberPage() {
                 </div>
               ))}
             </dl>
+            <Tags subscriber={s} canWrite={canWrite} />
             <h3>Attributes</h3>
             {Object.keys(s.attributes).length === 0 ? <p className="muted">None.</p> : <pre className="json">{JSON.stringify(s.attributes, null, 2)}</pre>}
             {canWrite && (
@@ -224,6 +224,64 @@ export function SubscriberPage() {
           </>
         )}
       </QueryState>
+    </section>
+  );
+}
+
+/** Tags of a subscriber: shown, added (comma-separated) and removed one by one by a MEMBER or above. */
+function Tags({ subscriber, canWrite }: { subscriber: Subscriber; canWrite: boolean }) {
+  const queryClient = useQueryClient();
+  const refresh = () =>
+    Promise.all([
+      queryClient.invalidateQueries({ queryKey: ['subscriber', subscriber.id] }),
+      queryClient.invalidateQueries({ queryKey: ['subscribers', subscriber.projectId] }),
+    ]);
+  const tag = useMutation({
+    mutationFn: (tags: string[]) => unwrap(api.POST('/subscribers/tag', { body: { token: subscriber.token, tags } })),
+    onSuccess: refresh,
+  });
+  const untag = useMutation({
+    mutationFn: (name: string) => unwrap(api.POST('/subscribers/untag', { body: { token: subscriber.token, tags: [name] } })),
+    onSuccess: refresh,
+  });
+  const add = (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    const form = event.currentTarget;
+    const tags = String(new FormData(form).get('tags'))
+      .split(',')
+      .map((name) => name.trim())
+      .filter(Boolean);
+    if (tags.length > 0) tag.mutate(tags, { onSuccess: () => form.reset() });
+  };
+  return (
+    <section aria-labelledby="tags-title">
+      <h3 id="tags-title">Tags</h3>
+      {subscriber.tags.length === 0 ? (
+        <p className="muted">No tags.</p>
+      ) : (
+        <ul className="tags">
+          {subscriber.tags.map((name) => (
+            <li key={name} className="badge">
+              {name}
+              {canWrite && (
+                <button type="button" className="link" aria-label={`Remove tag ${name}`} disabled={untag.isPending} onClick={() => untag.mutate(name)}>
+                  ×
+                </button>
+              )}
+            </li>
+          ))}
+        </ul>
+      )}
+      <ErrorMessage error={untag.error} />
+      {canWrite && (
+        <form className="card inline" onSubmit={add} aria-label="Add tags">
+          <Field label="Add tags (comma-separated)" field="tags" error={tag.error} />
+          <button type="submit" disabled={tag.isPending}>
+            Add
+          </button>
+          <FormError error={tag.error} fields={['tags']} />
+        </form>
+      )}
     </section>
   );
 }
