@@ -1,5 +1,5 @@
 // The route tree, in code: every path, its parameters and search parameters are typed for Link and navigate.
-import { createRootRoute, createRoute, createRouter, Link, Outlet, redirect } from '@tanstack/react-router';
+import { createRootRoute, createRoute, createRouter, lazyRouteComponent, Link, Outlet, redirect } from '@tanstack/react-router';
 import { session } from './auth/session';
 import { Layout } from './components/layout';
 import { ApiKeysPage } from './pages/api-keys';
@@ -70,6 +70,12 @@ const transactionalRoute = createRoute({
   component: TransactionalPage,
   validateSearch: sendFiltersFromSearch,
 });
+// Its own chunk: the charting library loads with this page only.
+const audienceRoute = createRoute({
+  getParentRoute: () => projectRoute,
+  path: '/audience',
+  component: lazyRouteComponent(() => import('./pages/analytics'), 'AnalyticsPage'),
+});
 const subscribersRoute = createRoute({ getParentRoute: () => projectRoute, path: '/subscribers', component: Outlet });
 const subscriberListRoute = createRoute({
   getParentRoute: () => subscribersRoute,
@@ -90,6 +96,7 @@ const routeTree = rootRoute.addChildren([
       projectSettingsRoute,
       apiKeysRoute,
       transactionalRoute,
+      audienceRoute,
       subscribersRoute.addChildren([subscriberListRoute, subscriberRoute]),
     ]),
   ]),

@@ -219,6 +219,21 @@ describe.skipIf(!chromiumPath)('dashboard in Chromium', { timeout: 60_000 }, () 
     await context.close();
   });
 
+  it('audience: bar charts of the active subscribers, with their numbers', async () => {
+    const { context, page } = await newPage();
+    await logIn(page, ADMIN);
+    await page.goto(`${herald.url}/app/projects/${projectId}/audience`);
+    const browsers = page.getByRole('img', { name: /^Browser: Chrome \d/ });
+    await browsers.waitFor();
+    await page.getByRole('figure', { name: 'Browser' }).getByText('Numbers').click();
+    await page.getByRole('figure', { name: 'Browser' }).getByRole('cell', { name: 'Chrome' }).waitFor();
+    // No geo source is configured: the country chart says so rather than drawing nothing.
+    await page.getByRole('figure', { name: 'Country' }).getByText('No data.').waitFor();
+    await expectAccessible(page, 'audience');
+    await screenshot(page, 'audience');
+    await context.close();
+  });
+
   it('transactional sends: the log with its reasons, filtered', async () => {
     const { context, page } = await newPage();
     await logIn(page, ADMIN);
