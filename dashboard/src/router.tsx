@@ -3,6 +3,7 @@ import { createRootRoute, createRoute, createRouter, lazyRouteComponent, Link, O
 import { session } from './auth/session';
 import { Layout } from './components/layout';
 import { ApiKeysPage } from './pages/api-keys';
+import { ContactImportPage } from './pages/contact-import';
 import { LoginPage } from './pages/login';
 import { MembersPage } from './pages/members';
 import { ProjectLayout, ProjectSettingsPage } from './pages/project';
@@ -70,6 +71,7 @@ const transactionalRoute = createRoute({
   component: TransactionalPage,
   validateSearch: sendFiltersFromSearch,
 });
+const importRoute = createRoute({ getParentRoute: () => projectRoute, path: '/import', component: ContactImportPage });
 // Its own chunk: the charting library loads with this page only.
 const audienceRoute = createRoute({
   getParentRoute: () => projectRoute,
@@ -97,6 +99,7 @@ const routeTree = rootRoute.addChildren([
       apiKeysRoute,
       transactionalRoute,
       audienceRoute,
+      importRoute,
       subscribersRoute.addChildren([subscriberListRoute, subscriberRoute]),
     ]),
   ]),

@@ -234,6 +234,32 @@ describe.skipIf(!chromiumPath)('dashboard in Chromium', { timeout: 60_000 }, () 
     await context.close();
   });
 
+  it('contacts import: per-row errors of a bad CSV, then a good one imported', async () => {
+    const { context, page } = await newPage();
+    await logIn(page, ADMIN);
+    await page.goto(`${herald.url}/app/projects/${projectId}/import`);
+    const file = page.getByLabel('File (.csv or .json)');
+    await file.setInputFiles({
+      name: 'contacts.csv',
+      mimeType: 'text/csv',
+      buffer: Buffer.from('externalId,email\ncrm-1,ann@example.com\ncrm-2,not-an-email\n'),
+    });
+    await page.getByRole('button', { name: 'Import' }).click();
+    const errors = page.getByRole('table', { name: 'Errors by row' });
+    await errors.waitFor();
+    // rows[1] is the file's third line (after the header and crm-1).
+    expect(await errors.getByRole('row').nth(1).textContent()).toMatch(/^3email/);
+    await expectAccessible(page, 'contacts import with errors');
+    await screenshot(page, 'contact-import');
+
+    await file.setInputFiles({ name: 'contacts.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify([{ externalId: 'crm-1', email: 'ann@example.com' }, { externalId: 'crm-2', tags: ['imported'] }])) });
+    await page.getByRole('button', { name: 'Import' }).click();
+    await page.getByText('Imported 2 rows: 2 created, 0 updated.').waitFor();
+    await page.goto(`${herald.url}/app/projects/${projectId}/subscribers?tag=imported`);
+    await page.getByRole('link', { name: 'crm-2' }).waitFor();
+    await context.close();
+  });
+
   it('transactional sends: the log with its reasons, filtered', async () => {
     const { context, page } = await newPage();
     await logIn(page, ADMIN);
@@ -287,6 +313,10 @@ describe.skipIf(!chromiumPath)('dashboard in Chromium', { timeout: 60_000 }, () 
     expect(await page.getByRole('button', { name: 'Delete subscriber' }).count()).toBe(0);
     expect(await page.getByRole('form', { name: 'Add tags' }).count()).toBe(0);
     expect(await page.getByRole('button', { name: /^Remove tag/ }).count()).toBe(0);
+
+    await page.goto(`${herald.url}/app/projects/${projectId}/import`);
+    await page.getByText('A viewer cannot import contacts.').waitFor();
+    expect(await page.getByRole('button', { name: 'Import' }).count()).toBe(0);
 
     await page.getByRole('link', { name: 'Members' }).click();
     await page.getByRole('cell', { name: ADMIN.email, exact: true }).waitFor();
