@@ -9,6 +9,7 @@ import { MembersPage } from './pages/members';
 import { ProjectLayout, ProjectSettingsPage } from './pages/project';
 import { ProjectsPage } from './pages/projects';
 import { sendFiltersFromSearch, TransactionalPage } from './pages/transactional';
+import { NewSegmentPage, SegmentPage, SegmentsPage } from './pages/segments';
 import { filtersFromSearch } from './pages/subscriber-filters';
 import { SubscriberPage, SubscribersPage } from './pages/subscribers';
 
@@ -78,6 +79,10 @@ const audienceRoute = createRoute({
   path: '/audience',
   component: lazyRouteComponent(() => import('./pages/analytics'), 'AnalyticsPage'),
 });
+const segmentsRoute = createRoute({ getParentRoute: () => projectRoute, path: '/segments', component: Outlet });
+const segmentListRoute = createRoute({ getParentRoute: () => segmentsRoute, path: '/', component: SegmentsPage });
+const newSegmentRoute = createRoute({ getParentRoute: () => segmentsRoute, path: '/new', component: NewSegmentPage });
+const segmentRoute = createRoute({ getParentRoute: () => segmentsRoute, path: '/$segmentId', component: SegmentPage });
 const subscribersRoute = createRoute({ getParentRoute: () => projectRoute, path: '/subscribers', component: Outlet });
 const subscriberListRoute = createRoute({
   getParentRoute: () => subscribersRoute,
@@ -100,6 +105,7 @@ const routeTree = rootRoute.addChildren([
       transactionalRoute,
       audienceRoute,
       importRoute,
+      segmentsRoute.addChildren([segmentListRoute, newSegmentRoute, segmentRoute]),
       subscribersRoute.addChildren([subscriberListRoute, subscriberRoute]),
     ]),
   ]),

@@ -28,10 +28,16 @@ export class ApiError extends Error {
     this.name = 'ApiError';
   }
 
-  /** The 422 message for one field (`name`, `settings.timezone` …), to show beside it. */
+  /** The 422 messages for one field (`name`, `settings.timezone` …) or its parts (`tags.0`), to show beside it. */
   fieldError(field: string): string | undefined {
-    return this.details?.find((detail) => detail.field === field)?.error;
+    const messages = (this.details ?? []).filter((detail) => belongsTo(detail.field, field)).map((detail) => detail.error);
+    return messages.length > 0 ? [...new Set(messages)].join('; ') : undefined;
   }
+}
+
+/** `tags.0` belongs to `tags`; `tagsAll` does not. */
+export function belongsTo(detailField: string, field: string): boolean {
+  return detailField === field || detailField.startsWith(`${field}.`) || detailField.startsWith(`${field}[`);
 }
 
 export const api = createClient<paths>({ baseUrl: window.location.origin });

@@ -1,6 +1,6 @@
 // A labelled form control with the API's 422 message for its field shown beside it (and announced).
 import { useId, type InputHTMLAttributes, type ReactNode, type SelectHTMLAttributes } from 'react';
-import { ApiError } from '../api/client';
+import { ApiError, belongsTo } from '../api/client';
 
 interface FieldProps {
   label: string;
@@ -72,7 +72,7 @@ export function SelectField({ label, field, error, hint, children, ...select }: 
 /** A form-level error: anything but a 422 whose every detail is shown beside a field of `fields`. */
 export function FormError({ error, fields }: { error: unknown; fields: string[] }) {
   if (!error) return null;
-  if (error instanceof ApiError && error.status === 422 && error.details?.every((detail) => fields.includes(detail.field))) {
+  if (error instanceof ApiError && error.status === 422 && error.details?.every((detail) => fields.some((field) => belongsTo(detail.field, field)))) {
     return (
       <p role="alert" className="error">
         Please correct the highlighted fields.

@@ -32,6 +32,9 @@ export function ProjectLayout() {
             <Link to="/projects/$projectId/subscribers" params={{ projectId }} activeProps={{ 'aria-current': 'page' }}>
               Subscribers
             </Link>
+            <Link to="/projects/$projectId/segments" params={{ projectId }} activeProps={{ 'aria-current': 'page' }}>
+              Segments
+            </Link>
             <Link to="/projects/$projectId/import" params={{ projectId }} activeProps={{ 'aria-current': 'page' }}>
               Import contacts
             </Link>
