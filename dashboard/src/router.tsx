@@ -3,6 +3,7 @@ import { createRootRoute, createRoute, createRouter, lazyRouteComponent, Link, O
 import { session } from './auth/session';
 import { Layout } from './components/layout';
 import { ApiKeysPage } from './pages/api-keys';
+import { CampaignPage, CampaignsPage, campaignFiltersFromSearch } from './pages/campaigns';
 import { ContactImportPage } from './pages/contact-import';
 import { LoginPage } from './pages/login';
 import { MembersPage } from './pages/members';
@@ -79,6 +80,14 @@ const audienceRoute = createRoute({
   path: '/audience',
   component: lazyRouteComponent(() => import('./pages/analytics'), 'AnalyticsPage'),
 });
+const campaignsRoute = createRoute({ getParentRoute: () => projectRoute, path: '/campaigns', component: Outlet });
+const campaignListRoute = createRoute({
+  getParentRoute: () => campaignsRoute,
+  path: '/',
+  component: CampaignsPage,
+  validateSearch: campaignFiltersFromSearch,
+});
+const campaignRoute = createRoute({ getParentRoute: () => campaignsRoute, path: '/$campaignId', component: CampaignPage });
 const segmentsRoute = createRoute({ getParentRoute: () => projectRoute, path: '/segments', component: Outlet });
 const segmentListRoute = createRoute({ getParentRoute: () => segmentsRoute, path: '/', component: SegmentsPage });
 const newSegmentRoute = createRoute({ getParentRoute: () => segmentsRoute, path: '/new', component: NewSegmentPage });
@@ -105,6 +114,7 @@ const routeTree = rootRoute.addChildren([
       transactionalRoute,
       audienceRoute,
       importRoute,
+      campaignsRoute.addChildren([campaignListRoute, campaignRoute]),
       segmentsRoute.addChildren([segmentListRoute, newSegmentRoute, segmentRoute]),
       subscribersRoute.addChildren([subscriberListRoute, subscriberRoute]),
     ]),

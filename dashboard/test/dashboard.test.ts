@@ -308,6 +308,54 @@ describe.skipIf(!chromiumPath)('dashboard in Chromium', { timeout: 60_000 }, () 
     await context.close();
   });
 
+  it('campaigns: an immediate campaign reaches sent on the page without a reload, then is archived', async () => {
+    // A project of its own: the Demo project's quiet hours (set above) would hold a campaign at night.
+    const login = await api<Login>(herald, 'POST', '/auth/login', ADMIN);
+    const auth = { authorization: `Bearer ${login.access_token}`, 'x-org-id': orgId };
+    const launch = await api<{ id: string }>(herald, 'POST', '/projects', { name: 'Launch' }, auth);
+    const testKey = await api<{ key: string }>(herald, 'POST', `/projects/${launch.id}/api-keys`, { name: 'sandbox', mode: 'test' }, auth);
+    const headers = { 'x-api-key': testKey.key };
+    await api(herald, 'POST', '/subscribers', { projectId: launch.id, ...pushSubscription(), userAgent: CHROME_UA }, headers);
+
+    const { context, page } = await newPage();
+    await logIn(page, ADMIN);
+    await page.goto(`${herald.url}/app/projects/${launch.id}/campaigns`);
+    await page.getByText('No campaigns match.').waitFor();
+
+    const campaign = await api<{ id: string }>(
+      herald,
+      'POST',
+      '/campaigns',
+      { projectId: launch.id, name: 'Spring sale', content: { title: 'Sale', body: 'Now on' }, segment: { filters: {} }, schedule: { mode: 'immediate' } },
+      headers,
+    );
+    await page.goto(`${herald.url}/app/projects/${launch.id}/campaigns/${campaign.id}`);
+    await page.getByRole('heading', { name: 'Spring sale' }).waitFor();
+    // The stream (or the first read, when the sandbox was faster) brings it to sent; the page is never reloaded.
+    await expect.poll(() => page.getByTestId('campaign-status').textContent(), { timeout: 20_000 }).toBe('sent');
+    await expect.poll(() => page.getByTestId('stat-sent').textContent()).toBe('1');
+    await expectAccessible(page, 'campaign');
+    await screenshot(page, 'campaign');
+
+    await page.getByRole('button', { name: 'Archive' }).click();
+    await page.getByRole('alertdialog').getByRole('button', { name: 'Archive campaign' }).click();
+    await expect.poll(() => page.getByTestId('campaign-status').textContent()).toBe('archived');
+
+    await page.getByRole('link', { name: 'Campaigns' }).first().click();
+    await page.getByText('No campaigns match.').waitFor();
+    await page.getByLabel('Status').selectOption('archived');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.getByRole('link', { name: 'Spring sale' }).waitFor();
+    await expectAccessible(page, 'campaigns');
+    await screenshot(page, 'campaigns');
+
+    const csv = page.waitForEvent('download');
+    await page.getByRole('button', { name: 'Export CSV' }).click();
+    const { readFile } = await import('node:fs/promises');
+    expect(await readFile(await (await csv).path(), 'utf8')).toContain('Spring sale');
+    await context.close();
+  });
+
   it('transactional sends: the log with its reasons, filtered', async () => {
     const { context, page } = await newPage();
     await logIn(page, ADMIN);

@@ -32,6 +32,9 @@ export function ProjectLayout() {
             <Link to="/projects/$projectId/subscribers" params={{ projectId }} activeProps={{ 'aria-current': 'page' }}>
               Subscribers
             </Link>
+            <Link to="/projects/$projectId/campaigns" params={{ projectId }} activeProps={{ 'aria-current': 'page' }}>
+              Campaigns
+            </Link>
             <Link to="/projects/$projectId/segments" params={{ projectId }} activeProps={{ 'aria-current': 'page' }}>
               Segments
             </Link>
