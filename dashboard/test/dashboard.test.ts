@@ -308,7 +308,7 @@ describe.skipIf(!chromiumPath)('dashboard in Chromium', { timeout: 60_000 }, () 
     await context.close();
   });
 
-  it('campaigns: an immediate campaign reaches sent on the page without a reload, then is archived', async () => {
+  it('campaigns: an immediate campaign reaches sent on the page without a reload, is archived, exported and re-sent', async () => {
     // A project of its own: the Demo project's quiet hours (set above) would hold a campaign at night.
     const login = await api<Login>(herald, 'POST', '/auth/login', ADMIN);
     const auth = { authorization: `Bearer ${login.access_token}`, 'x-org-id': orgId };
@@ -353,6 +353,14 @@ describe.skipIf(!chromiumPath)('dashboard in Chromium', { timeout: 60_000 }, () 
     await page.getByRole('button', { name: 'Export CSV' }).click();
     const { readFile } = await import('node:fs/promises');
     expect(await readFile(await (await csv).path(), 'utf8')).toContain('Spring sale');
+
+    // Re-sent (an archived campaign may be): a new campaign, sent on its own.
+    await page.getByRole('link', { name: 'Spring sale' }).click();
+    await page.getByRole('button', { name: 'Re-send' }).click();
+    await page.getByRole('alertdialog').getByRole('button', { name: 'Re-send now' }).click();
+    await page.waitForURL((url) => url.pathname.includes('/campaigns/') && !url.pathname.endsWith(campaign.id));
+    await expect.poll(() => page.getByTestId('campaign-status').textContent(), { timeout: 20_000 }).toBe('sent');
+    await expect.poll(() => page.getByTestId('stat-sent').textContent()).toBe('1');
     await context.close();
   });
 

@@ -279,6 +279,7 @@ export function CampaignPage() {
                       onConfirm={() => act('cancel')}
                     />
                   )}
+                  {['sent', 'cancelled', 'failed', 'archived'].includes(status) && <Resend projectId={projectId} campaign={c} />}
                   {status === 'sent' && (
                     <Confirm
                       trigger="Archive"
@@ -295,5 +296,42 @@ export function CampaignPage() {
         }}
       </QueryState>
     </section>
+  );
+}
+
+/** Re-send a finished campaign as a new one, to its own segment (evaluated now) or a saved segment chosen here. */
+function Resend({ projectId, campaign }: { projectId: string; campaign: Campaign }) {
+  const navigate = useNavigate();
+  const queryClient = useQueryClient();
+  const [segmentId, setSegmentId] = useState('');
+  const segments = useQuery({
+    queryKey: ['segments', projectId, 'all'],
+    queryFn: () => unwrap(api.GET('/segments/project/{projectId}', { params: { path: { projectId }, query: { pageSize: 100 } } })),
+  });
+  const resend = async () => {
+    const body = segmentId ? { segment: { savedSegmentId: segmentId } } : {};
+    const created = await unwrap(api.POST('/campaigns/{id}/send', { params: { path: { id: campaign.id } }, body }));
+    await queryClient.invalidateQueries({ queryKey: ['campaigns', projectId] });
+    await navigate({ to: '/projects/$projectId/campaigns/$campaignId', params: { projectId, campaignId: created.id } });
+  };
+  return (
+    <div className="row resend">
+      <label htmlFor="resend-segment">Re-send to</label>
+      <select id="resend-segment" value={segmentId} onChange={(event) => setSegmentId(event.target.value)}>
+        <option value="">its own segment (evaluated now)</option>
+        {segments.data?.data.map((segment) => (
+          <option key={segment.id} value={segment.id}>
+            saved segment: {segment.name}
+          </option>
+        ))}
+      </select>
+      <Confirm
+        trigger="Re-send"
+        title={`Re-send “${campaign.name}”?`}
+        description="A new campaign with the same content is created and sent at once; this one and its stats stay as they are."
+        confirm="Re-send now"
+        onConfirm={resend}
+      />
+    </div>
   );
 }
