@@ -3,7 +3,8 @@
 import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate, useParams, useSearch } from '@tanstack/react-router';
 import { useEffect, useState, type FormEvent } from 'react';
-import { api, ApiError, unwrap, type Query, type Schemas } from '../api/client';
+import { api, unwrap, type Query, type Schemas } from '../api/client';
+import { download } from '../api/download';
 import { useMembership } from '../auth/me';
 import { session } from '../auth/session';
 import { Confirm } from '../components/confirm';
@@ -35,22 +36,6 @@ export function campaignFiltersFromSearch(search: Record<string, unknown>): Camp
   const page = Number(search.page);
   if (Number.isInteger(page) && page > 1) filters.page = page;
   return filters;
-}
-
-/** A CSV answer fetched with the session's headers and handed to the browser as a file. */
-async function download(url: string, name: string) {
-  const { token, orgId } = session.get();
-  const res = await fetch(url, { headers: { authorization: `Bearer ${token ?? ''}`, 'x-org-id': orgId ?? '' } });
-  if (res.status === 401) session.expire();
-  if (!res.ok) {
-    const envelope = (await res.json().catch(() => ({}))) as { code?: string; message?: string };
-    throw new ApiError(res.status, envelope.code ?? 'http_error', envelope.message ?? res.statusText);
-  }
-  const link = document.createElement('a');
-  link.href = URL.createObjectURL(await res.blob());
-  link.download = name;
-  link.click();
-  URL.revokeObjectURL(link.href);
 }
 
 export function CampaignsPage() {

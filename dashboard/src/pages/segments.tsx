@@ -2,8 +2,8 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate, useParams } from '@tanstack/react-router';
 import { useEffect, useState, type FormEvent } from 'react';
-import { api, ApiError, unwrap, type Schemas } from '../api/client';
-import { session } from '../auth/session';
+import { api, unwrap, type Schemas } from '../api/client';
+import { download } from '../api/download';
 import { useMembership } from '../auth/me';
 import { Confirm } from '../components/confirm';
 import { Field, FormError } from '../components/field';
@@ -23,21 +23,10 @@ import {
   type SegmentFilters,
 } from './segment-builder-model';
 
-/** The CSV export needs the session's headers, so it is fetched and handed to the browser as a file. */
-async function downloadExport(projectId: string, segment: Schemas['Segment']) {
-  const { token, orgId } = session.get();
-  const url = `/segments/project/${encodeURIComponent(projectId)}/export.csv?segmentId=${encodeURIComponent(segment.id)}`;
-  const res = await fetch(url, { headers: { authorization: `Bearer ${token ?? ''}`, 'x-org-id': orgId ?? '' } });
-  if (res.status === 401) session.expire();
-  if (!res.ok) {
-    const envelope = (await res.json().catch(() => ({}))) as { code?: string; message?: string };
-    throw new ApiError(res.status, envelope.code ?? 'http_error', envelope.message ?? res.statusText);
-  }
-  const link = document.createElement('a');
-  link.href = URL.createObjectURL(await res.blob());
-  link.download = `${segment.name.replace(/[^\w.-]+/g, '_')}.csv`;
-  link.click();
-  URL.revokeObjectURL(link.href);
+/** The segment's subscribers as a CSV file. */
+function downloadExport(projectId: string, segment: Schemas['Segment']) {
+  const query = new URLSearchParams({ segmentId: segment.id });
+  return download(`/segments/project/${encodeURIComponent(projectId)}/export.csv?${query}`, `${segment.name.replace(/[^\w.-]+/g, '_')}.csv`);
 }
 
 export function SegmentsPage() {
