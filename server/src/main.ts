@@ -33,7 +33,8 @@ function printFirstRun(firstRun: FirstRun, config: Config) {
     `    Live API key      ${firstRun.liveKey}`,
     `    Test API key      ${firstRun.testKey}`,
     '',
-    `  API docs: ${config.publicUrl}/docs`,
+    `  Dashboard: ${config.publicUrl}/app/`,
+    `  API docs:  ${config.publicUrl}/docs`,
     '',
   ];
   process.stdout.write(lines.join('\n') + '\n');
