@@ -334,6 +334,7 @@ describe.skipIf(!chromiumPath)('dashboard in Chromium', { timeout: 60_000 }, () 
     // The stream (or the first read, when the sandbox was faster) brings it to sent; the page is never reloaded.
     await expect.poll(() => page.getByTestId('campaign-status').textContent(), { timeout: 20_000 }).toBe('sent');
     await expect.poll(() => page.getByTestId('stat-sent').textContent()).toBe('1');
+    expect(await page.getByRole('figure', { name: 'Notification preview' }).textContent()).toMatch(/Sale.*Now on/);
     await expectAccessible(page, 'campaign');
     await screenshot(page, 'campaign');
 

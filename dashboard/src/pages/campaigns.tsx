@@ -9,6 +9,7 @@ import { useMembership } from '../auth/me';
 import { session } from '../auth/session';
 import { Confirm } from '../components/confirm';
 import { Field, SelectField } from '../components/field';
+import { NotificationPreview } from '../components/notification-preview';
 import { dateTime, everyValue } from '../components/format';
 import { Pagination } from '../components/pagination';
 import { ErrorMessage, QueryState } from '../components/query-state';
@@ -220,6 +221,7 @@ export function CampaignPage() {
                 </div>
               </dl>
               <h3>Content</h3>
+              <NotificationPreview content={c.content} origin={c.content.clickUrl ? new URL(c.content.clickUrl).host : 'your site'} />
               <dl className="details">
                 <div>
                   <dt>Title</dt>
