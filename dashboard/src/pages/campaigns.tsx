@@ -193,9 +193,11 @@ export function CampaignPage() {
       </p>
       <QueryState query={campaign}>
         {(c) => {
-          // The stream's latest snapshot wins over the fetched one while the campaign is sending.
-          const stats: Stats = progress ?? c.stats;
-          const status = progress?.status ?? c.status;
+          // While the fetched campaign is not final, the stream's latest snapshot is newer; once it is (the stream's final
+          // event refetches it), the fetched one is, and later changes (archive) come from it alone.
+          const streamed = progress && !FINAL.includes(c.status) ? progress : undefined;
+          const stats: Stats = streamed ?? c.stats;
+          const status = streamed?.status ?? c.status;
           return (
             <>
               <h2 id="campaign-title">{c.name}</h2>
