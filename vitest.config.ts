@@ -1,9 +1,9 @@
-// Vitest: every workspace's tests, one PostgreSQL for the run (see server/test/global-setup.ts).
+// Vitest: every workspace's tests (the dashboard's run in Chromium), one PostgreSQL for the run (see server/test/global-setup.ts).
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['server/**/*.test.ts'],
+    include: ['server/**/*.test.ts', 'dashboard/**/*.test.ts'],
     globalSetup: ['server/test/global-setup.ts'],
     pool: 'forks',
     testTimeout: 30_000,

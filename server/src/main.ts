@@ -4,6 +4,7 @@ import { ConfigError, loadConfig, type Config } from './config.js';
 import { joinDatabase } from './db/connect.js';
 import { openDatabase } from './db/database.js';
 import { DataDirLockedError } from './db/embedded-postgres.js';
+import { openApiDocument } from './http/openapi-document.js';
 import { createLogger } from './logger.js';
 import { runAdminCommand } from './cli/admin.js';
 import { migrateAll, startHerald, type ProcessRole } from './runtime.js';
@@ -17,6 +18,7 @@ Commands:
   worker    background jobs only (needs DATABASE_URL)
   migrate   apply database migrations and exit
   admin     create users, organizations, projects and API keys (herald admin --help)
+  openapi   print the OpenAPI document (what /docs/json serves) without a database
 `;
 
 function printFirstRun(firstRun: FirstRun, config: Config) {
@@ -31,7 +33,8 @@ function printFirstRun(firstRun: FirstRun, config: Config) {
     `    Live API key      ${firstRun.liveKey}`,
     `    Test API key      ${firstRun.testKey}`,
     '',
-    `  API docs: ${config.publicUrl}/docs`,
+    `  Dashboard: ${config.publicUrl}/app/`,
+    `  API docs:  ${config.publicUrl}/docs`,
     '',
   ];
   process.stdout.write(lines.join('\n') + '\n');
@@ -113,6 +116,9 @@ async function main(argv: string[]) {
       }
       return;
     }
+    case 'openapi':
+      process.stdout.write(`${JSON.stringify(await openApiDocument(config), null, 2)}\n`);
+      return;
     default:
       process.stderr.write(`Unknown command: ${command}\n\n${USAGE}`);
       process.exitCode = 2;

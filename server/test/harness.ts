@@ -60,6 +60,8 @@ export interface TestAppOptions {
   database?: TestDatabase;
   /** The clock the services read (the delivery policy's quiet hours and cap windows). */
   clock?: () => Date;
+  /** The built dashboard to serve under /app/ (default: dashboard/dist). */
+  dashboardDir?: string;
 }
 
 /** The real app on a fresh database, with rate limits off unless the env turns them on. */
@@ -78,7 +80,7 @@ export async function startTestApp(env: Env = {}, options: TestAppOptions = {}):
   // Like runtime.ts: with REDIS_URL, rate-limit counters live in Redis.
   const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1, connectTimeout: 2000 }) : undefined;
   redis?.on('error', () => {});
-  const app = await buildApp({ config, logger: options.logger ?? createLogger('silent'), pool: database.pool, services, redis });
+  const app = await buildApp({ config, logger: options.logger ?? createLogger('silent'), pool: database.pool, services, redis, dashboardDir: options.dashboardDir });
   await options.beforeReady?.(app);
   await app.ready();
   return {

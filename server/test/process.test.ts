@@ -232,6 +232,11 @@ describe('herald serve', { timeout: 120_000 }, () => {
     expect(credentials.testKey).toMatch(/^hrd_test_[0-9a-z]{32}$/);
     expect(credentials.password.length).toBeGreaterThanOrEqual(16);
     expect(occurrences(first.stdout, 'shown once and never again')).toBe(1);
+    // Where to use them: the dashboard, served by this process (the build is in dashboard/dist).
+    expect(first.stdout).toContain(`Dashboard: http://localhost:${first.port}/app/`);
+    const app = await get(first.port, '/app/login');
+    expect(app.status).toBe(200);
+    expect(await app.text()).toMatch(/<script type="module" crossorigin src="\/app\/assets\/index-[\w-]+\.js">/);
 
     const ready = await get(first.port, '/readyz');
     expect(ready.status).toBe(200);

@@ -1,4 +1,4 @@
-// Builds the Fastify application: schemas, request ids, logging, the tenancy guard, rate limits, docs and routes.
+// Builds the Fastify application: schemas, request ids, logging, the tenancy guard, rate limits, docs, routes and the dashboard.
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger } from 'fastify';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -21,6 +21,7 @@ import { trackingRoutes } from '../modules/tracking/tracking.routes.js';
 import { transactionalRoutes } from '../modules/transactional/transactional.routes.js';
 import type { Services } from '../services.js';
 import access from './access.js';
+import { dashboardRoutes } from './dashboard.js';
 import { clientErrorHandler, frameworkErrors, registerErrorHandling } from './errors.js';
 import { healthRoutes } from './health.routes.js';
 import { createMetricsRegistry, metricsRoute, registerMetrics } from './metrics.js';
@@ -37,6 +38,8 @@ export interface AppDeps {
   redis?: Redis | undefined;
   /** The registry the request metrics go to; the caller serves it on the metrics listener (METRICS_PORT). */
   metrics?: Registry;
+  /** The built dashboard served under /app/ (default: dashboard/dist); tests give a directory of their own. */
+  dashboardDir?: string;
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
@@ -112,5 +115,6 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await campaignRoutes(app, deps.services.campaigns);
   await transactionalRoutes(app, deps.services.transactional, deps.services.idempotency);
   await trackingRoutes(app, deps.services.trackingEvents);
+  await dashboardRoutes(app, deps.dashboardDir);
   return app;
 }

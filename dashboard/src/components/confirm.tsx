@@ -1,0 +1,59 @@
+// Every destructive action goes through this dialog (Radix AlertDialog: focus trapped, Escape cancels).
+import * as AlertDialog from '@radix-ui/react-alert-dialog';
+import { useState, type ReactNode } from 'react';
+import { FormError } from './field';
+
+interface ConfirmProps {
+  /** The button that opens the dialog. */
+  trigger: string;
+  title: string;
+  description: ReactNode;
+  confirm: string;
+  onConfirm: () => Promise<unknown>;
+  disabled?: boolean;
+  /** Accessible name of the trigger when its text alone is ambiguous in a list ("Revoke key ci"). */
+  label?: string;
+}
+
+export function Confirm({ trigger, title, description, confirm, onConfirm, disabled, label }: ConfirmProps) {
+  const [open, setOpen] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>();
+  const run = async () => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      await onConfirm();
+      setOpen(false);
+    } catch (failure) {
+      setError(failure);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <AlertDialog.Root open={open} onOpenChange={(next) => (setOpen(next), setError(undefined))}>
+      <AlertDialog.Trigger asChild>
+        <button type="button" className="danger" disabled={disabled} aria-label={label}>
+          {trigger}
+        </button>
+      </AlertDialog.Trigger>
+      <AlertDialog.Portal>
+        <AlertDialog.Overlay className="overlay" />
+        <AlertDialog.Content className="dialog">
+          <AlertDialog.Title>{title}</AlertDialog.Title>
+          <AlertDialog.Description>{description}</AlertDialog.Description>
+          <FormError error={error} fields={[]} />
+          <div className="actions">
+            <AlertDialog.Cancel asChild>
+              <button type="button">Cancel</button>
+            </AlertDialog.Cancel>
+            <button type="button" className="danger" onClick={() => void run()} disabled={busy}>
+              {confirm}
+            </button>
+          </div>
+        </AlertDialog.Content>
+      </AlertDialog.Portal>
+    </AlertDialog.Root>
+  );
+}

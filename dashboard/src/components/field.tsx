@@ -1,0 +1,95 @@
+// A labelled form control with the API's 422 message for its field shown beside it (and announced).
+import { useId, type InputHTMLAttributes, type ReactNode, type SelectHTMLAttributes } from 'react';
+import { ApiError, belongsTo } from '../api/client';
+
+interface FieldProps {
+  label: string;
+  /** The field's name in the error envelope (`name`, `settings.timezone` …). */
+  field: string;
+  error: unknown;
+  hint?: ReactNode;
+}
+
+function useFieldIds(field: string, error: unknown) {
+  const id = useId();
+  const message = error instanceof ApiError ? error.fieldError(field) : undefined;
+  return { id, message, errorId: `${id}-error`, hintId: `${id}-hint` };
+}
+
+function Describe({ message, errorId, hint, hintId }: { message?: string; errorId: string; hint?: ReactNode; hintId: string }) {
+  return (
+    <>
+      {hint && (
+        <span id={hintId} className="hint">
+          {hint}
+        </span>
+      )}
+      {message && (
+        <span id={errorId} className="field-error" role="alert">
+          {message}
+        </span>
+      )}
+    </>
+  );
+}
+
+export function Field({ label, field, error, hint, ...input }: FieldProps & InputHTMLAttributes<HTMLInputElement>) {
+  const { id, message, errorId, hintId } = useFieldIds(field, error);
+  return (
+    <div className="field">
+      <label htmlFor={id}>{label}</label>
+      <input
+        id={id}
+        name={field}
+        aria-invalid={message ? true : undefined}
+        aria-describedby={[hint && hintId, message && errorId].filter(Boolean).join(' ') || undefined}
+        {...input}
+      />
+      <Describe message={message} errorId={errorId} hint={hint} hintId={hintId} />
+    </div>
+  );
+}
+
+export function SelectField({ label, field, error, hint, children, ...select }: FieldProps & SelectHTMLAttributes<HTMLSelectElement>) {
+  const { id, message, errorId, hintId } = useFieldIds(field, error);
+  return (
+    <div className="field">
+      <label htmlFor={id}>{label}</label>
+      <select
+        id={id}
+        name={field}
+        aria-invalid={message ? true : undefined}
+        aria-describedby={[hint && hintId, message && errorId].filter(Boolean).join(' ') || undefined}
+        {...select}
+      >
+        {children}
+      </select>
+      <Describe message={message} errorId={errorId} hint={hint} hintId={hintId} />
+    </div>
+  );
+}
+
+/** A form-level error: anything but a 422 whose every detail is shown beside a field of `fields`. */
+export function FormError({ error, fields }: { error: unknown; fields: string[] }) {
+  if (!error) return null;
+  if (error instanceof ApiError && error.status === 422 && error.details?.every((detail) => fields.some((field) => belongsTo(detail.field, field)))) {
+    return (
+      <p role="alert" className="error">
+        Please correct the highlighted fields.
+      </p>
+    );
+  }
+  const text =
+    error instanceof ApiError
+      ? error.status === 403
+        ? `You do not have permission for this: ${error.message}.`
+        : error.status === 422
+          ? `${error.message}: ${(error.details ?? []).map((detail) => `${detail.field} ${detail.error}`).join('; ')}`
+          : error.message
+      : String(error);
+  return (
+    <p role="alert" className="error">
+      {text}
+    </p>
+  );
+}

@@ -1,0 +1,171 @@
+// One project: its tabs (settings, API keys, subscribers) and its settings form.
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { Link, Outlet, useParams } from '@tanstack/react-router';
+import { useState, type FormEvent } from 'react';
+import { api, unwrap, type Body, type Schemas } from '../api/client';
+import { useMembership } from '../auth/me';
+import { Field, FormError } from '../components/field';
+import { QueryState } from '../components/query-state';
+
+export function useProject(projectId: string) {
+  return useQuery({ queryKey: ['project', projectId], queryFn: () => unwrap(api.GET('/projects/{id}', { params: { path: { id: projectId } } })) });
+}
+
+export function ProjectLayout() {
+  const { projectId } = useParams({ from: '/signed-in/projects/$projectId' });
+  const project = useProject(projectId);
+  return (
+    <QueryState query={project}>
+      {(p) => (
+        <section>
+          <p className="breadcrumb">
+            <Link to="/projects">Projects</Link> / {p.name}
+          </p>
+          <h1>{p.name}</h1>
+          <nav className="tabs" aria-label="Project">
+            <Link to="/projects/$projectId/settings" params={{ projectId }} activeProps={{ 'aria-current': 'page' }}>
+              Settings
+            </Link>
+            <Link to="/projects/$projectId/keys" params={{ projectId }} activeProps={{ 'aria-current': 'page' }}>
+              API keys
+            </Link>
+            <Link to="/projects/$projectId/subscribers" params={{ projectId }} activeProps={{ 'aria-current': 'page' }}>
+              Subscribers
+            </Link>
+            <Link to="/projects/$projectId/campaigns" params={{ projectId }} activeProps={{ 'aria-current': 'page' }}>
+              Campaigns
+            </Link>
+            <Link to="/projects/$projectId/segments" params={{ projectId }} activeProps={{ 'aria-current': 'page' }}>
+              Segments
+            </Link>
+            <Link to="/projects/$projectId/import" params={{ projectId }} activeProps={{ 'aria-current': 'page' }}>
+              Import contacts
+            </Link>
+            <Link to="/projects/$projectId/audience" params={{ projectId }} activeProps={{ 'aria-current': 'page' }}>
+              Audience
+            </Link>
+            <Link to="/projects/$projectId/transactional" params={{ projectId }} activeProps={{ 'aria-current': 'page' }}>
+              Transactional sends
+            </Link>
+          </nav>
+          <Outlet />
+        </section>
+      )}
+    </QueryState>
+  );
+}
+
+type Project = Schemas['Project'];
+type Patch = Body<'/projects/{id}', 'patch'>;
+type Settings = NonNullable<Patch['settings']>;
+type Policy = NonNullable<Settings['deliveryPolicy']>;
+
+/** The stored settings are an open record in the API (later capabilities add keys); read the ones this form edits. */
+function currentSettings(project: Project) {
+  const settings = project.settings as Partial<Settings>;
+  const policy: Policy = settings.deliveryPolicy ?? {};
+  return { timezone: settings.timezone ?? '', vapidSubject: settings.vapidSubject ?? '', cap: policy.frequencyCap ?? null, quiet: policy.quietHours ?? null };
+}
+
+const SETTINGS_FIELDS = [
+  'name',
+  'settings.timezone',
+  'settings.vapidSubject',
+  'settings.deliveryPolicy.frequencyCap.max',
+  'settings.deliveryPolicy.frequencyCap.windowSeconds',
+  'settings.deliveryPolicy.quietHours.start',
+  'settings.deliveryPolicy.quietHours.end',
+];
+
+export function ProjectSettingsPage() {
+  const { projectId } = useParams({ from: '/signed-in/projects/$projectId/settings' });
+  const project = useProject(projectId);
+  // Held here: a save changes updatedAt, which gives the form a fresh start from the stored values.
+  const [saved, setSaved] = useState(false);
+  return <QueryState query={project}>{(p) => <SettingsForm key={p.updatedAt} project={p} saved={saved} setSaved={setSaved} />}</QueryState>;
+}
+
+function SettingsForm({ project, saved, setSaved }: { project: Project; saved: boolean; setSaved: (saved: boolean) => void }) {
+  const { isAdmin } = useMembership();
+  const queryClient = useQueryClient();
+  const initial = currentSettings(project);
+  const [capOn, setCapOn] = useState(initial.cap !== null);
+  const [quietOn, setQuietOn] = useState(initial.quiet !== null);
+  const save = useMutation({
+    mutationFn: (body: Patch) => unwrap(api.PATCH('/projects/{id}', { params: { path: { id: project.id } }, body })),
+    onSuccess: (updated) => {
+      queryClient.setQueryData(['project', project.id], updated);
+      void queryClient.invalidateQueries({ queryKey: ['projects'] });
+      setSaved(true);
+    },
+  });
+  const submit = (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    setSaved(false);
+    const form = new FormData(event.currentTarget);
+    const text = (name: string) => String(form.get(name) ?? '').trim();
+    const settings: Settings = {
+      deliveryPolicy: {
+        frequencyCap: capOn ? { max: Number(text('settings.deliveryPolicy.frequencyCap.max')), windowSeconds: Number(text('settings.deliveryPolicy.frequencyCap.windowSeconds')) } : null,
+        quietHours: quietOn ? { start: text('settings.deliveryPolicy.quietHours.start'), end: text('settings.deliveryPolicy.quietHours.end') } : null,
+      },
+    };
+    if (text('settings.timezone')) settings.timezone = text('settings.timezone');
+    if (text('settings.vapidSubject')) settings.vapidSubject = text('settings.vapidSubject');
+    save.mutate({ name: text('name'), settings });
+  };
+  const error = save.error;
+  return (
+    <form onSubmit={submit} className="card" aria-labelledby="settings-title">
+      <h2 id="settings-title">Settings</h2>
+      {!isAdmin && <p className="notice">Only an owner or admin can change these settings.</p>}
+      <fieldset disabled={!isAdmin}>
+        <legend>General</legend>
+        <Field label="Name" field="name" error={error} defaultValue={project.name} required maxLength={200} />
+        <Field label="Time zone" field="settings.timezone" error={error} defaultValue={initial.timezone} placeholder="Europe/Paris" hint="IANA zone used for subscribers whose own is unknown." />
+      </fieldset>
+      <fieldset disabled={!isAdmin}>
+        <legend>Delivery policy</legend>
+        <div className="check">
+          <input id="cap-on" type="checkbox" checked={capOn} onChange={(event) => setCapOn(event.target.checked)} />
+          <label htmlFor="cap-on">Frequency cap</label>
+        </div>
+        {capOn && (
+          <div className="row">
+            <Field label="At most (pushes)" field="settings.deliveryPolicy.frequencyCap.max" error={error} type="number" min={1} max={1000} defaultValue={initial.cap?.max ?? 3} required />
+            <Field label="Per window (seconds)" field="settings.deliveryPolicy.frequencyCap.windowSeconds" error={error} type="number" min={60} defaultValue={initial.cap?.windowSeconds ?? 86400} required />
+          </div>
+        )}
+        <div className="check">
+          <input id="quiet-on" type="checkbox" checked={quietOn} onChange={(event) => setQuietOn(event.target.checked)} />
+          <label htmlFor="quiet-on">Quiet hours</label>
+        </div>
+        {quietOn && (
+          <div className="row">
+            <Field label="From (HH:mm)" field="settings.deliveryPolicy.quietHours.start" error={error} defaultValue={initial.quiet?.start ?? '22:00'} required />
+            <Field label="To (HH:mm)" field="settings.deliveryPolicy.quietHours.end" error={error} defaultValue={initial.quiet?.end ?? '07:00'} required />
+          </div>
+        )}
+      </fieldset>
+      <fieldset disabled={!isAdmin}>
+        <legend>Web push</legend>
+        <div className="field">
+          <span className="label">VAPID public key</span>
+          <code className="secret">{project.vapidPublicKey}</code>
+        </div>
+        <Field label="VAPID subject" field="settings.vapidSubject" error={error} defaultValue={initial.vapidSubject} placeholder="mailto:ops@example.com" hint="A mailto: address or https: URL push services can contact (default: the instance’s VAPID_SUBJECT)." />
+      </fieldset>
+      <FormError error={error} fields={SETTINGS_FIELDS} />
+      {saved && (
+        <p role="status" className="success">
+          Settings saved.
+        </p>
+      )}
+      {isAdmin && (
+        <button type="submit" className="primary" disabled={save.isPending}>
+          Save settings
+        </button>
+      )}
+    </form>
+  );
+}

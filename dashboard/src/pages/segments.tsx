@@ -1,0 +1,267 @@
+// Saved segments of a project (list, CSV export, delete) and the builder: all 11 filters with a live reach counter.
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { Link, useNavigate, useParams } from '@tanstack/react-router';
+import { useEffect, useState, type FormEvent } from 'react';
+import { api, unwrap, type Schemas } from '../api/client';
+import { download } from '../api/download';
+import { useMembership } from '../auth/me';
+import { Confirm } from '../components/confirm';
+import { Field, FormError } from '../components/field';
+import { dateTime } from '../components/format';
+import { Pagination } from '../components/pagination';
+import { ErrorMessage, QueryState } from '../components/query-state';
+import {
+  BROWSERS,
+  EMAIL_STATUSES,
+  EMPTY,
+  FIELD_OF,
+  fromFilters,
+  OSES,
+  PLATFORMS,
+  toFilters,
+  type BuilderState,
+  type SegmentFilters,
+} from './segment-builder-model';
+
+/** The segment's subscribers as a CSV file. */
+function downloadExport(projectId: string, segment: Schemas['Segment']) {
+  const query = new URLSearchParams({ segmentId: segment.id });
+  return download(`/segments/project/${encodeURIComponent(projectId)}/export.csv?${query}`, `${segment.name.replace(/[^\w.-]+/g, '_')}.csv`);
+}
+
+export function SegmentsPage() {
+  const { projectId } = useParams({ from: '/signed-in/projects/$projectId/segments/' });
+  const { canWrite } = useMembership();
+  const queryClient = useQueryClient();
+  const [page, setPage] = useState(1);
+  const segments = useQuery({
+    queryKey: ['segments', projectId, page],
+    queryFn: () => unwrap(api.GET('/segments/project/{projectId}', { params: { path: { projectId }, query: { page, pageSize: 20 } } })),
+    placeholderData: keepPreviousData,
+  });
+  const exporting = useMutation({ mutationFn: (segment: Schemas['Segment']) => downloadExport(projectId, segment) });
+  const remove = async (id: string) => {
+    await unwrap(api.DELETE('/segments/{id}', { params: { path: { id } } }));
+    await queryClient.invalidateQueries({ queryKey: ['segments', projectId] });
+  };
+  return (
+    <section aria-labelledby="segments-title">
+      <h2 id="segments-title">Segments</h2>
+      {canWrite && (
+        <p>
+          <Link to="/projects/$projectId/segments/new" params={{ projectId }} className="button primary">
+            New segment
+          </Link>
+        </p>
+      )}
+      <ErrorMessage error={exporting.error} />
+      <QueryState query={segments} isEmpty={(list) => list.total === 0} empty={<p>No saved segments yet.</p>}>
+        {(list) => (
+          <>
+            <table>
+              <caption className="visually-hidden">Saved segments</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Filters</th>
+                  <th scope="col">Updated</th>
+                  <th scope="col">Actions</th>
+                </tr>
+              </thead>
+              <tbody>
+                {list.data.map((segment) => (
+                  <tr key={segment.id}>
+                    <td>
+                      <Link to="/projects/$projectId/segments/$segmentId" params={{ projectId, segmentId: segment.id }}>
+                        {segment.name}
+                      </Link>
+                    </td>
+                    <td>
+                      <code>{JSON.stringify(segment.filters)}</code>
+                    </td>
+                    <td>{dateTime(segment.updatedAt)}</td>
+                    <td className="row">
+                      <button type="button" onClick={() => exporting.mutate(segment)} aria-label={`Export CSV of ${segment.name}`}>
+                        Export CSV
+                      </button>
+                      {canWrite && (
+                        <Confirm
+                          trigger="Delete"
+                          label={`Delete segment ${segment.name}`}
+                          title={`Delete “${segment.name}”?`}
+                          description="The saved segment is deleted for good. This cannot be undone."
+                          confirm="Delete segment"
+                          onConfirm={() => remove(segment.id)}
+                        />
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+            <Pagination page={list.page} pageSize={list.pageSize} total={list.total} onPage={setPage} />
+          </>
+        )}
+      </QueryState>
+    </section>
+  );
+}
+
+function useDebounced<T>(value: T, ms: number): T {
+  const [debounced, setDebounced] = useState(value);
+  useEffect(() => {
+    const timer = setTimeout(() => setDebounced(value), ms);
+    return () => clearTimeout(timer);
+  }, [value, ms]);
+  return debounced;
+}
+
+export function NewSegmentPage() {
+  const { projectId } = useParams({ from: '/signed-in/projects/$projectId/segments/new' });
+  return <SegmentEditor projectId={projectId} />;
+}
+
+export function SegmentPage() {
+  const { projectId, segmentId } = useParams({ from: '/signed-in/projects/$projectId/segments/$segmentId' });
+  const segment = useQuery({ queryKey: ['segment', segmentId], queryFn: () => unwrap(api.GET('/segments/{id}', { params: { path: { id: segmentId } } })) });
+  return <QueryState query={segment}>{(s) => <SegmentEditor key={s.updatedAt} projectId={projectId} segment={s} />}</QueryState>;
+}
+
+function SegmentEditor({ projectId, segment }: { projectId: string; segment?: Schemas['Segment'] }) {
+  const { canWrite } = useMembership();
+  const queryClient = useQueryClient();
+  const navigate = useNavigate();
+  const [state, setState] = useState<BuilderState>(segment ? fromFilters(segment.filters) : EMPTY);
+  const [name, setName] = useState(segment?.name ?? '');
+  const filters = useDebounced(toFilters(state), 400);
+  const reach = useQuery({
+    queryKey: ['reach', projectId, filters],
+    queryFn: () => unwrap(api.POST('/segments/reach', { body: { projectId, filters } })),
+    placeholderData: keepPreviousData,
+    enabled: canWrite,
+  });
+  const save = useMutation({
+    mutationFn: (body: { name: string; filters: SegmentFilters }) =>
+      segment
+        ? unwrap(api.PATCH('/segments/{id}', { params: { path: { id: segment.id } }, body }))
+        : unwrap(api.POST('/segments', { body: { projectId, ...body } })),
+    onSuccess: async (saved) => {
+      await queryClient.invalidateQueries({ queryKey: ['segments', projectId] });
+      queryClient.setQueryData(['segment', saved.id], saved);
+      await navigate({ to: '/projects/$projectId/segments', params: { projectId } });
+    },
+  });
+  const submit = (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    save.mutate({ name, filters: toFilters(state) });
+  };
+  // Errors beside the fields: the save's if there is one, else the reach count's (the same filters, checked live).
+  const error = save.error ?? reach.error;
+  const textField = (key: keyof BuilderState & ('country' | 'city' | 'device' | 'language' | 'tagsAny' | 'tagsAll' | 'tagsNone'), label: string, hint?: string) => (
+    <Field label={label} field={FIELD_OF[key]} error={error} value={state[key]} hint={hint} onChange={(event) => setState({ ...state, [key]: event.target.value })} />
+  );
+  const choices = <K extends 'platform' | 'browser' | 'os' | 'emailStatus'>(key: K, legend: string, values: readonly BuilderState[K][number][]) => (
+    <fieldset className="choices">
+      <legend>{legend}</legend>
+      {values.map((value) => (
+        <label key={value}>
+          <input
+            type="checkbox"
+            checked={(state[key] as string[]).includes(value)}
+            onChange={(event) =>
+              setState({
+                ...state,
+                [key]: event.target.checked ? [...state[key], value] : (state[key] as string[]).filter((item) => item !== value),
+              })
+            }
+          />{' '}
+          {value}
+        </label>
+      ))}
+    </fieldset>
+  );
+  return (
+    <section aria-labelledby="segment-title">
+      <p className="breadcrumb">
+        <Link to="/projects/$projectId/segments" params={{ projectId }}>
+          Segments
+        </Link>
+      </p>
+      <h2 id="segment-title">{segment ? segment.name : 'New segment'}</h2>
+      <div className="reach card" role="status" aria-live="polite">
+        {!canWrite ? (
+          'A viewer sees the filters; counting the reach needs the MEMBER role.'
+        ) : reach.isError ? (
+          <span className="error">Reach: the filters are not valid yet.</span>
+        ) : reach.data ? (
+          <>
+            Reach: <strong data-testid="reach">{reach.data.count}</strong> active subscriber{reach.data.count === 1 ? '' : 's'}
+            {reach.isFetching && <span className="muted"> (updating…)</span>}
+          </>
+        ) : (
+          'Counting…'
+        )}
+      </div>
+      <form onSubmit={submit} className="card" aria-label="Segment">
+        <fieldset disabled={!canWrite}>
+          <Field label="Segment name" field="name" error={save.error} value={name} onChange={(event) => setName(event.target.value)} required maxLength={200} />
+          <div className="row">
+            {choices('platform', 'Platform', PLATFORMS)}
+            {choices('browser', 'Browser', BROWSERS)}
+            {choices('os', 'Operating system', OSES)}
+            {choices('emailStatus', 'Email status', EMAIL_STATUSES)}
+          </div>
+          <div className="row">
+            {textField('country', 'Countries', 'ISO codes, comma-separated: FR, BE')}
+            {textField('city', 'Cities')}
+            {textField('device', 'Devices', 'e.g. Apple iPhone')}
+            {textField('language', 'Languages', '"en" also matches en-US')}
+          </div>
+          <div className="row">
+            {textField('tagsAny', 'Tags: any of')}
+            {textField('tagsAll', 'Tags: all of')}
+            {textField('tagsNone', 'Tags: none of')}
+          </div>
+          <div className="row">
+            <Field
+              label="Seen within (days)"
+              field={FIELD_OF.lastSeenDays}
+              error={error}
+              type="number"
+              min={1}
+              value={state.lastSeenDays}
+              onChange={(event) => setState({ ...state, lastSeenDays: event.target.value })}
+            />
+            <Field
+              label="Subscribed from"
+              field={FIELD_OF.subscribedFrom}
+              error={error}
+              type="date"
+              value={state.subscribedFrom}
+              onChange={(event) => setState({ ...state, subscribedFrom: event.target.value })}
+            />
+            <Field
+              label="Subscribed until"
+              field={FIELD_OF.subscribedTo}
+              error={error}
+              type="date"
+              value={state.subscribedTo}
+              onChange={(event) => setState({ ...state, subscribedTo: event.target.value })}
+            />
+          </div>
+        </fieldset>
+        <FormError error={save.error} fields={['name', 'filters']} />
+        {canWrite && (
+          <div className="actions">
+            <button type="button" onClick={() => setState(EMPTY)}>
+              Clear filters
+            </button>
+            <button type="submit" className="primary" disabled={save.isPending}>
+              Save segment
+            </button>
+          </div>
+        )}
+      </form>
+    </section>
+  );
+}

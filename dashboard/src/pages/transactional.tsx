@@ -1,0 +1,118 @@
+// The transactional send log of a project: every send with its recipient, outcome and reason, filtered and paged.
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { useNavigate, useParams, useSearch } from '@tanstack/react-router';
+import type { FormEvent } from 'react';
+import { api, unwrap, type Query, type Schemas } from '../api/client';
+import { Field, SelectField } from '../components/field';
+import { dateTime, everyValue } from '../components/format';
+import { Pagination } from '../components/pagination';
+import { QueryState } from '../components/query-state';
+
+type SendQuery = Query<'/transactional/sends/project/{projectId}', 'get'>;
+export type SendFilters = Pick<SendQuery, 'reason' | 'delivered' | 'from' | 'to' | 'page'>;
+
+const REASONS = everyValue<NonNullable<Schemas['TransactionalSend']['reason']>>()(
+  'subscriber_not_found',
+  'subscriber_unsubscribed',
+  'subscriber_inactive',
+  'frequency_capped',
+  'quiet_hours',
+  'provider_error',
+  'payload_too_large',
+  'sandbox',
+);
+
+/** Search parameters (or the filter form) as the log's query; anything unknown is dropped. */
+export function sendFiltersFromSearch(search: Record<string, unknown>): SendFilters {
+  const filters: SendFilters = {};
+  const reason = String(search.reason ?? search['query.reason'] ?? '');
+  if ((REASONS as readonly string[]).includes(reason)) filters.reason = reason as SendFilters['reason'];
+  const delivered = String(search.delivered ?? search['query.delivered'] ?? '');
+  if (delivered === 'true' || delivered === 'false') filters.delivered = delivered;
+  for (const key of ['from', 'to'] as const) {
+    const value = search[key] ?? search[`query.${key}`];
+    if (typeof value === 'string' && value !== '') filters[key] = value;
+  }
+  const page = Number(search.page);
+  if (Number.isInteger(page) && page > 1) filters.page = page;
+  return filters;
+}
+
+export function TransactionalPage() {
+  const { projectId } = useParams({ from: '/signed-in/projects/$projectId/transactional' });
+  const filters = useSearch({ from: '/signed-in/projects/$projectId/transactional' });
+  const navigate = useNavigate({ from: '/projects/$projectId/transactional' });
+  const sends = useQuery({
+    queryKey: ['transactional-sends', projectId, filters],
+    queryFn: () => unwrap(api.GET('/transactional/sends/project/{projectId}', { params: { path: { projectId }, query: { ...filters, pageSize: 25 } } })),
+    placeholderData: keepPreviousData,
+    // A log: new sends arrive all the time.
+    refetchInterval: 15_000,
+  });
+  const apply = (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    void navigate({ search: sendFiltersFromSearch(Object.fromEntries(new FormData(event.currentTarget))) });
+  };
+  return (
+    <section aria-labelledby="sends-title">
+      <h2 id="sends-title">Transactional sends</h2>
+      <form className="card filters" onSubmit={apply} aria-label="Filters" key={JSON.stringify(filters)}>
+        <SelectField label="Outcome" field="query.delivered" error={sends.error} defaultValue={filters.delivered ?? ''}>
+          <option value="">any</option>
+          <option value="true">delivered</option>
+          <option value="false">not delivered</option>
+        </SelectField>
+        <SelectField label="Reason" field="query.reason" error={sends.error} defaultValue={filters.reason ?? ''}>
+          <option value="">any</option>
+          {REASONS.map((reason) => (
+            <option key={reason}>{reason}</option>
+          ))}
+        </SelectField>
+        <Field label="Sent from" field="query.from" error={sends.error} type="date" defaultValue={filters.from ?? ''} />
+        <Field label="Sent before" field="query.to" error={sends.error} type="date" defaultValue={filters.to ?? ''} />
+        <div className="actions">
+          <button type="submit" className="primary">
+            Apply filters
+          </button>
+          <button type="button" onClick={() => void navigate({ search: {} })}>
+            Clear
+          </button>
+        </div>
+      </form>
+      <QueryState query={sends} isEmpty={(list) => list.total === 0} empty={<p>No transactional sends match.</p>}>
+        {(list) => (
+          <>
+            <table>
+              <caption className="visually-hidden">Transactional sends</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Sent</th>
+                  <th scope="col">Recipient</th>
+                  <th scope="col">Outcome</th>
+                  <th scope="col">Reason</th>
+                  <th scope="col">Channel</th>
+                </tr>
+              </thead>
+              <tbody>
+                {list.data.map((send) => (
+                  <tr key={send.id}>
+                    <td>{dateTime(send.createdAt)}</td>
+                    <td>
+                      {Object.entries(send.recipient)
+                        .map(([key, value]) => `${key}: ${value}`)
+                        .join(', ') || '(deleted subscriber)'}
+                    </td>
+                    <td>{send.outcome.delivered ? 'delivered' : 'not delivered'}{send.sandbox ? ' (sandbox)' : ''}</td>
+                    <td>{send.reason ?? '—'}</td>
+                    <td>{send.channel}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+            <Pagination page={list.page} pageSize={list.pageSize} total={list.total} onPage={(page) => void navigate({ search: { ...filters, page } })} />
+          </>
+        )}
+      </QueryState>
+    </section>
+  );
+}

@@ -1,0 +1,130 @@
+// The route tree, in code: every path, its parameters and search parameters are typed for Link and navigate.
+import { createRootRoute, createRoute, createRouter, lazyRouteComponent, Link, Outlet, redirect } from '@tanstack/react-router';
+import { session } from './auth/session';
+import { Layout } from './components/layout';
+import { ApiKeysPage } from './pages/api-keys';
+import { CampaignPage, CampaignsPage, campaignFiltersFromSearch } from './pages/campaigns';
+import { ContactImportPage } from './pages/contact-import';
+import { LoginPage } from './pages/login';
+import { MembersPage } from './pages/members';
+import { ProjectLayout, ProjectSettingsPage } from './pages/project';
+import { ProjectsPage } from './pages/projects';
+import { sendFiltersFromSearch, TransactionalPage } from './pages/transactional';
+import { NewSegmentPage, SegmentPage, SegmentsPage } from './pages/segments';
+import { filtersFromSearch } from './pages/subscriber-filters';
+import { SubscriberPage, SubscribersPage } from './pages/subscribers';
+
+function NotFound() {
+  return (
+    <main className="content">
+      <h1>Page not found</h1>
+      <p>
+        <Link to="/projects">Back to the projects</Link>
+      </p>
+    </main>
+  );
+}
+
+const rootRoute = createRootRoute({ component: Outlet, notFoundComponent: NotFound });
+
+const loginRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/login',
+  component: LoginPage,
+  beforeLoad: () => {
+    if (session.get().token) throw redirect({ to: '/projects' });
+  },
+});
+
+/** Every page but the login: without a token, the login page. */
+const signedInRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  id: 'signed-in',
+  component: Layout,
+  beforeLoad: () => {
+    if (!session.get().token) throw redirect({ to: '/login' });
+  },
+});
+
+const homeRoute = createRoute({
+  getParentRoute: () => signedInRoute,
+  path: '/',
+  beforeLoad: () => {
+    throw redirect({ to: '/projects' });
+  },
+});
+
+const projectsRoute = createRoute({ getParentRoute: () => signedInRoute, path: '/projects', component: ProjectsPage });
+const membersRoute = createRoute({ getParentRoute: () => signedInRoute, path: '/members', component: MembersPage });
+
+const projectRoute = createRoute({ getParentRoute: () => signedInRoute, path: '/projects/$projectId', component: ProjectLayout });
+const projectHomeRoute = createRoute({
+  getParentRoute: () => projectRoute,
+  path: '/',
+  beforeLoad: ({ params }) => {
+    throw redirect({ to: '/projects/$projectId/settings', params });
+  },
+});
+const projectSettingsRoute = createRoute({ getParentRoute: () => projectRoute, path: '/settings', component: ProjectSettingsPage });
+const apiKeysRoute = createRoute({ getParentRoute: () => projectRoute, path: '/keys', component: ApiKeysPage });
+const transactionalRoute = createRoute({
+  getParentRoute: () => projectRoute,
+  path: '/transactional',
+  component: TransactionalPage,
+  validateSearch: sendFiltersFromSearch,
+});
+const importRoute = createRoute({ getParentRoute: () => projectRoute, path: '/import', component: ContactImportPage });
+// Its own chunk: the charting library loads with this page only.
+const audienceRoute = createRoute({
+  getParentRoute: () => projectRoute,
+  path: '/audience',
+  component: lazyRouteComponent(() => import('./pages/analytics'), 'AnalyticsPage'),
+});
+const campaignsRoute = createRoute({ getParentRoute: () => projectRoute, path: '/campaigns', component: Outlet });
+const campaignListRoute = createRoute({
+  getParentRoute: () => campaignsRoute,
+  path: '/',
+  component: CampaignsPage,
+  validateSearch: campaignFiltersFromSearch,
+});
+const campaignRoute = createRoute({ getParentRoute: () => campaignsRoute, path: '/$campaignId', component: CampaignPage });
+const segmentsRoute = createRoute({ getParentRoute: () => projectRoute, path: '/segments', component: Outlet });
+const segmentListRoute = createRoute({ getParentRoute: () => segmentsRoute, path: '/', component: SegmentsPage });
+const newSegmentRoute = createRoute({ getParentRoute: () => segmentsRoute, path: '/new', component: NewSegmentPage });
+const segmentRoute = createRoute({ getParentRoute: () => segmentsRoute, path: '/$segmentId', component: SegmentPage });
+const subscribersRoute = createRoute({ getParentRoute: () => projectRoute, path: '/subscribers', component: Outlet });
+const subscriberListRoute = createRoute({
+  getParentRoute: () => subscribersRoute,
+  path: '/',
+  component: SubscribersPage,
+  validateSearch: filtersFromSearch,
+});
+const subscriberRoute = createRoute({ getParentRoute: () => subscribersRoute, path: '/$subscriberId', component: SubscriberPage });
+
+const routeTree = rootRoute.addChildren([
+  loginRoute,
+  signedInRoute.addChildren([
+    homeRoute,
+    projectsRoute,
+    membersRoute,
+    projectRoute.addChildren([
+      projectHomeRoute,
+      projectSettingsRoute,
+      apiKeysRoute,
+      transactionalRoute,
+      audienceRoute,
+      importRoute,
+      campaignsRoute.addChildren([campaignListRoute, campaignRoute]),
+      segmentsRoute.addChildren([segmentListRoute, newSegmentRoute, segmentRoute]),
+      subscribersRoute.addChildren([subscriberListRoute, subscriberRoute]),
+    ]),
+  ]),
+]);
+
+export const router = createRouter({ routeTree, basepath: '/app', defaultPreload: 'intent' });
+
+declare module '@tanstack/react-router' {
+  interface Register {
+    router: typeof router;
+  }
+}

@@ -1,0 +1,159 @@
+// End-to-end helpers: a Chromium found on this machine, a real `herald serve` on a test database, axe-core checks.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { accessSync, constants, existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { expect } from 'vitest';
+import { freePort } from '../../server/src/db/embedded-postgres.js';
+import { createTestDatabase, type TestDatabase } from '../../server/test/harness.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const MAIN = path.join(ROOT, 'server/dist/main.js');
+export const SCREENSHOTS = path.join(ROOT, 'docs/screenshots');
+
+/** CHROME_PATH, else `chromium` (Debian's package) or a Chrome on PATH; undefined when there is none. */
+export function findChromium(): string | undefined {
+  if (process.env.CHROME_PATH) return process.env.CHROME_PATH;
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+    for (const name of ['chromium', 'chromium-browser', 'google-chrome']) {
+      const candidate = path.join(dir, name);
+      try {
+        accessSync(candidate, constants.X_OK);
+        return candidate;
+      } catch {
+        // not here
+      }
+    }
+  }
+  return undefined;
+}
+
+export const ADMIN = { email: 'admin@example.com', password: 'admin-password-e2e' };
+export const VIEWER = { email: 'viewer@example.com', password: 'viewer-password-e2e' };
+
+export interface Herald {
+  url: string;
+  child: ChildProcess;
+  output: () => string;
+  database: TestDatabase;
+  env: Record<string, string>;
+  stop(): Promise<void>;
+}
+
+/** `herald serve` from server/dist on a fresh database, first run done with ADMIN's credentials. */
+export async function startHerald(): Promise<Herald> {
+  if (!existsSync(MAIN) || !existsSync(path.join(ROOT, 'dashboard/dist/index.html'))) {
+    throw new Error('server/dist or dashboard/dist is missing: run `npm run build` first (npm test does)');
+  }
+  const database = await createTestDatabase();
+  const port = await freePort();
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'herald-e2e-'));
+  const env = {
+    PATH: process.env.PATH ?? '',
+    DATABASE_URL: database.url,
+    DATA_DIR: dataDir,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'warn',
+    JWT_SECRET: 'e2e-secret-e2e-secret-e2e-secret-0123456789',
+    RATE_LIMIT_ENABLED: 'false',
+    ADMIN_EMAIL: ADMIN.email,
+    ADMIN_PASSWORD: ADMIN.password,
+  };
+  const child = spawn(process.execPath, [MAIN, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`herald exited before it was ready:\n${output}`);
+    const status = await fetch(`${url}/readyz`).then((res) => res.status, () => 0);
+    if (status === 200) break;
+    if (Date.now() > deadline) throw new Error(`herald not ready after 60 s:\n${output}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  return {
+    url,
+    child,
+    output: () => output,
+    database,
+    env,
+    async stop() {
+      if (child.exitCode === null) {
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+        await exited;
+        clearTimeout(timer);
+        expect(child.exitCode, `herald did not stop cleanly on SIGTERM:\n${output}`).toBe(0);
+      }
+      // Nothing is left: the process is gone.
+      expect(() => process.kill(child.pid!, 0)).toThrow();
+      await rm(dataDir, { recursive: true, force: true });
+      await database.drop();
+    },
+  };
+}
+
+/** `herald admin …` against the same database, as an operator would run it. */
+export async function admin(herald: Herald, ...args: string[]): Promise<Record<string, unknown>> {
+  const { stdout } = await promisify(execFile)(process.execPath, [MAIN, 'admin', ...args], { env: herald.env });
+  return JSON.parse(stdout) as Record<string, unknown>;
+}
+
+export async function api<T>(herald: Herald, method: string, url: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
+  const res = await fetch(`${herald.url}${url}`, {
+    method,
+    headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (!res.ok) throw new Error(`${method} ${url}: ${res.status} ${await res.text()}`);
+  return (await res.json()) as T;
+}
+
+export async function launch(executablePath: string): Promise<Browser> {
+  return chromium.launch({
+    executablePath,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+}
+
+const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
+
+interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: { target: string[] }[];
+}
+
+/**
+ * axe-core from node_modules, evaluated through the DevTools protocol (the page's CSP refuses injected script tags,
+ * rightly): no serious or critical violation on the page as it is now.
+ */
+export async function expectAccessible(page: Page, what: string) {
+  const source = await readFile(AXE, 'utf8');
+  await page.evaluate(source);
+  const violations = await page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run(context: Document, options: object): Promise<{ violations: AxeViolation[] }> } }).axe;
+    return (await axe.run(document, { resultTypes: ['violations'] })).violations;
+  });
+  const blocking = violations
+    .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
+    .map((violation) => `${violation.impact} ${violation.id}: ${violation.help} (${violation.nodes.map((node) => node.target.join(' ')).join(', ')})`);
+  expect(blocking, `accessibility of ${what}`).toEqual([]);
+}
+
+/** With DASHBOARD_SCREENSHOTS=1, docs/screenshots/<name>.png; otherwise nothing (normal runs leave the docs alone). */
+export async function screenshot(page: Page, name: string) {
+  if (process.env.DASHBOARD_SCREENSHOTS !== '1') return;
+  await mkdir(SCREENSHOTS, { recursive: true });
+  await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
+}

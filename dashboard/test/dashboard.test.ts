@@ -1,0 +1,459 @@
+// The dashboard in a real Chromium against a real `herald serve`: login, API keys, projects, subscribers, members,
+// read-only VIEWERs, a 401 back to the login page, and axe-core on every page. Skipped (loudly) without a Chromium.
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pushSubscription, CHROME_UA } from '../../server/test/fixtures.js';
+import { admin, ADMIN, api, expectAccessible, findChromium, launch, screenshot, startHerald, VIEWER, type Herald } from './browser.js';
+
+const chromiumPath = findChromium();
+if (!chromiumPath) {
+  const message = [
+    '',
+    '!!! Dashboard browser tests SKIPPED: no Chromium found (CHROME_PATH, or chromium on PATH).',
+    '!!! Install one to run them: apt-get install -y chromium   (or set CHROME_PATH to a Chrome/Chromium binary)',
+    '',
+  ].join('\n');
+  if (process.env.CI === 'true') throw new Error(message);
+  console.error(message);
+}
+
+interface Login {
+  access_token: string;
+  user: { organizations: { id: string; name: string }[] };
+}
+
+describe.skipIf(!chromiumPath)('dashboard in Chromium', { timeout: 60_000 }, () => {
+  let herald: Herald;
+  let browser: Browser;
+  let orgId: string;
+  let projectId: string;
+  /** Content-Security-Policy violations reported by any page: there must be none. */
+  const cspViolations: string[] = [];
+
+  beforeAll(async () => {
+    herald = await startHerald();
+    const login = await api<Login>(herald, 'POST', '/auth/login', ADMIN);
+    orgId = login.user.organizations[0]!.id;
+    const auth = { authorization: `Bearer ${login.access_token}`, 'x-org-id': orgId };
+    const projects = await api<{ data: { id: string; name: string }[] }>(herald, 'GET', '/projects', undefined, auth);
+    projectId = projects.data.find((project) => project.name === 'Demo')!.id;
+    await admin(herald, 'create-user', '--email', VIEWER.email, '--password', VIEWER.password, '--name', 'Vera Viewer');
+    await admin(herald, 'add-member', '--org', orgId, '--email', VIEWER.email, '--role', 'VIEWER');
+    // Subscribers registered the way the SDK does, with a live key.
+    const key = await api<{ key: string }>(herald, 'POST', `/projects/${projectId}/api-keys`, { name: 'sdk', mode: 'live' }, auth);
+    for (let i = 0; i < 3; i++) {
+      const registered = await api<{ token: string }>(
+        herald,
+        'POST',
+        '/subscribers',
+        { projectId, ...pushSubscription(), userAgent: CHROME_UA },
+        { 'x-api-key': key.key },
+      );
+      await api(herald, 'POST', '/subscribers/identify', { token: registered.token, externalId: `user-${i}` }, { 'x-api-key': key.key });
+      await api(herald, 'POST', '/subscribers/tag', { token: registered.token, tags: [i === 0 ? 'vip' : 'regular'] }, { 'x-api-key': key.key });
+    }
+    // A transactional send to nobody: logged with its reason.
+    await api(herald, 'POST', '/transactional/send', { externalId: 'nobody', title: 'Hi', body: 'there' }, { 'x-api-key': key.key });
+    browser = await launch(chromiumPath!);
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await herald?.stop();
+  }, 60_000);
+
+  async function newPage(): Promise<{ context: BrowserContext; page: Page }> {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const page = await context.newPage();
+    page.setDefaultTimeout(10_000);
+    page.on('console', (message) => {
+      if (/Content.Security.Policy/i.test(message.text())) cspViolations.push(message.text());
+    });
+    return { context, page };
+  }
+
+  async function logIn(page: Page, who: { email: string; password: string }) {
+    await page.goto(`${herald.url}/app/`);
+    await page.waitForURL('**/app/login');
+    await page.getByLabel('Email').fill(who.email);
+    await page.getByLabel('Password').fill(who.password);
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.waitForURL('**/app/projects');
+  }
+
+  it('/ leads to the login page, which refuses a wrong password with a message', async () => {
+    const { context, page } = await newPage();
+    await page.goto(herald.url);
+    await page.waitForURL('**/app/login');
+    await expectAccessible(page, 'login');
+    await screenshot(page, 'login');
+    await page.getByLabel('Email').fill(ADMIN.email);
+    await page.getByLabel('Password').fill('wrong-password');
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/invalid/i);
+    await context.close();
+  });
+
+  it('an admin logs in, creates a test key whose secret is shown once, and sees it listed by prefix', async () => {
+    const { context, page } = await newPage();
+    await logIn(page, ADMIN);
+    await page.getByRole('link', { name: 'Demo' }).waitFor();
+    await expectAccessible(page, 'projects');
+    await screenshot(page, 'projects');
+
+    await page.getByRole('link', { name: 'Demo' }).click();
+    await page.getByRole('heading', { name: 'Settings' }).waitFor();
+    await page.getByRole('link', { name: 'API keys' }).click();
+    await page.waitForURL(`**/app/projects/${projectId}/keys`);
+    await page.getByRole('cell', { name: 'sdk', exact: true }).waitFor();
+    await expectAccessible(page, 'API keys');
+
+    await page.getByLabel('Key name').fill('e2e key');
+    await page.getByRole('radio', { name: 'Test' }).check();
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.waitFor();
+    const secret = (await dialog.getByTestId('api-key-secret').textContent())!.trim();
+    expect(secret).toMatch(/^hrd_test_/);
+    await expect.poll(() => dialog.textContent()).toMatch(/shown once/);
+    await expectAccessible(page, 'the new key dialog');
+    await screenshot(page, 'api-key-created');
+    await dialog.getByRole('button', { name: 'I have stored it' }).click();
+    await dialog.waitFor({ state: 'detached' });
+
+    const row = page.getByRole('row', { name: /e2e key/ });
+    await row.waitFor();
+    expect(await row.textContent()).toContain(`hrd_test_…${secret.slice(-4)}`);
+    // Shown once: nowhere on the page any more, nor after a reload.
+    expect(await page.content()).not.toContain(secret);
+    await page.reload();
+    await page.getByRole('row', { name: /e2e key/ }).waitFor();
+    expect(await page.content()).not.toContain(secret);
+    await screenshot(page, 'api-keys');
+
+    // The key works against the API.
+    const res = await fetch(`${herald.url}/subscribers/project/${projectId}`, { headers: { 'x-api-key': secret } });
+    expect(res.status).toBe(200);
+
+    // Revoke, confirmed.
+    await page.getByRole('button', { name: 'Revoke key e2e key' }).click();
+    await page.getByRole('alertdialog').getByRole('button', { name: 'Revoke key' }).click();
+    await expect.poll(() => page.getByRole('row', { name: /e2e key/ }).textContent()).toMatch(/revoked/);
+    expect((await fetch(`${herald.url}/subscribers/project/${projectId}`, { headers: { 'x-api-key': secret } })).status).toBe(401);
+    await context.close();
+  });
+
+  it('project settings save the delivery policy and show a 422 beside its field', async () => {
+    const { context, page } = await newPage();
+    await logIn(page, ADMIN);
+    await page.goto(`${herald.url}/app/projects/${projectId}/settings`);
+    await page.getByLabel('Quiet hours').check();
+    await page.getByLabel('From (HH:mm)').fill('25:00');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    const from = page.getByLabel('From (HH:mm)');
+    await expect.poll(() => from.getAttribute('aria-invalid')).toBe('true');
+    expect(await page.locator('.field-error').first().textContent()).toMatch(/HH:mm/);
+    await expectAccessible(page, 'project settings with an error');
+
+    await from.fill('22:30');
+    await page.getByLabel('Frequency cap').check();
+    await page.getByLabel('At most (pushes)').fill('5');
+    await page.getByLabel('Time zone').fill('Europe/Paris');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByText('Settings saved.').waitFor();
+    await screenshot(page, 'project-settings');
+    const login = await api<Login>(herald, 'POST', '/auth/login', ADMIN);
+    const project = await api<{ settings: Record<string, unknown> }>(herald, 'GET', `/projects/${projectId}`, undefined, {
+      authorization: `Bearer ${login.access_token}`,
+      'x-org-id': orgId,
+    });
+    expect(project.settings).toMatchObject({
+      timezone: 'Europe/Paris',
+      deliveryPolicy: { quietHours: { start: '22:30', end: '07:00' }, frequencyCap: { max: 5, windowSeconds: 86400 } },
+    });
+    await context.close();
+  });
+
+  it('subscribers: filters in the URL, pagination, detail, delete with confirmation', async () => {
+    const { context, page } = await newPage();
+    await logIn(page, ADMIN);
+    await page.goto(`${herald.url}/app/projects/${projectId}/subscribers`);
+    await page.getByRole('link', { name: 'user-2' }).waitFor();
+    expect(await page.getByRole('navigation', { name: 'Pagination' }).textContent()).toContain('3 in all');
+    await expectAccessible(page, 'subscribers');
+    await screenshot(page, 'subscribers');
+
+    await page.getByLabel('Tag').fill('vip');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.waitForURL(/tag=vip/);
+    await expect.poll(() => page.getByRole('navigation', { name: 'Pagination' }).textContent()).toContain('1 in all');
+    // A reload keeps the filter (it is in the URL, and index.html answers the deep link).
+    await page.reload();
+    await expect.poll(() => page.getByRole('navigation', { name: 'Pagination' }).textContent()).toContain('1 in all');
+    expect(await page.getByLabel('Tag').inputValue()).toBe('vip');
+
+    await page.getByRole('link', { name: 'user-0' }).click();
+    await page.getByRole('heading', { name: 'user-0' }).waitFor();
+    const tags = page.getByRole('region', { name: 'Tags' });
+    await tags.getByText('vip').waitFor();
+    await expectAccessible(page, 'subscriber detail');
+    await screenshot(page, 'subscriber');
+
+    await page.getByLabel('Add tags (comma-separated)').fill('beta, early');
+    await page.getByRole('button', { name: 'Add', exact: true }).click();
+    await tags.getByText('early').waitFor();
+    await page.getByRole('button', { name: 'Remove tag vip' }).click();
+    await expect.poll(() => tags.textContent()).not.toContain('vip');
+    expect(await tags.textContent()).toContain('beta');
+
+    await page.getByRole('button', { name: 'Delete subscriber' }).click();
+    await expectAccessible(page, 'the delete confirmation');
+    await page.getByRole('alertdialog').getByRole('button', { name: 'Delete' }).click();
+    await page.waitForURL(`**/app/projects/${projectId}/subscribers`);
+    await expect.poll(() => page.getByRole('navigation', { name: 'Pagination' }).textContent()).toContain('2 in all');
+
+    // Find by external id opens the subscriber.
+    await page.getByLabel('Find by external id or token').fill('user-1');
+    await page.getByRole('button', { name: 'Find' }).click();
+    await page.getByRole('heading', { name: 'user-1' }).waitFor();
+    await context.close();
+  });
+
+  it('audience: bar charts of the active subscribers, with their numbers', async () => {
+    const { context, page } = await newPage();
+    await logIn(page, ADMIN);
+    await page.goto(`${herald.url}/app/projects/${projectId}/audience`);
+    const browsers = page.getByRole('img', { name: /^Browser: Chrome \d/ });
+    await browsers.waitFor();
+    await page.getByRole('figure', { name: 'Browser' }).getByText('Numbers').click();
+    await page.getByRole('figure', { name: 'Browser' }).getByRole('cell', { name: 'Chrome' }).waitFor();
+    // No geo source is configured: the country chart says so rather than drawing nothing.
+    await page.getByRole('figure', { name: 'Country' }).getByText('No data.').waitFor();
+    await expectAccessible(page, 'audience');
+    await screenshot(page, 'audience');
+    await context.close();
+  });
+
+  it('contacts import: per-row errors of a bad CSV, then a good one imported', async () => {
+    const { context, page } = await newPage();
+    await logIn(page, ADMIN);
+    await page.goto(`${herald.url}/app/projects/${projectId}/import`);
+    const file = page.getByLabel('File (.csv or .json)');
+    await file.setInputFiles({
+      name: 'contacts.csv',
+      mimeType: 'text/csv',
+      buffer: Buffer.from('externalId,email\ncrm-1,ann@example.com\ncrm-2,not-an-email\n'),
+    });
+    await page.getByRole('button', { name: 'Import' }).click();
+    const errors = page.getByRole('table', { name: 'Errors by row' });
+    await errors.waitFor();
+    // rows[1] is the file's third line (after the header and crm-1).
+    expect(await errors.getByRole('row').nth(1).textContent()).toMatch(/^3email/);
+    await expectAccessible(page, 'contacts import with errors');
+    await screenshot(page, 'contact-import');
+
+    await file.setInputFiles({ name: 'contacts.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify([{ externalId: 'crm-1', email: 'ann@example.com' }, { externalId: 'crm-2', tags: ['imported'] }])) });
+    await page.getByRole('button', { name: 'Import' }).click();
+    await page.getByText('Imported 2 rows: 2 created, 0 updated.').waitFor();
+    await page.goto(`${herald.url}/app/projects/${projectId}/subscribers?tag=imported`);
+    await page.getByRole('link', { name: 'crm-2' }).waitFor();
+    await context.close();
+  });
+
+  it('segments: the builder counts the reach live, saves, exports CSV and deletes', async () => {
+    const { context, page } = await newPage();
+    await logIn(page, ADMIN);
+    await page.goto(`${herald.url}/app/projects/${projectId}/segments`);
+    await page.getByText('No saved segments yet.').waitFor();
+    await page.getByRole('link', { name: 'New segment' }).click();
+    const reach = page.getByTestId('reach');
+    await page.getByLabel('Tags: any of').fill('regular');
+    await page.getByLabel('Chrome').check();
+    const login = await api<Login>(herald, 'POST', '/auth/login', ADMIN);
+    const expected = await api<{ count: number }>(
+      herald,
+      'POST',
+      '/segments/reach',
+      { projectId, filters: { tags: { any: ['regular'] }, browser: ['Chrome'] } },
+      { authorization: `Bearer ${login.access_token}`, 'x-org-id': orgId },
+    );
+    expect(expected.count).toBeGreaterThan(0);
+    await expect.poll(() => reach.textContent()).toBe(String(expected.count));
+    await expectAccessible(page, 'segment builder');
+    await screenshot(page, 'segment-builder');
+
+    // A bad value: the API's message beside its field, then the count again once it is fixed.
+    await page.getByLabel('Countries').fill('FRA');
+    await expect.poll(() => page.getByLabel('Countries').getAttribute('aria-invalid')).toBe('true');
+    expect(await page.locator('.field-error').first().textContent()).toMatch(/ISO 3166/);
+    await page.getByLabel('Countries').fill('');
+    await expect.poll(() => reach.textContent()).toBe(String(expected.count));
+
+    await page.getByLabel('Segment name').fill('Regular Chrome');
+    await page.getByRole('button', { name: 'Save segment' }).click();
+    await page.getByRole('link', { name: 'Regular Chrome' }).waitFor();
+    await expectAccessible(page, 'segments');
+
+    const download = page.waitForEvent('download');
+    await page.getByRole('button', { name: 'Export CSV of Regular Chrome' }).click();
+    const file = await (await download).path();
+    const { readFile } = await import('node:fs/promises');
+    const csv = await readFile(file, 'utf8');
+    expect(csv.split('\n')[0]).toContain('externalId');
+    expect(csv.trim().split('\n')).toHaveLength(expected.count + 1);
+
+    await page.getByRole('button', { name: 'Delete segment Regular Chrome' }).click();
+    await page.getByRole('alertdialog').getByRole('button', { name: 'Delete segment' }).click();
+    await page.getByText('No saved segments yet.').waitFor();
+    await context.close();
+  });
+
+  it('campaigns: an immediate campaign reaches sent on the page without a reload, is archived, exported and re-sent', async () => {
+    // A project of its own: the Demo project's quiet hours (set above) would hold a campaign at night.
+    const login = await api<Login>(herald, 'POST', '/auth/login', ADMIN);
+    const auth = { authorization: `Bearer ${login.access_token}`, 'x-org-id': orgId };
+    const launch = await api<{ id: string }>(herald, 'POST', '/projects', { name: 'Launch' }, auth);
+    const testKey = await api<{ key: string }>(herald, 'POST', `/projects/${launch.id}/api-keys`, { name: 'sandbox', mode: 'test' }, auth);
+    const headers = { 'x-api-key': testKey.key };
+    await api(herald, 'POST', '/subscribers', { projectId: launch.id, ...pushSubscription(), userAgent: CHROME_UA }, headers);
+
+    const { context, page } = await newPage();
+    await logIn(page, ADMIN);
+    await page.goto(`${herald.url}/app/projects/${launch.id}/campaigns`);
+    await page.getByText('No campaigns match.').waitFor();
+
+    const campaign = await api<{ id: string }>(
+      herald,
+      'POST',
+      '/campaigns',
+      { projectId: launch.id, name: 'Spring sale', content: { title: 'Sale', body: 'Now on' }, segment: { filters: {} }, schedule: { mode: 'immediate' } },
+      headers,
+    );
+    await page.goto(`${herald.url}/app/projects/${launch.id}/campaigns/${campaign.id}`);
+    await page.getByRole('heading', { name: 'Spring sale' }).waitFor();
+    // The stream (or the first read, when the sandbox was faster) brings it to sent; the page is never reloaded.
+    await expect.poll(() => page.getByTestId('campaign-status').textContent(), { timeout: 20_000 }).toBe('sent');
+    await expect.poll(() => page.getByTestId('stat-sent').textContent()).toBe('1');
+    expect(await page.getByRole('figure', { name: 'Notification preview' }).textContent()).toMatch(/Sale.*Now on/);
+    await expectAccessible(page, 'campaign');
+    await screenshot(page, 'campaign');
+
+    await page.getByRole('button', { name: 'Archive' }).click();
+    await page.getByRole('alertdialog').getByRole('button', { name: 'Archive campaign' }).click();
+    await expect.poll(() => page.getByTestId('campaign-status').textContent()).toBe('archived');
+
+    await page.getByRole('link', { name: 'Campaigns' }).first().click();
+    await page.getByText('No campaigns match.').waitFor();
+    await page.getByLabel('Status').selectOption('archived');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.getByRole('link', { name: 'Spring sale' }).waitFor();
+    await expectAccessible(page, 'campaigns');
+    await screenshot(page, 'campaigns');
+
+    const csv = page.waitForEvent('download');
+    await page.getByRole('button', { name: 'Export CSV' }).click();
+    const { readFile } = await import('node:fs/promises');
+    expect(await readFile(await (await csv).path(), 'utf8')).toContain('Spring sale');
+
+    // Re-sent (an archived campaign may be): a new campaign, sent on its own.
+    await page.getByRole('link', { name: 'Spring sale' }).click();
+    await page.getByRole('button', { name: 'Re-send' }).click();
+    await page.getByRole('alertdialog').getByRole('button', { name: 'Re-send now' }).click();
+    await page.waitForURL((url) => url.pathname.includes('/campaigns/') && !url.pathname.endsWith(campaign.id));
+    await expect.poll(() => page.getByTestId('campaign-status').textContent(), { timeout: 20_000 }).toBe('sent');
+    await expect.poll(() => page.getByTestId('stat-sent').textContent()).toBe('1');
+    await context.close();
+  });
+
+  it('transactional sends: the log with its reasons, filtered', async () => {
+    const { context, page } = await newPage();
+    await logIn(page, ADMIN);
+    await page.goto(`${herald.url}/app/projects/${projectId}/transactional`);
+    const row = page.getByRole('row', { name: /externalId: nobody/ });
+    await row.waitFor();
+    expect(await row.textContent()).toContain('subscriber_not_found');
+    await expectAccessible(page, 'transactional sends');
+    await screenshot(page, 'transactional');
+    await page.getByLabel('Reason').selectOption('quiet_hours');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.waitForURL(/reason=quiet_hours/);
+    await page.getByText('No transactional sends match.').waitFor();
+    await context.close();
+  });
+
+  it('members: an admin sees roles and the last owner cannot be removed', async () => {
+    const { context, page } = await newPage();
+    await logIn(page, ADMIN);
+    await page.getByRole('link', { name: 'Members' }).click();
+    await page.getByRole('cell', { name: VIEWER.email, exact: true }).waitFor();
+    await expectAccessible(page, 'members');
+    await screenshot(page, 'members');
+    expect(await page.getByRole('button', { name: `Remove ${ADMIN.email}` }).isDisabled()).toBe(true);
+    expect(await page.getByLabel(`Role of ${ADMIN.email}`).isDisabled()).toBe(true);
+    expect(await page.getByRole('button', { name: `Remove ${VIEWER.email}` }).isEnabled()).toBe(true);
+    await context.close();
+  });
+
+  it('a VIEWER sees everything read-only, and a 403 is a message', async () => {
+    const { context, page } = await newPage();
+    await logIn(page, VIEWER);
+    await page.getByRole('link', { name: 'Demo' }).waitFor();
+    expect(await page.getByRole('button', { name: 'Create project' }).count()).toBe(0);
+    await expectAccessible(page, 'projects as a viewer');
+
+    await page.goto(`${herald.url}/app/projects/${projectId}/settings`);
+    await page.getByLabel('Name').waitFor();
+    expect(await page.getByLabel('Name').isDisabled()).toBe(true);
+    expect(await page.getByRole('button', { name: 'Save settings' }).count()).toBe(0);
+
+    // API keys are an ADMIN's business: the server's 403 is shown as a message.
+    await page.getByRole('link', { name: 'API keys' }).click();
+    await expect.poll(() => page.getByRole('alert').first().textContent()).toMatch(/permission/i);
+    expect(await page.getByRole('button', { name: 'Create key' }).count()).toBe(0);
+    await expectAccessible(page, 'API keys refused');
+
+    await page.goto(`${herald.url}/app/projects/${projectId}/subscribers`);
+    await page.getByRole('link', { name: 'user-1' }).click();
+    await page.getByRole('heading', { name: 'user-1' }).waitFor();
+    expect(await page.getByRole('button', { name: 'Delete subscriber' }).count()).toBe(0);
+    expect(await page.getByRole('form', { name: 'Add tags' }).count()).toBe(0);
+    expect(await page.getByRole('button', { name: /^Remove tag/ }).count()).toBe(0);
+
+    await page.goto(`${herald.url}/app/projects/${projectId}/segments`);
+    await page.locator('table, .empty').first().waitFor();
+    expect(await page.getByRole('link', { name: 'New segment' }).count()).toBe(0);
+
+    await page.goto(`${herald.url}/app/projects/${projectId}/import`);
+    await page.getByText('A viewer cannot import contacts.').waitFor();
+    expect(await page.getByRole('button', { name: 'Import' }).count()).toBe(0);
+
+    await page.getByRole('link', { name: 'Members' }).click();
+    await page.getByRole('cell', { name: ADMIN.email, exact: true }).waitFor();
+    expect(await page.getByRole('button', { name: /^Remove/ }).count()).toBe(0);
+    expect(await page.getByRole('combobox', { name: /^Role of/ }).count()).toBe(0);
+    await context.close();
+  });
+
+  it('a 401 (expired token) returns to the login page with a message; a reload keeps a valid session', async () => {
+    const { context, page } = await newPage();
+    await logIn(page, ADMIN);
+    await page.reload();
+    await page.getByRole('link', { name: 'Demo' }).waitFor();
+    expect(page.url()).toMatch(/\/app\/projects$/);
+
+    await page.evaluate(() => localStorage.setItem('herald.token', 'expired.token.value'));
+    await page.goto(`${herald.url}/app/members`);
+    await page.waitForURL('**/app/login');
+    await expect.poll(() => page.getByRole('status').textContent()).toMatch(/session has expired/i);
+
+    await logIn(page, ADMIN);
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await page.waitForURL('**/app/login');
+    expect(await page.evaluate(() => localStorage.getItem('herald.token'))).toBeNull();
+    await context.close();
+  });
+
+  it('no page broke its Content-Security-Policy', () => {
+    expect(cspViolations).toEqual([]);
+  });
+});
