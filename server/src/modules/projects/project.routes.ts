@@ -124,7 +124,7 @@ export async function projectRoutes(app: App, projects: ProjectService) {
   app.get(
     '/projects/:id/push-config',
     {
-      config: { access: { auth: 'project', project: 'params.id' } },
+      config: { access: { auth: 'project', project: 'params.id', publishable: true } },
       schema: {
         tags: ['Projects'],
         summary: 'What the browser SDK needs to subscribe to push: the project id and its VAPID public key',

@@ -11,7 +11,8 @@ export interface SubscriberRouteOptions {
 }
 
 const tags = ['Subscribers'];
-const byToken = { auth: 'project' } as const;
+// The SDK's calls by token: a publishable key may make them.
+const byToken = { auth: 'project', publishable: true } as const;
 const idParams = z.object({ id: z.string() });
 const projectParams = z.object({ projectId: z.string() });
 
@@ -19,7 +20,7 @@ export async function subscriberRoutes(app: App, subscribers: SubscriberService,
   app.post(
     '/subscribers',
     {
-      config: { access: { auth: 'project', project: 'body.projectId' } },
+      config: { access: { auth: 'project', project: 'body.projectId', publishable: true } },
       schema: {
         tags,
         summary: 'Register a push subscription (normally called by the browser SDK with a project key)',
@@ -166,7 +167,7 @@ export async function subscriberRoutes(app: App, subscribers: SubscriberService,
   app.get(
     '/subscribers/token/:token',
     {
-      config: { access: { auth: 'project' } },
+      config: { access: byToken },
       schema: {
         tags,
         summary: 'One subscriber by its token',
