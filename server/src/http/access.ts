@@ -84,6 +84,11 @@ export function reachOf(request: FastifyRequest): Reach {
   return request.project ?? tenantOf(request);
 }
 
+/** Whether the caller is a publishable key (the browser SDK's), which proves less than a server key or a user. */
+export function isPublishable(request: FastifyRequest): boolean {
+  return request.tenant?.kind === 'project' && request.tenant.publishable;
+}
+
 /** The signed-in user of a route whose access is `{ auth: 'user', optional: true }`, if any. */
 export function optionalUserOf(request: FastifyRequest): string | undefined {
   return request.userId;
