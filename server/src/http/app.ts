@@ -21,6 +21,7 @@ import { trackingRoutes } from '../modules/tracking/tracking.routes.js';
 import { transactionalRoutes } from '../modules/transactional/transactional.routes.js';
 import type { Services } from '../services.js';
 import access from './access.js';
+import { registerCors } from './cors.js';
 import { clientErrorHandler, frameworkErrors, registerErrorHandling } from './errors.js';
 import { healthRoutes } from './health.routes.js';
 import { createMetricsRegistry, metricsRoute, registerMetrics } from './metrics.js';
@@ -95,6 +96,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     await stopWatchingKeys?.();
   });
   await app.register(access, deps.services);
+  const answerPreflights = registerCors(app);
   await registerRateLimits(app, deps.config, deps.redis);
   await registerOpenApi(app, deps.config.publicUrl);
 
@@ -112,5 +114,6 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await campaignRoutes(app, deps.services.campaigns);
   await transactionalRoutes(app, deps.services.transactional, deps.services.idempotency);
   await trackingRoutes(app, deps.services.trackingEvents);
+  answerPreflights();
   return app;
 }
