@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**', 'data/**', 'server/src/db/migrations/**'] },
+  { ignores: ['**/dist/**', '**/node_modules/**', 'data/**', 'server/src/db/migrations/**', 'clients/node/src/generated/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -13,7 +13,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['server/src/main.ts', 'server/src/cli/**', 'bench/**', '**/*.test.ts', 'server/test/**'],
+    files: ['server/src/main.ts', 'server/src/cli/**', 'bench/**', 'clients/node/scripts/**', '**/*.test.ts', 'server/test/**'],
     rules: { 'no-console': 'off' },
   },
 );
