@@ -164,3 +164,30 @@ describe('requests', () => {
     },
   );
 });
+
+describe('with rate limits on', () => {
+  let limited: TestApp;
+  let tenant: Tenant;
+  beforeAll(async () => {
+    limited = await startTestApp({ RATE_LIMIT_ENABLED: 'true', RATE_LIMIT_INGEST: '2' });
+    tenant = await createTenant(limited);
+  });
+  afterAll(() => limited.close());
+
+  it('preflights are not counted, and a 429 is readable by the page with its Retry-After', async () => {
+    for (let i = 0; i < 5; i++) {
+      const res = await limited.app.inject({ method: 'OPTIONS', url: '/subscribers/seen', headers: { origin: SHOP, 'access-control-request-method': 'POST' } });
+      expect(res.statusCode).toBe(204);
+    }
+    const seen = () => limited.app.inject({ method: 'POST', url: '/subscribers/seen', headers: { ...tenant.live, origin: SHOP }, payload: { token: 'st_x' } });
+    expect((await seen()).statusCode).toBe(404);
+    expect((await seen()).statusCode).toBe(404);
+    const refused = await seen();
+    expect(refused.statusCode).toBe(429);
+    expect(refused.headers).toMatchObject({
+      'access-control-allow-origin': SHOP,
+      'access-control-expose-headers': 'retry-after, x-request-id',
+      'retry-after': expect.stringMatching(/^\d+$/),
+    });
+  });
+});

@@ -61,7 +61,9 @@ export function registerCors(app: FastifyInstance): () => void {
   return () => {
     for (const [url, methods] of methodsByUrl) {
       const allowMethods = [...methods, 'OPTIONS'].join(', ');
-      app.options(url, { config: { access: { auth: 'public' } }, schema: { hide: true } }, async (request, reply) => {
+      // Not counted against the caller's rate limit: a browser's call would otherwise cost two of its requests.
+      const config = { access: { auth: 'public' }, rateLimit: false } as const;
+      app.options(url, { config, schema: { hide: true } }, async (request, reply) => {
         allowOrigin(request, reply);
         return reply
           .headers({
