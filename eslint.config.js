@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**', 'data/**', 'server/src/db/migrations/**', 'dashboard/src/api/schema.d.ts'] },
+  { ignores: ['**/dist/**', '**/node_modules/**', 'data/**', 'server/src/db/migrations/**', 'dashboard/src/api/schema.d.ts', 'clients/node/src/generated/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -13,7 +13,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['server/src/main.ts', 'server/src/cli/**', 'bench/**', 'dashboard/scripts/**', '**/*.test.ts', 'server/test/**'],
+    files: ['server/src/main.ts', 'server/src/cli/**', 'bench/**', 'dashboard/scripts/**', 'clients/node/scripts/**', '**/*.test.ts', 'server/test/**'],
     rules: { 'no-console': 'off' },
   },
 );

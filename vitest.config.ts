@@ -3,7 +3,8 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['server/**/*.test.ts', 'dashboard/**/*.test.ts'],
+    include: ['server/**/*.test.ts', 'dashboard/**/*.test.ts', 'clients/**/*.test.ts'],
+    exclude: ['**/node_modules/**', '**/dist/**'],
     globalSetup: ['server/test/global-setup.ts'],
     pool: 'forks',
     testTimeout: 30_000,

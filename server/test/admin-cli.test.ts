@@ -107,7 +107,14 @@ describe('herald admin', () => {
     );
     expect(key.key).toMatch(new RegExp(`^hrd_${mode}_[0-9a-z]{32}$`));
     expect(key).toMatchObject({ mode, projectId, lastFour: key.key.slice(-4) });
-    expect(await services.apiKeys.authenticate(key.key)).toMatchObject({ projectId, organizationId: orgId, mode });
+    expect(await services.apiKeys.authenticate(key.key)).toMatchObject({ projectId, organizationId: orgId, mode, scope: 'server' });
+  });
+
+  it('create-api-key --scope publishable prints a working hrd_pub_ key', async () => {
+    const key = await adminJson<{ key: string; scope: string }>('create-api-key', '--project', projectId, '--mode', 'live', '--scope', 'publishable');
+    expect(key.key).toMatch(/^hrd_pub_live_[0-9a-z]{32}$/);
+    expect(key.scope).toBe('publishable');
+    expect(await services.apiKeys.authenticate(key.key)).toMatchObject({ projectId, mode: 'live', scope: 'publishable' });
   });
 
   it('add-member adds a user with a role', async () => {
@@ -154,6 +161,7 @@ describe('herald admin', () => {
     [['create-org', '--name', 'X', '--owner', 'ghost@example.com'], /no user with email ghost@example.com/],
     [['create-api-key', '--project', 'prj_missing', '--mode', 'live'], /no project prj_missing/],
     [['create-api-key', '--project', 'prj_missing', '--mode', 'prod'], /--mode must be live or test/],
+    [['create-api-key', '--project', 'prj_missing', '--mode', 'live', '--scope', 'browser'], /--scope must be server or publishable/],
     [['add-member', '--org', 'org_missing', '--email', 'dev@example.com', '--role', 'ADMIN'], /no organization org_missing/],
     [['add-member', '--org', 'org_x', '--email', 'dev@example.com', '--role', 'KING'], /--role must be one of/],
     [['create-project', '--org', 'org_missing', '--name', 'P'], /no organization org_missing/],

@@ -18,7 +18,7 @@ export const ADMIN_USAGE = `Usage: herald admin <command> [options]   (prints JS
   create-org      --name N --owner EMAIL
   add-member      --org ORG_ID --email E --role OWNER|ADMIN|MEMBER|VIEWER
   create-project  --org ORG_ID --name N [--domain example.com]
-  create-api-key  --project PROJECT_ID --mode live|test [--name N]
+  create-api-key  --project PROJECT_ID --mode live|test [--scope server|publishable] [--name N]
   set-rate-limit  --project PROJECT_ID [--default N] [--ingest N] [--transactional N]
 `;
 
@@ -65,6 +65,7 @@ const options = {
   domain: { type: 'string' },
   project: { type: 'string' },
   mode: { type: 'string' },
+  scope: { type: 'string' },
   default: { type: 'string' },
   ingest: { type: 'string' },
   transactional: { type: 'string' },
@@ -107,10 +108,12 @@ async function execute(db: Db, command: string, v: Record<string, string | undef
     case 'create-api-key': {
       const mode = required(v, 'mode');
       if (mode !== 'live' && mode !== 'test') throw new UsageError('--mode must be live or test');
+      const scope = v.scope ?? 'server';
+      if (scope !== 'server' && scope !== 'publishable') throw new UsageError('--scope must be server or publishable');
       const project = await projectById(db, required(v, 'project'));
       return new ApiKeyService(db).create(
         { organizationId: project.organizationId, projectId: project.id, sandbox: mode === 'test' },
-        { name: v.name ?? `${mode} key`, mode },
+        { name: v.name ?? `${mode} key`, mode, scope },
       );
     }
     case 'set-rate-limit': {

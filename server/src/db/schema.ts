@@ -9,6 +9,8 @@ const timestamps = {
 
 export const roleEnum = pgEnum('member_role', ['OWNER', 'ADMIN', 'MEMBER', 'VIEWER']);
 export const keyModeEnum = pgEnum('api_key_mode', ['live', 'test']);
+/** `server`: every project route; `publishable`: only the routes a browser SDK calls (`publishable` in their access). */
+export const keyScopeEnum = pgEnum('api_key_scope', ['server', 'publishable']);
 
 export const users = pgTable(
   'users',
@@ -52,6 +54,10 @@ export interface ProjectSettings {
   deliveryPolicy?: DeliveryPolicy;
   /** VAPID `sub` claim: a mailto: or https: contact for push services. */
   vapidSubject?: string;
+  /** identify with a publishable key must carry externalIdHash, the HMAC of the externalId under the identity secret. */
+  identityVerification?: boolean;
+  /** Origins (scheme://host[:port]) a browser may call the publishable routes from; empty or absent: any origin. */
+  allowedOrigins?: string[];
   [key: string]: unknown;
 }
 
@@ -74,6 +80,8 @@ export const projects = pgTable(
     settings: jsonb('settings').$type<ProjectSettings>().notNull().default({}),
     vapidPublicKey: text('vapid_public_key').notNull(),
     vapidPrivateKey: text('vapid_private_key').notNull(),
+    /** Key of the identity verification HMAC; generated on first read for projects made before it existed. */
+    identitySecret: text('identity_secret'),
     ...timestamps,
   },
   (t) => [index('projects_organization_idx').on(t.organizationId)],
@@ -88,6 +96,7 @@ export const apiKeys = pgTable(
       .references(() => projects.id, { onDelete: 'cascade' }),
     name: text('name').notNull(),
     mode: keyModeEnum('mode').notNull(),
+    scope: keyScopeEnum('scope').notNull().default('server'),
     prefix: text('prefix').notNull(),
     lastFour: text('last_four').notNull(),
     secretHash: text('secret_hash').notNull(),

@@ -10,6 +10,8 @@ import { AppError, forbidden, notFound, unauthorized } from '../shared/errors.js
 
 export const INVALID_API_KEY = 'Invalid API key';
 export const CROSS_PROJECT = 'Resource belongs to a different project';
+export const PUBLISHABLE_FORBIDDEN =
+  'A publishable key may only call the routes a browser SDK needs; call this route from your server with a server key';
 
 /** Where a route names the project it acts on, e.g. `params.projectId` or `body.projectId`. */
 export type ProjectSource = `${'params' | 'body' | 'query'}.${string}`;
@@ -26,7 +28,20 @@ export type Access =
    * JWT only (an API key is not read), from the `token` and `orgId` query parameters (event streams, whose browser
    * clients cannot set headers) or, without a `token` parameter, from the usual Authorization and x-org-id headers.
    */
-  | { auth: 'project'; credentials?: 'any' | 'apiKey' | 'jwt' | 'jwt-query'; project?: ProjectSource; minRole?: Role };
+  | {
+      auth: 'project';
+      credentials?: 'any' | 'apiKey' | 'jwt' | 'jwt-query';
+      project?: ProjectSource;
+      minRole?: Role;
+      /**
+       * A publishable key (the browser SDK's) may call this route too, cross-origin from the project's allowed
+       * origins (cors.ts). Every other route refuses it with 403 `publishable_key_forbidden`.
+       */
+      publishable?: true;
+    };
+
+/** Whether a publishable key may call the route: only what its access declares. */
+export const allowsPublishable = (access: Access | undefined) => access?.auth === 'project' && access.publishable === true;
 
 interface Credentials {
   /** undefined: none presented; null: presented but unknown, revoked or expired. */
@@ -67,6 +82,11 @@ export function projectOf(request: FastifyRequest): ProjectScope {
 /** The project a key opens, else the caller's tenant (routes addressed by id or token check the resource's project). */
 export function reachOf(request: FastifyRequest): Reach {
   return request.project ?? tenantOf(request);
+}
+
+/** Whether the caller is a publishable key (the browser SDK's), which proves less than a server key or a user. */
+export function isPublishable(request: FastifyRequest): boolean {
+  return request.tenant?.kind === 'project' && request.tenant.publishable;
 }
 
 /** The signed-in user of a route whose access is `{ auth: 'user', optional: true }`, if any. */
@@ -145,6 +165,7 @@ async function accessPlugin(app: FastifyInstance, services: AccessServices) {
     if (!access || access.auth === 'public') return;
     const { apiKey, userId } = request.credentials;
     const write = WRITE_METHODS.has(request.method);
+    if (apiKey?.scope === 'publishable' && !allowsPublishable(access)) throw forbidden(PUBLISHABLE_FORBIDDEN, 'publishable_key_forbidden');
 
     const requireUser = () => {
       if (!userId) throw unauthorized(INVALID_TOKEN);
@@ -182,6 +203,7 @@ async function accessPlugin(app: FastifyInstance, services: AccessServices) {
             projectId: apiKey.projectId,
             sandbox: apiKey.mode === 'test',
             apiKeyId: apiKey.keyId,
+            publishable: apiKey.scope === 'publishable',
           };
           return;
         }

@@ -22,6 +22,7 @@ import { transactionalRoutes } from '../modules/transactional/transactional.rout
 import type { Services } from '../services.js';
 import access from './access.js';
 import { dashboardRoutes } from './dashboard.js';
+import { registerCors } from './cors.js';
 import { clientErrorHandler, frameworkErrors, registerErrorHandling } from './errors.js';
 import { healthRoutes } from './health.routes.js';
 import { createMetricsRegistry, metricsRoute, registerMetrics } from './metrics.js';
@@ -98,6 +99,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     await stopWatchingKeys?.();
   });
   await app.register(access, deps.services);
+  const answerPreflights = registerCors(app);
   await registerRateLimits(app, deps.config, deps.redis);
   await registerOpenApi(app, deps.config.publicUrl);
 
@@ -116,5 +118,6 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await transactionalRoutes(app, deps.services.transactional, deps.services.idempotency);
   await trackingRoutes(app, deps.services.trackingEvents);
   await dashboardRoutes(app, deps.dashboardDir);
+  answerPreflights();
   return app;
 }

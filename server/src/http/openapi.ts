@@ -4,7 +4,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
 import type { z } from 'zod';
-import type { Access } from './access.js';
+import { allowsPublishable, type Access } from './access.js';
 
 const jwt = { bearerAuth: [], orgId: [] };
 
@@ -26,10 +26,13 @@ export function securityFor(access: Access): Record<string, string[]>[] {
     case 'organization':
       return [jwt];
     case 'project':
-      if (access.credentials === 'apiKey') return [{ apiKey: [] }];
       if (access.credentials === 'jwt') return [jwt];
       if (access.credentials === 'jwt-query') return [{ tokenQuery: [], orgIdQuery: [] }, jwt];
-      return [{ apiKey: [] }, jwt];
+      return [
+        { apiKey: [] },
+        ...(access.publishable ? [{ publishableKey: [] }] : []),
+        ...(access.credentials === 'apiKey' ? [] : [jwt]),
+      ];
   }
 }
 
@@ -70,6 +73,11 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string) {
           '',
           'Authenticate with a project API key (`x-api-key`), or with a dashboard token from `POST /auth/login`',
           '(`Authorization: Bearer …`) plus the organization to act in (`x-org-id`).',
+          'A server key (`hrd_live_…`, `hrd_test_…`) opens every project route. A publishable key (`hrd_pub_live_…`,',
+          '`hrd_pub_test_…`), the one a web page holds, opens only the routes whose security lists `publishableKey`; every',
+          'other route answers it 403 `publishable_key_forbidden`. Those routes answer CORS preflights from any origin and',
+          "cross-origin calls from the project's `settings.allowedOrigins` (any origin while the list is empty); a key used",
+          'from another origin → 403 `origin_not_allowed`.',
           'Every non-2xx answer is an error envelope: `statusCode`, `code`, `message`, `requestId`, and `details` on 422.',
           'A route that requires a body answers 400 `body_required` when it is missing or empty; invalid JSON is 400 `invalid_json`.',
           'Refused before routing, still in the envelope: a path parameter over 2295 characters as sent (414 `uri_too_long`), ' +
@@ -82,7 +90,21 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string) {
       servers: [{ url: publicUrl }],
       components: {
         securitySchemes: {
-          apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'Project API key (hrd_live_… or hrd_test_…)' },
+          apiKey: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'x-api-key',
+            description: 'Server API key of a project (hrd_live_… or hrd_test_…): every project route; keep it on your servers',
+          },
+          publishableKey: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'x-api-key',
+            description:
+              'Publishable API key of a project (hrd_pub_live_… or hrd_pub_test_…), safe in a web page: only the routes ' +
+              'that list it (push config, register, identify, tag, untag, seen, update and read a subscriber by token); ' +
+              'elsewhere 403 publishable_key_forbidden',
+          },
           bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'access_token from POST /auth/login' },
           orgId: { type: 'apiKey', in: 'header', name: 'x-org-id', description: 'Organization to act in (with a JWT)' },
           tokenQuery: { type: 'apiKey', in: 'query', name: 'token', description: 'access_token from POST /auth/login, for event streams' },
@@ -96,6 +118,11 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string) {
       const { access, textBodies } = input.route.config ?? {};
       const schema: typeof transformed.schema & { [OPTIONAL_BODY]?: true } = { ...transformed.schema };
       if (access && !schema.security) schema.security = securityFor(access);
+      if (allowsPublishable(access)) {
+        const note =
+          "Callable with a publishable key, cross-origin from the project's allowedOrigins (any origin when empty).";
+        schema.description = schema.description ? `${schema.description}\n\n${note}` : note;
+      }
       // @fastify/swagger marks every body required; a body the route's schema lets be absent is marked optional below.
       if ((input.schema.body as z.ZodType | undefined)?.safeParse(undefined).success) schema[OPTIONAL_BODY] = true;
       if (textBodies && schema.body) {

@@ -13,13 +13,14 @@ export interface OrganizationTenant {
   role: Role;
 }
 
-/** A project acting through one of its API keys. `sandbox` is true for test keys. */
+/** A project acting through one of its API keys. `sandbox` is true for test keys, `publishable` for a browser's key. */
 export interface ProjectTenant {
   kind: 'project';
   organizationId: string;
   projectId: string;
   sandbox: boolean;
   apiKeyId: string;
+  publishable: boolean;
 }
 
 export type Tenant = OrganizationTenant | ProjectTenant;

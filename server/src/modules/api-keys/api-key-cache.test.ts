@@ -6,7 +6,7 @@ import { createTestDatabase, startTestApp, type TestApp, type TestDatabase } fro
 import { ApiKeyCache } from './api-key-cache.js';
 import { KEY_CHANGES_CHANNEL, type KeyOwner } from './api-key.repository.js';
 
-const owner = (keyId: string, projectId = 'prj_a'): KeyOwner => ({ keyId, mode: 'live', projectId, organizationId: 'org_a', settings: {} });
+const owner = (keyId: string, projectId = 'prj_a'): KeyOwner => ({ keyId, mode: 'live', scope: 'server', projectId, organizationId: 'org_a', settings: {} });
 
 describe('ApiKeyCache', () => {
   const trusted = (options = { maxEntries: 3, ttlMs: 1000 }) => {

@@ -11,6 +11,7 @@ export type ApiKeyRow = typeof apiKeys.$inferSelect;
 export interface KeyOwner {
   keyId: string;
   mode: 'live' | 'test';
+  scope: 'server' | 'publishable';
   projectId: string;
   organizationId: string;
   settings: ProjectSettings;
@@ -53,6 +54,7 @@ export async function findKeyOwner(db: Db, secretHash: string): Promise<(KeyOwne
     .select({
       keyId: apiKeys.id,
       mode: apiKeys.mode,
+      scope: apiKeys.scope,
       projectId: apiKeys.projectId,
       organizationId: projects.organizationId,
       settings: projects.settings,

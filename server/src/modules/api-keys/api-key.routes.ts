@@ -11,7 +11,14 @@ const apiKey = z
     projectId: z.string(),
     name: z.string(),
     mode: z.enum(['live', 'test']).describe('live keys reach real subscribers; test keys use the sandbox'),
-    prefix: z.string().describe('hrd_live_ or hrd_test_'),
+    scope: z
+      .enum(['server', 'publishable'])
+      .describe(
+        'server: every project route, keep it on your servers; publishable: only the routes a browser SDK calls ' +
+          '(push config, register, identify, tag, untag, seen, update and read its own subscriber by token), safe to ' +
+          'ship in a web page; any other route answers it 403 publishable_key_forbidden',
+      ),
+    prefix: z.string().describe('hrd_live_ / hrd_test_ (server), hrd_pub_live_ / hrd_pub_test_ (publishable)'),
     lastFour: z.string(),
     createdAt: timestamp,
     lastUsedAt: timestamp.nullable(),
@@ -44,7 +51,11 @@ export async function apiKeyRoutes(app: App, apiKeys: ApiKeyService) {
         tags: ['API keys'],
         summary: 'Create an API key; `key` is the secret, returned this once only',
         params: z.object({ projectId: z.string() }),
-        body: z.strictObject({ name: z.string().trim().min(1).max(200), mode: z.enum(['live', 'test']) }),
+        body: z.strictObject({
+          name: z.string().trim().min(1).max(200),
+          mode: z.enum(['live', 'test']),
+          scope: z.enum(['server', 'publishable']).default('server').describe('default server'),
+        }),
         response: { 201: apiKey.extend({ key: z.string() }), ...commonErrors },
       },
     },

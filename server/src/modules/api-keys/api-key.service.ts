@@ -1,4 +1,4 @@
-// Project API keys: `hrd_live_…` / `hrd_test_…` secrets shown once, stored hashed, revocable, several at a time.
+// Project API keys: `hrd_[pub_]live_…` / `hrd_[pub_]test_…` secrets shown once, stored hashed, revocable, several at a time.
 import type pg from 'pg';
 import type { BaseLogger } from 'pino';
 import type { Db } from '../../db/database.js';
@@ -12,10 +12,17 @@ import { ApiKeyCache, type CachedKey, type KeyChange } from './api-key-cache.js'
 import * as repo from './api-key.repository.js';
 
 export type KeyMode = 'live' | 'test';
+export type KeyScope = 'server' | 'publishable';
 
 // 32 base32 characters: 160 bits of randomness.
 const SECRET_LENGTH = 32;
-const KEY_FORMAT = /^hrd_(live|test)_[0-9a-z]{32}$/;
+const KEY_FORMAT = /^hrd_(pub_)?(live|test)_[0-9a-z]{32}$/;
+
+/**
+ * The scope shows in the prefix and the mode ends it (spec 5.2.2: a live key's prefix ends in `_live_`): server keys
+ * keep the original `hrd_live_` / `hrd_test_`, publishable keys are `hrd_pub_live_` / `hrd_pub_test_`.
+ */
+export const keyPrefix = (scope: KeyScope, mode: KeyMode) => `hrd_${scope === 'publishable' ? 'pub_' : ''}${mode}_`;
 // last_used_at is written at most once a minute per key (and process), so a busy key does not turn reads into writes.
 const TOUCH_INTERVAL_MS = 60_000;
 
@@ -24,6 +31,7 @@ export interface ApiKey {
   projectId: string;
   name: string;
   mode: KeyMode;
+  scope: KeyScope;
   prefix: string;
   lastFour: string;
   createdAt: string;
@@ -36,6 +44,7 @@ const toApiKey = (row: repo.ApiKeyRow): ApiKey => ({
   projectId: row.projectId,
   name: row.name,
   mode: row.mode,
+  scope: row.scope,
   prefix: row.prefix,
   lastFour: row.lastFour,
   createdAt: row.createdAt.toISOString(),
@@ -49,14 +58,16 @@ export class ApiKeyService {
   constructor(private readonly db: Db) {}
 
   /** Creates a key; the returned `key` is the only time the secret exists outside the caller. */
-  async create(scope: ProjectScope, input: { name: string; mode: KeyMode }): Promise<ApiKey & { key: string }> {
-    const prefix = `hrd_${input.mode}_`;
+  async create(scope: ProjectScope, input: { name: string; mode: KeyMode; scope?: KeyScope | undefined }): Promise<ApiKey & { key: string }> {
+    const keyScope = input.scope ?? 'server';
+    const prefix = keyPrefix(keyScope, input.mode);
     const key = prefix + randomToken(SECRET_LENGTH);
     const row = await repo.insertApiKey(this.db, {
       id: newId('key'),
       projectId: scope.projectId,
       name: input.name,
       mode: input.mode,
+      scope: keyScope,
       prefix,
       lastFour: key.slice(-4),
       secretHash: sha256(key),

@@ -62,6 +62,7 @@ describe('create', () => {
       projectId: org.projectId,
       name: `My ${mode} key`,
       mode,
+      scope: 'server',
       prefix: `hrd_${mode}_`,
       lastFour: created.key.slice(-4),
       createdAt: expect.any(String),
@@ -147,7 +148,7 @@ describe('list', () => {
     expect(data.slice(0, 2)).toEqual([withoutSecret(second), withoutSecret(first)]);
     for (const item of data) {
       expect(Object.keys(item).sort()).toEqual(
-        ['createdAt', 'id', 'lastFour', 'lastUsedAt', 'mode', 'name', 'prefix', 'projectId', 'revokedAt'].sort(),
+        ['createdAt', 'id', 'lastFour', 'lastUsedAt', 'mode', 'name', 'prefix', 'projectId', 'revokedAt', 'scope'].sort(),
       );
       expect(item.prefix).toBe(`hrd_${String(item.mode)}_`);
       expect(String(item.lastFour)).toMatch(/^[0-9a-z]{4}$/);

@@ -82,3 +82,31 @@ export function deleteProject(db: Db, organizationId: string, projectId: string)
     return deleted.length > 0;
   });
 }
+
+/** The project's identity secret; one made before secrets existed gets `generated` now (kept if another read won). */
+export async function identitySecret(db: Db, organizationId: string, projectId: string, generated: string): Promise<string | undefined> {
+  const [row] = await db
+    .update(projects)
+    .set({ identitySecret: sql`coalesce(${projects.identitySecret}, ${generated})` })
+    .where(and(eq(projects.organizationId, organizationId), eq(projects.id, projectId)))
+    .returning({ identitySecret: projects.identitySecret });
+  return row?.identitySecret ?? undefined;
+}
+
+export async function rotateIdentitySecret(db: Db, organizationId: string, projectId: string, secret: string): Promise<boolean> {
+  const rows = await db
+    .update(projects)
+    .set({ identitySecret: secret, updatedAt: new Date() })
+    .where(and(eq(projects.organizationId, organizationId), eq(projects.id, projectId)))
+    .returning({ id: projects.id });
+  return rows.length > 0;
+}
+
+/** What identify checks for a publishable key: whether verification is on, and the key to check the hash with. */
+export async function identityVerification(db: Db, organizationId: string, projectId: string) {
+  const [row] = await db
+    .select({ settings: projects.settings, identitySecret: projects.identitySecret })
+    .from(projects)
+    .where(and(eq(projects.organizationId, organizationId), eq(projects.id, projectId)));
+  return row && { required: row.settings.identityVerification === true, secret: row.identitySecret };
+}

@@ -52,6 +52,22 @@ const vapidSubject = z
     }
   }, 'must be a mailto: address or an https: URL');
 
+const origin = z
+  .string()
+  .trim()
+  .max(255)
+  .transform((value, context) => {
+    try {
+      const url = new URL(value);
+      // An origin and nothing else: no path, query, fragment or credentials.
+      if ((url.protocol === 'https:' || url.protocol === 'http:') && url.origin === value.replace(/\/$/, '').toLowerCase()) return url.origin;
+    } catch {
+      // reported below
+    }
+    context.addIssue({ code: 'custom', message: 'must be an origin such as https://www.example.com (scheme, host and port only)' });
+    return z.NEVER;
+  });
+
 const settingsInput = z
   .strictObject({
     timezone: timezone.optional().describe('Default time zone for subscribers whose own is unknown'),
@@ -59,6 +75,22 @@ const settingsInput = z
     vapidSubject: vapidSubject
       .optional()
       .describe("VAPID contact (mailto: or https:) push services see; default: the instance's VAPID_SUBJECT"),
+    identityVerification: z
+      .boolean()
+      .optional()
+      .describe(
+        'Recommended. When true, POST /subscribers/identify with a publishable key must carry externalIdHash, the hex ' +
+          'HMAC-SHA256 of the externalId under the identity secret (GET /projects/{id}/identity-secret), computed by ' +
+          'your server: a visitor cannot then claim another user. Default false',
+      ),
+    allowedOrigins: z
+      .array(origin)
+      .max(100)
+      .optional()
+      .describe(
+        'Origins (scheme://host[:port]) whose pages may call the publishable routes with an API key; an empty list ' +
+          '(the default) allows any origin. Another Origin → 403 origin_not_allowed',
+      ),
   })
   .describe('Project settings; later capabilities add keys here');
 
@@ -124,7 +156,7 @@ export async function projectRoutes(app: App, projects: ProjectService) {
   app.get(
     '/projects/:id/push-config',
     {
-      config: { access: { auth: 'project', project: 'params.id' } },
+      config: { access: { auth: 'project', project: 'params.id', publishable: true } },
       schema: {
         tags: ['Projects'],
         summary: 'What the browser SDK needs to subscribe to push: the project id and its VAPID public key',
@@ -139,6 +171,46 @@ export async function projectRoutes(app: App, projects: ProjectService) {
       },
     },
     (request) => projects.pushConfig(projectOf(request)),
+  );
+
+  const secretAccess = { auth: 'project', credentials: 'jwt', project: 'params.id', minRole: 'ADMIN' } as const;
+  const secretResponse = {
+    200: z.object({
+      identitySecret: z.string().describe('Key of the HMAC-SHA256 your server computes over an externalId (hrd_ids_…)'),
+    }),
+    ...commonErrors,
+  };
+
+  app.get(
+    '/projects/:id/identity-secret',
+    {
+      config: { access: secretAccess },
+      schema: {
+        tags: ['Projects'],
+        summary: "The project's identity verification secret (OWNER or ADMIN)",
+        description:
+          'Keep it on your server: it computes externalIdHash = hex(HMAC-SHA256(identitySecret, externalId)) for the ' +
+          'signed-in user and hands it to the browser SDK. Readable again at any time, like the secret of Intercom or ' +
+          'OneSignal identity verification; rotate it if it leaks.',
+        params: idParams,
+        response: secretResponse,
+      },
+    },
+    (request) => projects.identitySecret(projectOf(request)),
+  );
+
+  app.post(
+    '/projects/:id/identity-secret/rotate',
+    {
+      config: { access: secretAccess },
+      schema: {
+        tags: ['Projects'],
+        summary: 'Replace the identity verification secret (OWNER or ADMIN); hashes made with the old one fail from now on',
+        params: idParams,
+        response: secretResponse,
+      },
+    },
+    (request) => projects.rotateIdentitySecret(projectOf(request)),
   );
 
   app.patch(

@@ -5,6 +5,7 @@ import { notFound } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import type { OrganizationTenant, ProjectScope } from '../tenancy.js';
 import * as repo from './project.repository.js';
+import { newIdentitySecret } from './identity-secret.js';
 import { generateVapidKeys } from './vapid.js';
 
 export interface Project {
@@ -68,6 +69,7 @@ export class ProjectService {
       settings: input.settings ?? {},
       vapidPublicKey: vapid.publicKey,
       vapidPrivateKey: vapid.privateKey,
+      identitySecret: newIdentitySecret(),
     });
     return toProject(row);
   }
@@ -91,6 +93,20 @@ export class ProjectService {
   async pushConfig(scope: ProjectScope): Promise<{ projectId: string; vapidPublicKey: string }> {
     const project = await this.get(scope);
     return { projectId: project.id, vapidPublicKey: project.vapidPublicKey };
+  }
+
+  /** Readable by OWNERs and ADMINs, like Intercom's and OneSignal's: the customer's server needs it configured. */
+  async identitySecret(scope: ProjectScope): Promise<{ identitySecret: string }> {
+    const secret = await repo.identitySecret(this.db, scope.organizationId, scope.projectId, newIdentitySecret());
+    if (secret === undefined) throw notFound('Project');
+    return { identitySecret: secret };
+  }
+
+  /** A new secret; hashes made with the old one fail from now on. */
+  async rotateIdentitySecret(scope: ProjectScope): Promise<{ identitySecret: string }> {
+    const secret = newIdentitySecret();
+    if (!(await repo.rotateIdentitySecret(this.db, scope.organizationId, scope.projectId, secret))) throw notFound('Project');
+    return { identitySecret: secret };
   }
 
   async update(scope: ProjectScope, input: ProjectInput): Promise<Project> {

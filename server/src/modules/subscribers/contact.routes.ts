@@ -24,7 +24,7 @@ export async function contactRoutes(app: App, contacts: ContactService) {
   app.post(
     '/subscribers/update',
     {
-      config: { access: { auth: 'project' } },
+      config: { access: { auth: 'project', publishable: true } },
       schema: {
         tags,
         summary: 'Set contact fields of a subscriber by its token (normally called by the SDK)',

@@ -1,6 +1,6 @@
 // Subscriber routes (spec 4.3): registration by the SDK, identify/tag/untag/seen by token, and project reads.
 import { z } from 'zod';
-import { projectOf, reachOf } from '../../http/access.js';
+import { isPublishable, projectOf, reachOf } from '../../http/access.js';
 import { commonErrors, paginated, paginationQuery } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import * as s from './subscriber.schemas.js';
@@ -11,7 +11,8 @@ export interface SubscriberRouteOptions {
 }
 
 const tags = ['Subscribers'];
-const byToken = { auth: 'project' } as const;
+// The SDK's calls by token: a publishable key may make them.
+const byToken = { auth: 'project', publishable: true } as const;
 const idParams = z.object({ id: z.string() });
 const projectParams = z.object({ projectId: z.string() });
 
@@ -19,7 +20,7 @@ export async function subscriberRoutes(app: App, subscribers: SubscriberService,
   app.post(
     '/subscribers',
     {
-      config: { access: { auth: 'project', project: 'body.projectId' } },
+      config: { access: { auth: 'project', project: 'body.projectId', publishable: true } },
       schema: {
         tags,
         summary: 'Register a push subscription (normally called by the browser SDK with a project key)',
@@ -64,14 +65,33 @@ export async function subscriberRoutes(app: App, subscribers: SubscriberService,
       schema: {
         tags,
         summary: 'Link a subscriber to your own user id (several devices may share one externalId)',
-        body: s.tokenBody.extend({ externalId: z.string().trim().min(1).max(255) }),
+        description:
+          'With identity verification on (project settings.identityVerification), a publishable key must send ' +
+          'externalIdHash: missing → 422 naming externalIdHash, not the HMAC of this externalId under the project\'s ' +
+          'identity secret → 401 invalid_identity_hash (nothing changed). Server keys and dashboard users are trusted: ' +
+          'no hash needed, and one sent is not checked.',
+        body: s.tokenBody.extend({
+          externalId: z.string().trim().min(1).max(255).describe('Your user id (trimmed)'),
+          externalIdHash: z
+            .string()
+            .regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hex characters: HMAC-SHA256(identity secret, externalId)')
+            .optional()
+            .describe(
+              'hex HMAC-SHA256 of externalId (as sent, trimmed, UTF-8) under the identity secret, computed by your server ' +
+                'for the signed-in user',
+            ),
+        }),
         response: {
           200: z.object({ id: z.string(), token: z.string(), externalId: z.string().nullable(), updatedAt: z.string() }),
           ...commonErrors,
         },
       },
     },
-    (request) => subscribers.identify(reachOf(request), request.body.token, request.body.externalId),
+    (request) =>
+      subscribers.identify(reachOf(request), request.body.token, request.body.externalId, {
+        publishable: isPublishable(request),
+        externalIdHash: request.body.externalIdHash,
+      }),
   );
 
   const tagsResponse = { 200: z.object({ id: z.string(), tags: z.array(z.string()) }), ...commonErrors };
@@ -166,7 +186,7 @@ export async function subscriberRoutes(app: App, subscribers: SubscriberService,
   app.get(
     '/subscribers/token/:token',
     {
-      config: { access: { auth: 'project' } },
+      config: { access: byToken },
       schema: {
         tags,
         summary: 'One subscriber by its token',

@@ -1,7 +1,9 @@
 // Subscribers: registration of push devices, identify/tag, lookups, listing and live audience analytics.
 import type pg from 'pg';
 import type { Db } from '../../db/database.js';
-import { notFound } from '../../shared/errors.js';
+import { notFound, unauthorized, validationFailed } from '../../shared/errors.js';
+import { identityHashMatches } from '../projects/identity-secret.js';
+import { identityVerification } from '../projects/project.repository.js';
 import { newId } from '../../shared/ids.js';
 import { randomToken } from '../../shared/secrets.js';
 import type { ProjectScope, Reach } from '../tenancy.js';
@@ -173,7 +175,22 @@ export class SubscriberService {
     if (!(await repo.deleteById(this.db, reach, id))) throw notFound('Subscriber');
   }
 
-  async identify(reach: Reach, token: string, externalId: string) {
+  /**
+   * A publishable key's claim is checked first when the project verifies identities, so a refused claim changes
+   * nothing and does not tell whether the token exists.
+   */
+  async identify(reach: Reach, token: string, externalId: string, caller: { publishable: boolean; externalIdHash?: string | undefined }) {
+    if (caller.publishable && 'projectId' in reach) {
+      const verification = await identityVerification(this.db, reach.organizationId, reach.projectId);
+      if (verification?.required) {
+        if (caller.externalIdHash === undefined) {
+          throw validationFailed([{ field: 'externalIdHash', error: 'required: this project verifies identities (settings.identityVerification)' }]);
+        }
+        if (!identityHashMatches(verification.secret, externalId, caller.externalIdHash)) {
+          throw unauthorized('externalIdHash is not the HMAC of this externalId under the project identity secret', 'invalid_identity_hash');
+        }
+      }
+    }
     const row = await repo.updateByToken(this.db, reach, token, { externalId });
     if (!row) throw notFound('Subscriber');
     return { id: row.id, token: row.token, externalId: row.externalId, updatedAt: row.updatedAt.toISOString() };
