@@ -32,6 +32,7 @@ function printFirstRun(firstRun: FirstRun, config: Config) {
     `    Project "Demo"    ${firstRun.projectId}`,
     `    Live API key      ${firstRun.liveKey}`,
     `    Test API key      ${firstRun.testKey}`,
+    `    Publishable key   ${firstRun.publishableKey}   (for web pages: the browser SDK's routes only)`,
     '',
     `  Dashboard: ${config.publicUrl}/app/`,
     `  API docs:  ${config.publicUrl}/docs`,

@@ -121,6 +121,7 @@ interface Credentials {
   password: string;
   liveKey: string;
   testKey: string;
+  publishableKey: string;
 }
 
 function parseCredentials(stdout: string): Credentials {
@@ -134,6 +135,7 @@ function parseCredentials(stdout: string): Credentials {
     password: field(/Password\s+(\S+)/),
     liveKey: field(/Live API key\s+(hrd_live_\S+)/),
     testKey: field(/Test API key\s+(hrd_test_\S+)/),
+    publishableKey: field(/Publishable key\s+(hrd_pub_live_\S+)/),
   };
 }
 
@@ -230,6 +232,7 @@ describe('herald serve', { timeout: 120_000 }, () => {
     expect(credentials.email).toBe('admin@localhost');
     expect(credentials.liveKey).toMatch(/^hrd_live_[0-9a-z]{32}$/);
     expect(credentials.testKey).toMatch(/^hrd_test_[0-9a-z]{32}$/);
+    expect(credentials.publishableKey).toMatch(/^hrd_pub_live_[0-9a-z]{32}$/);
     expect(credentials.password.length).toBeGreaterThanOrEqual(16);
     expect(occurrences(first.stdout, 'shown once and never again')).toBe(1);
     // Where to use them: the dashboard, served by this process (the build is in dashboard/dist).
@@ -289,13 +292,13 @@ describe('herald serve', { timeout: 120_000 }, () => {
 
     // The secrets were printed once, in the credentials block, and in no log line.
     const output = first.stdout + first.stderr;
-    for (const secret of [credentials.password, credentials.liveKey, credentials.testKey]) {
+    for (const secret of [credentials.password, credentials.liveKey, credentials.testKey, credentials.publishableKey]) {
       expect(occurrences(output, secret)).toBe(1);
     }
     const logLines = output.split('\n').filter((line) => line.startsWith('{'));
     expect(logLines.length).toBeGreaterThan(3);
     for (const line of logLines) {
-      for (const secret of [credentials.password, credentials.liveKey, credentials.testKey]) expect(line).not.toContain(secret);
+      for (const secret of [credentials.password, credentials.liveKey, credentials.testKey, credentials.publishableKey]) expect(line).not.toContain(secret);
     }
     expect(first.stdout).toMatch(/"msg":"herald stopped"/);
   });
@@ -320,7 +323,7 @@ describe('herald serve', { timeout: 120_000 }, () => {
     expect(res.status).toBe(200);
     const output = second.stdout + second.stderr + third.stdout + third.stderr;
     expect(output).not.toContain('shown once');
-    for (const secret of [credentials.password, credentials.liveKey, credentials.testKey]) expect(output).not.toContain(secret);
+    for (const secret of [credentials.password, credentials.liveKey, credentials.testKey, credentials.publishableKey]) expect(output).not.toContain(secret);
 
     expect(await stop(third)).toEqual({ code: 0, signal: null });
     expect(await settledProcessesOf(dataDir)).toEqual([]);

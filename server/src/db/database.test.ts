@@ -179,7 +179,7 @@ describe('first run', () => {
     };
   }
 
-  it('creates admin@localhost with a generated password, an organization, "Demo" and a live and a test key, once', async () => {
+  it('creates admin@localhost with a generated password, an organization, "Demo", a live and a test server key and a publishable key, once', async () => {
     const database = await freshDatabase();
     const services = createServices(database.db, loadConfig({ JWT_TTL: '60' }), secret);
 
@@ -190,7 +190,8 @@ describe('first run', () => {
     expect(firstRun!.generatedPassword!.length).toBeGreaterThanOrEqual(16);
     expect(firstRun!.liveKey).toMatch(/^hrd_live_[0-9a-z]{32}$/);
     expect(firstRun!.testKey).toMatch(/^hrd_test_[0-9a-z]{32}$/);
-    expect(await countsOf(database)).toEqual({ users: 1, organizations: 1, memberships: 1, projects: 1, apiKeys: 2 });
+    expect(firstRun!.publishableKey).toMatch(/^hrd_pub_live_[0-9a-z]{32}$/);
+    expect(await countsOf(database)).toEqual({ users: 1, organizations: 1, memberships: 1, projects: 1, apiKeys: 3 });
 
     const login = await services.auth.login('admin@localhost', firstRun!.generatedPassword!);
     expect(login.user.organizations).toEqual([{ id: firstRun!.organizationId, name: expect.any(String), role: 'OWNER' }]);
@@ -198,14 +199,16 @@ describe('first run', () => {
     expect(project).toMatchObject({ id: firstRun!.projectId, name: 'Demo', organizationId: firstRun!.organizationId });
     expect(await services.apiKeys.authenticate(firstRun!.liveKey)).toMatchObject({ projectId: firstRun!.projectId });
     expect(await services.apiKeys.authenticate(firstRun!.testKey)).toMatchObject({ projectId: firstRun!.projectId });
+    expect(await services.apiKeys.authenticate(firstRun!.publishableKey)).toMatchObject({ projectId: firstRun!.projectId, scope: 'publishable' });
     // Keys are stored hashed: the secret appears nowhere in the table.
     const stored = JSON.stringify(await database.db.select().from(apiKeys));
     expect(stored).not.toContain(firstRun!.liveKey);
     expect(stored).not.toContain(firstRun!.testKey);
+    expect(stored).not.toContain(firstRun!.publishableKey);
 
     expect(await bootstrapFirstRun(database.db, { email: undefined, password: undefined })).toBeUndefined();
     expect(await bootstrapFirstRun(database.db, { email: 'other@example.com', password: 'another password' })).toBeUndefined();
-    expect(await countsOf(database)).toEqual({ users: 1, organizations: 1, memberships: 1, projects: 1, apiKeys: 2 });
+    expect(await countsOf(database)).toEqual({ users: 1, organizations: 1, memberships: 1, projects: 1, apiKeys: 3 });
   });
 
   it('honours ADMIN_EMAIL and ADMIN_PASSWORD and generates no password then', async () => {
@@ -226,7 +229,7 @@ describe('first run', () => {
       [1, 2, 3].map(() => bootstrapFirstRun(database.db, { email: undefined, password: undefined })),
     );
     expect(results.filter(Boolean)).toHaveLength(1);
-    expect(await countsOf(database)).toEqual({ users: 1, organizations: 1, memberships: 1, projects: 1, apiKeys: 2 });
+    expect(await countsOf(database)).toEqual({ users: 1, organizations: 1, memberships: 1, projects: 1, apiKeys: 3 });
   });
 });
 

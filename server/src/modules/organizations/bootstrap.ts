@@ -1,4 +1,5 @@
-// First start on an empty database: the owner, an organization, a "Demo" project and one live and one test key.
+// First start on an empty database: the owner, an organization, a "Demo" project, a live and a test server key and a
+// live publishable key (what a web page holds for the browser SDK).
 import { sql } from 'drizzle-orm';
 import type { Db } from '../../db/database.js';
 import { newId } from '../../shared/ids.js';
@@ -19,6 +20,7 @@ export interface FirstRun {
   projectId: string;
   liveKey: string;
   testKey: string;
+  publishableKey: string;
 }
 
 /** Creates the first owner when there are no users yet; returns undefined on every later start. */
@@ -46,6 +48,15 @@ export async function bootstrapFirstRun(
     const keys = new ApiKeyService(tx);
     const live = await keys.create(scope, { name: 'Default live key', mode: 'live' });
     const test = await keys.create(scope, { name: 'Default test key', mode: 'test' });
-    return { email, generatedPassword, organizationId: org.id, projectId: project.id, liveKey: live.key, testKey: test.key };
+    const publishable = await keys.create(scope, { name: 'Default publishable key', mode: 'live', scope: 'publishable' });
+    return {
+      email,
+      generatedPassword,
+      organizationId: org.id,
+      projectId: project.id,
+      liveKey: live.key,
+      testKey: test.key,
+      publishableKey: publishable.key,
+    };
   });
 }
