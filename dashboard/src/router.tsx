@@ -5,6 +5,7 @@ import { Layout } from './components/layout';
 import { ApiKeysPage } from './pages/api-keys';
 import { CampaignPage, CampaignsPage, campaignFiltersFromSearch } from './pages/campaigns';
 import { ContactImportPage } from './pages/contact-import';
+import { JoinPage } from './pages/join';
 import { LoginPage } from './pages/login';
 import { MembersPage } from './pages/members';
 import { ProjectLayout, ProjectSettingsPage } from './pages/project';
@@ -35,6 +36,9 @@ const loginRoute = createRoute({
     if (session.get().token) throw redirect({ to: '/projects' });
   },
 });
+
+/** Open signed in or not: a new invitee creates their account here. */
+const joinRoute = createRoute({ getParentRoute: () => rootRoute, path: '/join', component: JoinPage });
 
 /** Every page but the login: without a token, the login page. */
 const signedInRoute = createRoute({
@@ -103,6 +107,7 @@ const subscriberRoute = createRoute({ getParentRoute: () => subscribersRoute, pa
 
 const routeTree = rootRoute.addChildren([
   loginRoute,
+  joinRoute,
   signedInRoute.addChildren([
     homeRoute,
     projectsRoute,

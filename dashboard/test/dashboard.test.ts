@@ -387,10 +387,86 @@ describe.skipIf(!chromiumPath)('dashboard in Chromium', { timeout: 60_000 }, () 
     await page.getByRole('link', { name: 'Members' }).click();
     await page.getByRole('cell', { name: VIEWER.email, exact: true }).waitFor();
     await expectAccessible(page, 'members');
-    await screenshot(page, 'members');
     expect(await page.getByRole('button', { name: `Remove ${ADMIN.email}` }).isDisabled()).toBe(true);
     expect(await page.getByLabel(`Role of ${ADMIN.email}`).isDisabled()).toBe(true);
     expect(await page.getByRole('button', { name: `Remove ${VIEWER.email}` }).isEnabled()).toBe(true);
+    await context.close();
+  });
+
+  /** Invites through the members page; the link of the shown-once dialog. */
+  async function invite(page: Page, email: string, role: string): Promise<string> {
+    const form = page.getByRole('form', { name: 'Invite a member' });
+    await form.getByLabel('Email').fill(email);
+    await form.getByLabel('Role').selectOption(role);
+    await form.getByRole('button', { name: 'Invite' }).click();
+    const dialog = page.getByRole('dialog');
+    const link = new URL((await dialog.getByTestId('invitation-link').textContent())!.trim());
+    expect(link.pathname + link.hash).toMatch(/^\/app\/join#token=hrd_inv_\w+$/);
+    await expectAccessible(page, 'invitation link');
+    await dialog.getByRole('button', { name: 'I have stored it' }).click();
+    // PUBLIC_URL names localhost; this Herald listens on 127.0.0.1.
+    return `${herald.url}${link.pathname}${link.hash}`;
+  }
+
+  it('members: a new address joins by the link with its own account; an existing one logs in first; a revoked link says so', async () => {
+    const { context, page } = await newPage();
+    await logIn(page, ADMIN);
+    await page.getByRole('link', { name: 'Members' }).click();
+    const newcomer = await invite(page, 'nina@example.com', 'MEMBER');
+    await page.getByRole('cell', { name: 'nina@example.com', exact: true }).waitFor();
+    await expectAccessible(page, 'members with an open invitation');
+    await screenshot(page, 'members');
+
+    // The invitee, in a browser of their own: creates the account, joins, and lands signed in.
+    const invitee = await newPage();
+    await invitee.page.goto(newcomer);
+    await invitee.page.getByRole('form', { name: 'Create your account' }).waitFor();
+    expect(invitee.page.url()).not.toContain('token='); // the secret leaves the address bar
+    await expectAccessible(invitee.page, 'join');
+    await screenshot(invitee.page, 'join');
+    await invitee.page.getByLabel('Your name').fill('Nina Newcomer');
+    await invitee.page.getByLabel('Password').fill('nina-password-e2e');
+    await invitee.page.getByRole('button', { name: 'Create account and join' }).click();
+    await expect.poll(() => invitee.page.getByRole('status').textContent()).toMatch(/You joined .+ as MEMBER/);
+    await invitee.page.getByRole('button', { name: 'Go to its projects' }).click();
+    await invitee.page.getByRole('link', { name: 'Demo' }).waitFor();
+    await invitee.context.close();
+
+    await page.reload();
+    await page.getByRole('cell', { name: 'Nina Newcomer', exact: true }).waitFor();
+    await page.getByRole('cell', { name: 'nina@example.com', exact: true }).waitFor();
+
+    // An address with an account: the link asks for a login, which leads back to the invitation.
+    await admin(herald, 'create-user', '--email', 'omar@example.com', '--password', 'omar-password-e2e', '--name', 'Omar Existing');
+    const existing = await invite(page, 'omar@example.com', 'VIEWER');
+    const omar = await newPage();
+    await omar.page.goto(existing);
+    await omar.page.getByLabel('Your name').fill('Someone Else');
+    await omar.page.getByLabel('Password').fill('another-password');
+    await omar.page.getByRole('button', { name: 'Create account and join' }).click();
+    await omar.page.getByRole('link', { name: 'Log in' }).first().waitFor();
+    await expect.poll(() => omar.page.getByRole('alert').textContent()).toMatch(/account already exists/);
+    await omar.page.getByRole('link', { name: 'Log in' }).first().click();
+    await omar.page.getByLabel('Email').fill('omar@example.com');
+    await omar.page.getByLabel('Password').fill('omar-password-e2e');
+    await omar.page.getByRole('button', { name: 'Log in' }).click();
+    await omar.page.waitForURL('**/app/join');
+    await omar.page.getByRole('button', { name: 'Accept the invitation' }).click();
+    await expect.poll(() => omar.page.getByRole('status').textContent()).toMatch(/You joined .+ as VIEWER/);
+    await omar.context.close();
+
+    // Revoked: the link says it can no longer be used.
+    const revoked = await invite(page, 'rita@example.com', 'MEMBER');
+    await page.getByRole('button', { name: 'Revoke the invitation of rita@example.com' }).click();
+    await page.getByRole('alertdialog').getByRole('button', { name: 'Revoke invitation' }).click();
+    await expect.poll(() => page.getByRole('cell', { name: 'rita@example.com', exact: true }).count()).toBe(0);
+    const rita = await newPage();
+    await rita.page.goto(revoked);
+    await rita.page.getByLabel('Your name').fill('Rita');
+    await rita.page.getByLabel('Password').fill('rita-password-e2e');
+    await rita.page.getByRole('button', { name: 'Create account and join' }).click();
+    await expect.poll(() => rita.page.getByRole('alert').textContent()).toMatch(/can no longer be used/);
+    await rita.context.close();
     await context.close();
   });
 

@@ -1,5 +1,4 @@
 // API keys of a project (spec 5.2.5): list (prefix only), create live or test with the secret shown once, revoke.
-import * as Dialog from '@radix-ui/react-dialog';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useParams } from '@tanstack/react-router';
 import { useState, type FormEvent } from 'react';
@@ -9,6 +8,7 @@ import { Confirm } from '../components/confirm';
 import { Field, FormError } from '../components/field';
 import { dateTime } from '../components/format';
 import { QueryState } from '../components/query-state';
+import { ShownOnceDialog } from '../components/shown-once';
 
 type CreatedKey = Schemas['ApiKey'] & { key: string };
 
@@ -121,44 +121,14 @@ function CreateKey({ projectId }: { projectId: string }) {
         </button>
         <FormError error={create.error} fields={['name']} />
       </form>
-      <SecretDialog created={created} onClose={() => setCreated(undefined)} />
+      <ShownOnceDialog
+        secret={created?.key}
+        title={`${created?.mode === 'live' ? 'Live' : 'Test'} key “${created?.name ?? ''}” created`}
+        warning="Copy this secret now. It is shown once and cannot be retrieved again; if it is lost, create a new key and revoke this one."
+        copyLabel="Copy secret"
+        testId="api-key-secret"
+        onClose={() => setCreated(undefined)}
+      />
     </>
-  );
-}
-
-function SecretDialog({ created, onClose }: { created: CreatedKey | undefined; onClose: () => void }) {
-  const [copied, setCopied] = useState(false);
-  const copy = async () => {
-    if (!created) return;
-    await navigator.clipboard.writeText(created.key);
-    setCopied(true);
-  };
-  return (
-    <Dialog.Root open={created !== undefined} onOpenChange={(open) => (open ? undefined : (setCopied(false), onClose()))}>
-      <Dialog.Portal>
-        <Dialog.Overlay className="overlay" />
-        <Dialog.Content className="dialog">
-          <Dialog.Title>
-            {created?.mode === 'live' ? 'Live' : 'Test'} key “{created?.name}” created
-          </Dialog.Title>
-          <Dialog.Description className="warning">
-            Copy this secret now. It is shown once and cannot be retrieved again; if it is lost, create a new key and revoke this one.
-          </Dialog.Description>
-          <code className="secret" data-testid="api-key-secret">
-            {created?.key}
-          </code>
-          <div className="actions">
-            <button type="button" onClick={() => void copy()}>
-              {copied ? 'Copied' : 'Copy secret'}
-            </button>
-            <Dialog.Close asChild>
-              <button type="button" className="primary">
-                I have stored it
-              </button>
-            </Dialog.Close>
-          </div>
-        </Dialog.Content>
-      </Dialog.Portal>
-    </Dialog.Root>
   );
 }

@@ -5,6 +5,7 @@ import { useState, type FormEvent } from 'react';
 import { api, unwrap } from '../api/client';
 import { session, useSession } from '../auth/session';
 import { Field, FormError } from '../components/field';
+import { pendingInvitation } from './join';
 
 export function LoginPage() {
   const { notice, orgId } = useSession();
@@ -26,7 +27,8 @@ export function LoginPage() {
       queryClient.clear();
       queryClient.setQueryData(['me', access_token], user);
       session.login(access_token, organization?.id);
-      await navigate({ to: '/projects' });
+      // Logging in to accept an invitation leads back to it.
+      await navigate({ to: pendingInvitation() ? '/join' : '/projects' });
     } catch (failure) {
       setError(failure);
     } finally {

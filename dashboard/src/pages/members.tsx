@@ -1,4 +1,4 @@
-// Members of the organization: roles changed and members removed by an OWNER or ADMIN; the last OWNER stays.
+// Members of the organization: invited, given roles and removed by an OWNER or ADMIN; the last OWNER stays.
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, unwrap, type Schemas } from '../api/client';
@@ -7,12 +7,13 @@ import { Confirm } from '../components/confirm';
 import { dateTime, everyValue } from '../components/format';
 import { Pagination } from '../components/pagination';
 import { ErrorMessage, QueryState } from '../components/query-state';
+import { InviteMember, PendingInvitations } from './invitations';
 
 const ROLES = everyValue<Role>()('OWNER', 'ADMIN', 'MEMBER', 'VIEWER');
 
 export function MembersPage() {
   const [page, setPage] = useState(1);
-  const { isAdmin } = useMembership();
+  const { isAdmin, role } = useMembership();
   const members = useQuery({
     queryKey: ['members', page],
     queryFn: () => unwrap(api.GET('/members', { params: { query: { page, pageSize: 50 } } })),
@@ -21,7 +22,7 @@ export function MembersPage() {
   return (
     <section>
       <h1>Members</h1>
-      {!isAdmin && <p className="notice">Only an owner or admin can change roles or remove members.</p>}
+      {isAdmin ? <InviteMember myRole={role} /> : <p className="notice">Only an owner or admin can invite members, change roles or remove members.</p>}
       <QueryState query={members} isEmpty={(list) => list.total === 0} empty={<p>No members.</p>}>
         {(list) => {
           // With every member on this page, the only OWNER's controls are disabled; otherwise the server's 409 says it.
@@ -51,6 +52,7 @@ export function MembersPage() {
           );
         }}
       </QueryState>
+      {isAdmin && <PendingInvitations />}
     </section>
   );
 }
