@@ -140,6 +140,19 @@ describe.skipIf(!chromiumPath)('dashboard in Chromium', { timeout: 60_000 }, () 
     await page.getByRole('alertdialog').getByRole('button', { name: 'Revoke key' }).click();
     await expect.poll(() => page.getByRole('row', { name: /e2e key/ }).textContent()).toMatch(/revoked/);
     expect((await fetch(`${herald.url}/subscribers/project/${projectId}`, { headers: { 'x-api-key': secret } })).status).toBe(401);
+
+    // A publishable key, for a web page: the SDK's routes only.
+    await page.getByLabel('Key name').fill('web site');
+    await page.getByRole('radio', { name: 'Live' }).check();
+    await page.getByRole('radio', { name: 'Publishable (web pages)' }).check();
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const published = (await page.getByRole('dialog').getByTestId('api-key-secret').textContent())!.trim();
+    expect(published).toMatch(/^hrd_pub_live_/);
+    await page.getByRole('dialog').getByRole('button', { name: 'I have stored it' }).click();
+    await expect.poll(() => page.getByRole('row', { name: /web site/ }).textContent()).toMatch(/publishable/);
+    expect((await fetch(`${herald.url}/subscribers/project/${projectId}`, { headers: { 'x-api-key': published } })).status).toBe(403);
+    const config = await fetch(`${herald.url}/projects/${projectId}/push-config`, { headers: { 'x-api-key': published } });
+    expect(config.status).toBe(200);
     await context.close();
   });
 
@@ -171,6 +184,42 @@ describe.skipIf(!chromiumPath)('dashboard in Chromium', { timeout: 60_000 }, () 
       timezone: 'Europe/Paris',
       deliveryPolicy: { quietHours: { start: '22:30', end: '07:00' }, frequencyCap: { max: 5, windowSeconds: 86400 } },
     });
+    await context.close();
+  });
+
+  it('project settings: identity verification and allowed origins saved, the identity secret revealed and rotated', async () => {
+    const { context, page } = await newPage();
+    await logIn(page, ADMIN);
+    await page.goto(`${herald.url}/app/projects/${projectId}/settings`);
+    const origins = page.getByLabel('Allowed origins');
+    await origins.fill('not an origin');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await expect.poll(() => origins.getAttribute('aria-invalid')).toBe('true');
+
+    await page.getByLabel('Identity verification (recommended)').check();
+    await origins.fill('https://www.example.com\nhttps://shop.example.com');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByText('Settings saved.').waitFor();
+    const login = await api<Login>(herald, 'POST', '/auth/login', ADMIN);
+    const auth = { authorization: `Bearer ${login.access_token}`, 'x-org-id': orgId };
+    const project = await api<{ settings: Record<string, unknown> }>(herald, 'GET', `/projects/${projectId}`, undefined, auth);
+    expect(project.settings).toMatchObject({ identityVerification: true, allowedOrigins: ['https://www.example.com', 'https://shop.example.com'] });
+
+    await page.getByRole('button', { name: 'Reveal identity secret' }).click();
+    const first = (await page.getByTestId('identity-secret').textContent())!.trim();
+    expect(first).toMatch(/^hrd_ids_/);
+    await expectAccessible(page, 'project settings with the identity secret');
+    await page.getByRole('button', { name: 'Rotate identity secret' }).click();
+    await page.getByRole('alertdialog').getByRole('button', { name: 'Rotate secret' }).click();
+    await expect.poll(async () => (await page.getByTestId('identity-secret').textContent())!.trim()).not.toBe(first);
+    const stored = await api<{ identitySecret: string }>(herald, 'GET', `/projects/${projectId}/identity-secret`, undefined, auth);
+    expect(await page.getByTestId('identity-secret').textContent()).toBe(stored.identitySecret);
+
+    // Back to the defaults, so the later tests' pages are any origin's again.
+    await page.getByLabel('Identity verification (recommended)').uncheck();
+    await origins.fill('');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByText('Settings saved.').waitFor();
     await context.close();
   });
 

@@ -1,5 +1,5 @@
 // A labelled form control with the API's 422 message for its field shown beside it (and announced).
-import { useId, type InputHTMLAttributes, type ReactNode, type SelectHTMLAttributes } from 'react';
+import { useId, type InputHTMLAttributes, type ReactNode, type SelectHTMLAttributes, type TextareaHTMLAttributes } from 'react';
 import { ApiError, belongsTo } from '../api/client';
 
 interface FieldProps {
@@ -33,40 +33,52 @@ function Describe({ message, errorId, hint, hintId }: { message?: string; errorI
   );
 }
 
-export function Field({ label, field, error, hint, ...input }: FieldProps & InputHTMLAttributes<HTMLInputElement>) {
+interface ControlProps {
+  id: string;
+  name: string;
+  'aria-invalid': true | undefined;
+  'aria-describedby': string | undefined;
+}
+
+/** The label, the hint and the 422 message around one control, tied to it for assistive technology. */
+function Labelled({ label, field, error, hint, control }: FieldProps & { control: (props: ControlProps) => ReactNode }) {
   const { id, message, errorId, hintId } = useFieldIds(field, error);
   return (
     <div className="field">
       <label htmlFor={id}>{label}</label>
-      <input
-        id={id}
-        name={field}
-        aria-invalid={message ? true : undefined}
-        aria-describedby={[hint && hintId, message && errorId].filter(Boolean).join(' ') || undefined}
-        {...input}
-      />
+      {control({
+        id,
+        name: field,
+        'aria-invalid': message ? true : undefined,
+        'aria-describedby': [hint && hintId, message && errorId].filter(Boolean).join(' ') || undefined,
+      })}
       <Describe message={message} errorId={errorId} hint={hint} hintId={hintId} />
     </div>
   );
 }
 
+export function Field({ label, field, error, hint, ...input }: FieldProps & InputHTMLAttributes<HTMLInputElement>) {
+  return <Labelled label={label} field={field} error={error} hint={hint} control={(props) => <input {...props} {...input} />} />;
+}
+
 export function SelectField({ label, field, error, hint, children, ...select }: FieldProps & SelectHTMLAttributes<HTMLSelectElement>) {
-  const { id, message, errorId, hintId } = useFieldIds(field, error);
   return (
-    <div className="field">
-      <label htmlFor={id}>{label}</label>
-      <select
-        id={id}
-        name={field}
-        aria-invalid={message ? true : undefined}
-        aria-describedby={[hint && hintId, message && errorId].filter(Boolean).join(' ') || undefined}
-        {...select}
-      >
-        {children}
-      </select>
-      <Describe message={message} errorId={errorId} hint={hint} hintId={hintId} />
-    </div>
+    <Labelled
+      label={label}
+      field={field}
+      error={error}
+      hint={hint}
+      control={(props) => (
+        <select {...props} {...select}>
+          {children}
+        </select>
+      )}
+    />
   );
+}
+
+export function TextAreaField({ label, field, error, hint, ...textarea }: FieldProps & TextareaHTMLAttributes<HTMLTextAreaElement>) {
+  return <Labelled label={label} field={field} error={error} hint={hint} control={(props) => <textarea {...props} {...textarea} />} />;
 }
 
 /** A form-level error: anything but a 422 whose every detail is shown beside a field of `fields`. */

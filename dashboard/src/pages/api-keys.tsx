@@ -1,4 +1,5 @@
-// API keys of a project (spec 5.2.5): list (prefix only), create live or test with the secret shown once, revoke.
+// API keys of a project (spec 5.2.5): list (prefix only), create live or test, server or publishable, the secret shown
+// once; revoke.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useParams } from '@tanstack/react-router';
 import { useState, type FormEvent } from 'react';
@@ -29,7 +30,8 @@ export function ApiKeysPage() {
       <h2 id="keys-title">API keys</h2>
       <p className="muted">
         Live keys reach real subscribers; test keys (sandbox) are accepted and recorded but never delivered. A project may have several live keys at once, so
-        a key can be rotated without downtime.
+        a key can be rotated without downtime. A server key opens every project route: keep it on your servers. A publishable key opens only what the
+        browser SDK calls (registering, identifying and tagging its own subscriber), so a web page may hold it.
       </p>
       {isAdmin && <CreateKey projectId={projectId} />}
       <QueryState query={keys} isEmpty={(list) => list.data.length === 0} empty={<p>No API keys yet.</p>}>
@@ -40,6 +42,7 @@ export function ApiKeysPage() {
               <tr>
                 <th scope="col">Name</th>
                 <th scope="col">Mode</th>
+                <th scope="col">Scope</th>
                 <th scope="col">Key</th>
                 <th scope="col">Created</th>
                 <th scope="col">Last used</th>
@@ -54,6 +57,7 @@ export function ApiKeysPage() {
                   <td>
                     <span className={`badge ${key.mode}`}>{key.mode}</span>
                   </td>
+                  <td>{key.scope}</td>
                   <td>
                     <code>
                       {key.prefix}…{key.lastFour}
@@ -100,7 +104,11 @@ function CreateKey({ projectId }: { projectId: string }) {
   const submit = (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
     const form = new FormData(event.currentTarget);
-    create.mutate({ name: String(form.get('name')), mode: form.get('mode') === 'live' ? 'live' : 'test' });
+    create.mutate({
+      name: String(form.get('name')),
+      mode: form.get('mode') === 'live' ? 'live' : 'test',
+      scope: form.get('scope') === 'publishable' ? 'publishable' : 'server',
+    });
     event.currentTarget.reset();
   };
   return (
@@ -116,6 +124,15 @@ function CreateKey({ projectId }: { projectId: string }) {
             <input type="radio" name="mode" value="live" /> Live
           </label>
         </fieldset>
+        <fieldset className="radios">
+          <legend>Scope</legend>
+          <label>
+            <input type="radio" name="scope" value="server" defaultChecked /> Server
+          </label>
+          <label>
+            <input type="radio" name="scope" value="publishable" /> Publishable (web pages)
+          </label>
+        </fieldset>
         <button type="submit" className="primary" disabled={create.isPending}>
           Create key
         </button>
@@ -123,7 +140,7 @@ function CreateKey({ projectId }: { projectId: string }) {
       </form>
       <ShownOnceDialog
         secret={created?.key}
-        title={`${created?.mode === 'live' ? 'Live' : 'Test'} key “${created?.name ?? ''}” created`}
+        title={`${created?.mode === 'live' ? 'Live' : 'Test'} ${created?.scope === 'publishable' ? 'publishable ' : ''}key “${created?.name ?? ''}” created`}
         warning="Copy this secret now. It is shown once and cannot be retrieved again; if it is lost, create a new key and revoke this one."
         copyLabel="Copy secret"
         testId="api-key-secret"

@@ -4,7 +4,9 @@ import { Link, Outlet, useParams } from '@tanstack/react-router';
 import { useState, type FormEvent } from 'react';
 import { api, unwrap, type Body, type Schemas } from '../api/client';
 import { useMembership } from '../auth/me';
-import { Field, FormError } from '../components/field';
+import { Confirm } from '../components/confirm';
+import { ErrorMessage } from '../components/query-state';
+import { Field, FormError, TextAreaField } from '../components/field';
 import { QueryState } from '../components/query-state';
 
 export function useProject(projectId: string) {
@@ -64,7 +66,14 @@ type Policy = NonNullable<Settings['deliveryPolicy']>;
 function currentSettings(project: Project) {
   const settings = project.settings as Partial<Settings>;
   const policy: Policy = settings.deliveryPolicy ?? {};
-  return { timezone: settings.timezone ?? '', vapidSubject: settings.vapidSubject ?? '', cap: policy.frequencyCap ?? null, quiet: policy.quietHours ?? null };
+  return {
+    timezone: settings.timezone ?? '',
+    vapidSubject: settings.vapidSubject ?? '',
+    cap: policy.frequencyCap ?? null,
+    quiet: policy.quietHours ?? null,
+    identityVerification: settings.identityVerification ?? false,
+    allowedOrigins: settings.allowedOrigins ?? [],
+  };
 }
 
 const SETTINGS_FIELDS = [
@@ -75,6 +84,8 @@ const SETTINGS_FIELDS = [
   'settings.deliveryPolicy.frequencyCap.windowSeconds',
   'settings.deliveryPolicy.quietHours.start',
   'settings.deliveryPolicy.quietHours.end',
+  'settings.identityVerification',
+  'settings.allowedOrigins',
 ];
 
 export function ProjectSettingsPage() {
@@ -112,6 +123,9 @@ function SettingsForm({ project, saved, setSaved }: { project: Project; saved: b
     };
     if (text('settings.timezone')) settings.timezone = text('settings.timezone');
     if (text('settings.vapidSubject')) settings.vapidSubject = text('settings.vapidSubject');
+    settings.identityVerification = form.get('settings.identityVerification') === 'on';
+    // One origin a line; an empty box allows any origin.
+    settings.allowedOrigins = text('settings.allowedOrigins').split(/\s+/).filter(Boolean);
     save.mutate({ name: text('name'), settings });
   };
   const error = save.error;
@@ -155,6 +169,27 @@ function SettingsForm({ project, saved, setSaved }: { project: Project; saved: b
         </div>
         <Field label="VAPID subject" field="settings.vapidSubject" error={error} defaultValue={initial.vapidSubject} placeholder="mailto:ops@example.com" hint="A mailto: address or https: URL push services can contact (default: the instance’s VAPID_SUBJECT)." />
       </fieldset>
+      <fieldset disabled={!isAdmin}>
+        <legend>Browser SDK</legend>
+        <div className="check">
+          <input id="identity-verification" name="settings.identityVerification" type="checkbox" defaultChecked={initial.identityVerification} />
+          <label htmlFor="identity-verification">Identity verification (recommended)</label>
+        </div>
+        <p className="hint">
+          With it, a web page may identify a visitor only with the externalIdHash your server computes from the identity secret below, so nobody can
+          claim another user’s externalId.
+        </p>
+        <TextAreaField
+          label="Allowed origins"
+          field="settings.allowedOrigins"
+          error={error}
+          defaultValue={initial.allowedOrigins.join('\n')}
+          rows={3}
+          placeholder="https://www.example.com"
+          hint="One origin a line (scheme://host[:port]) whose pages may use a publishable key. Empty: any origin."
+        />
+        {isAdmin && <IdentitySecret projectId={project.id} />}
+      </fieldset>
       <FormError error={error} fields={SETTINGS_FIELDS} />
       {saved && (
         <p role="status" className="success">
@@ -167,5 +202,44 @@ function SettingsForm({ project, saved, setSaved }: { project: Project; saved: b
         </button>
       )}
     </form>
+  );
+}
+
+/** The key of externalIdHash: read again at will by an OWNER or ADMIN (as Intercom and OneSignal do), rotated if it leaks. */
+function IdentitySecret({ projectId }: { projectId: string }) {
+  const queryClient = useQueryClient();
+  const [shown, setShown] = useState(false);
+  const secret = useQuery({
+    queryKey: ['identity-secret', projectId],
+    queryFn: () => unwrap(api.GET('/projects/{id}/identity-secret', { params: { path: { id: projectId } } })),
+    enabled: shown,
+  });
+  const rotate = () =>
+    unwrap(api.POST('/projects/{id}/identity-secret/rotate', { params: { path: { id: projectId } } })).then((rotated) => {
+      queryClient.setQueryData(['identity-secret', projectId], rotated);
+      setShown(true);
+    });
+  return (
+    <div className="field">
+      <span className="label">Identity secret</span>
+      {shown && secret.data ? (
+        <code className="secret" data-testid="identity-secret">
+          {secret.data.identitySecret}
+        </code>
+      ) : (
+        <button type="button" onClick={() => setShown(true)}>
+          Reveal identity secret
+        </button>
+      )}
+      <ErrorMessage error={secret.error} />
+      <span className="hint">Keep it on your servers: they compute externalIdHash = hex(HMAC-SHA256(secret, externalId)) for the signed-in user.</span>
+      <Confirm
+        trigger="Rotate identity secret"
+        title="Rotate the identity secret?"
+        description="Hashes made with the current secret stop verifying at once: update your servers with the new one."
+        confirm="Rotate secret"
+        onConfirm={rotate}
+      />
+    </div>
   );
 }
