@@ -364,7 +364,7 @@ describe.skipIf(!chromiumPath)('dashboard in Chromium', { timeout: 60_000 }, () 
     const launch = await api<{ id: string }>(herald, 'POST', '/projects', { name: 'Launch' }, auth);
     const testKey = await api<{ key: string }>(herald, 'POST', `/projects/${launch.id}/api-keys`, { name: 'sandbox', mode: 'test' }, auth);
     const headers = { 'x-api-key': testKey.key };
-    await api(herald, 'POST', '/subscribers', { projectId: launch.id, ...pushSubscription(), userAgent: CHROME_UA }, headers);
+    const recipient = await api<{ id: string }>(herald, 'POST', '/subscribers', { projectId: launch.id, ...pushSubscription(), userAgent: CHROME_UA }, headers);
 
     const { context, page } = await newPage();
     await logIn(page, ADMIN);
@@ -411,6 +411,14 @@ describe.skipIf(!chromiumPath)('dashboard in Chromium', { timeout: 60_000 }, () 
     await page.waitForURL((url) => url.pathname.includes('/campaigns/') && !url.pathname.endsWith(campaign.id));
     await expect.poll(() => page.getByTestId('campaign-status').textContent(), { timeout: 20_000 }).toBe('sent');
     await expect.poll(() => page.getByTestId('stat-sent').textContent()).toBe('1');
+
+    // The recipient's page lists both sends, each linked to its campaign.
+    await page.goto(`${herald.url}/app/projects/${launch.id}/subscribers/${recipient.id}`);
+    const sends = page.getByRole('table', { name: 'Recent sends' });
+    await expect.poll(() => sends.getByRole('link', { name: 'Spring sale' }).count()).toBe(2);
+    expect(await sends.textContent()).toMatch(/push\s*sent/);
+    await expectAccessible(page, 'subscriber with recent sends');
+    await screenshot(page, 'subscriber-recent-sends');
     await context.close();
   });
 

@@ -212,6 +212,7 @@ export function SubscriberPage() {
             <Tags subscriber={s} canWrite={canWrite} />
             <h3>Attributes</h3>
             {Object.keys(s.attributes).length === 0 ? <p className="muted">None.</p> : <pre className="json">{JSON.stringify(s.attributes, null, 2)}</pre>}
+            <RecentSends projectId={projectId} subscriberId={subscriberId} />
             {canWrite && (
               <Confirm
                 trigger="Delete subscriber"
@@ -282,6 +283,59 @@ function Tags({ subscriber, canWrite }: { subscriber: Subscriber; canWrite: bool
           <FormError error={tag.error} fields={['tags']} />
         </form>
       )}
+    </section>
+  );
+}
+
+/** What was sent to this subscriber: campaign pushes (linked) and transactional sends, newest first. */
+function RecentSends({ projectId, subscriberId }: { projectId: string; subscriberId: string }) {
+  const [page, setPage] = useState(1);
+  const sends = useQuery({
+    queryKey: ['subscriber-deliveries', subscriberId, page],
+    queryFn: () => unwrap(api.GET('/subscribers/{id}/deliveries', { params: { path: { id: subscriberId }, query: { page, pageSize: 10 } } })),
+    placeholderData: keepPreviousData,
+  });
+  return (
+    <section aria-labelledby="recent-sends-title">
+      <h3 id="recent-sends-title">Recent sends</h3>
+      <QueryState query={sends} isEmpty={(list) => list.total === 0} empty={<p className="muted">Nothing sent yet.</p>}>
+        {(list) => (
+          <>
+            <table>
+              <caption className="visually-hidden">Recent sends</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Created</th>
+                  <th scope="col">Message</th>
+                  <th scope="col">Channel</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Reason</th>
+                </tr>
+              </thead>
+              <tbody>
+                {list.data.map((send) => (
+                  <tr key={send.messageId}>
+                    <td>{dateTime(send.createdAt)}</td>
+                    <td>
+                      {send.campaignId ? (
+                        <Link to="/projects/$projectId/campaigns/$campaignId" params={{ projectId, campaignId: send.campaignId }}>
+                          {send.campaignName ?? 'Campaign'}
+                        </Link>
+                      ) : (
+                        'Transactional'
+                      )}
+                    </td>
+                    <td>{send.channel}</td>
+                    <td>{send.status}</td>
+                    <td>{send.reason ?? '—'}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+            <Pagination page={list.page} pageSize={list.pageSize} total={list.total} onPage={setPage} />
+          </>
+        )}
+      </QueryState>
     </section>
   );
 }

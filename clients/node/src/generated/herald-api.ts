@@ -5098,6 +5098,120 @@ export interface paths {
         };
         trace?: never;
     };
+    "/subscribers/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A subscriber's deliveries, newest first
+         * @description Campaign pushes and transactional sends to this subscriber with their status, reason and timestamps (the dashboard's recent sends). A test key sees only its sandbox subscribers, so only their deliveries.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description 1-based page number */
+                    page?: number;
+                    /** @description Items per page (max 100) */
+                    pageSize?: number;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["SubscriberDelivery"][];
+                            page: number;
+                            pageSize: number;
+                            total: number;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/subscribers/analytics/project/{projectId}": {
         parameters: {
             query?: never;
@@ -7316,6 +7430,56 @@ export interface components {
                 count: number;
                 key: string;
             }[];
+        };
+        SubscriberDelivery: {
+            /** @description The campaign, when source is campaign */
+            campaignId: string | null;
+            /** @description Its name; null for a transactional send or a deleted campaign */
+            campaignName: string | null;
+            /** @enum {string} */
+            channel: "push" | "email" | "sms" | "whatsapp";
+            clickedAt: string | null;
+            /** @description ISO 8601 timestamp */
+            createdAt: string;
+            deliveredAt: string | null;
+            dismissedAt: string | null;
+            failedAt: string | null;
+            messageId: string;
+            /** @description Why it was not sent (a reason code of spec 7.4), or the last retryable failure */
+            reason: string | null;
+            sentAt: string | null;
+            /** @enum {string} */
+            source: "campaign" | "transactional";
+            /**
+             * @description Where the delivery is now (docs/CONTEXT.md, "Deliveries")
+             * @enum {string}
+             */
+            status: "queued" | "sending" | "sent" | "delivered" | "clicked" | "dismissed" | "failed" | "suppressed";
+        };
+        SubscriberDeliveryInput: {
+            /** @description The campaign, when source is campaign */
+            campaignId: string | null;
+            /** @description Its name; null for a transactional send or a deleted campaign */
+            campaignName: string | null;
+            /** @enum {string} */
+            channel: "push" | "email" | "sms" | "whatsapp";
+            clickedAt: string | null;
+            /** @description ISO 8601 timestamp */
+            createdAt: string;
+            deliveredAt: string | null;
+            dismissedAt: string | null;
+            failedAt: string | null;
+            messageId: string;
+            /** @description Why it was not sent (a reason code of spec 7.4), or the last retryable failure */
+            reason: string | null;
+            sentAt: string | null;
+            /** @enum {string} */
+            source: "campaign" | "transactional";
+            /**
+             * @description Where the delivery is now (docs/CONTEXT.md, "Deliveries")
+             * @enum {string}
+             */
+            status: "queued" | "sending" | "sent" | "delivered" | "clicked" | "dismissed" | "failed" | "suppressed";
         };
         /** @description A subscriber; the push keys p256dh and auth are write-only and never returned */
         SubscriberInput: {

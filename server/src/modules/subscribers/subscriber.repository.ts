@@ -3,7 +3,7 @@
 import { and, count, desc, eq, gte, inArray, lt, sql, type SQL } from 'drizzle-orm';
 import type pg from 'pg';
 import type { Db } from '../../db/database.js';
-import { recipientName, subscribers, transactionalSends } from '../../db/schema.js';
+import { campaigns, deliveries, messages, recipientName, subscribers, transactionalSends } from '../../db/schema.js';
 import { projectOfTenant } from '../../db/tenant-scope.js';
 import type { ProjectScope, Reach } from '../tenancy.js';
 
@@ -290,4 +290,36 @@ export async function countByDimensions(db: Db, scope: ProjectScope, limitPerDim
     for (const [key, count] of ranked) rows.push({ dimension, key, count });
   }
   return rows;
+}
+
+/** One subscriber's deliveries, newest first, with the campaign each belongs to; the caller has checked the subscriber is visible. */
+export async function deliveryHistory(db: Db, subscriber: Pick<SubscriberRow, 'id' | 'projectId'>, limit: number, offset: number) {
+  const where = and(eq(deliveries.projectId, subscriber.projectId), eq(deliveries.subscriberId, subscriber.id));
+  const [rows, [total]] = await Promise.all([
+    db
+      .select({
+        messageId: deliveries.messageId,
+        source: messages.source,
+        channel: messages.channel,
+        campaignId: messages.campaignId,
+        campaignName: campaigns.name,
+        status: deliveries.status,
+        reason: deliveries.reason,
+        createdAt: deliveries.createdAt,
+        sentAt: deliveries.sentAt,
+        deliveredAt: deliveries.deliveredAt,
+        clickedAt: deliveries.clickedAt,
+        dismissedAt: deliveries.dismissedAt,
+        failedAt: deliveries.failedAt,
+      })
+      .from(deliveries)
+      .innerJoin(messages, eq(messages.id, deliveries.messageId))
+      .leftJoin(campaigns, eq(campaigns.id, messages.campaignId))
+      .where(where)
+      .orderBy(desc(deliveries.createdAt), desc(deliveries.id))
+      .limit(limit)
+      .offset(offset),
+    db.select({ total: count() }).from(deliveries).where(where),
+  ]);
+  return { rows, total: total?.total ?? 0 };
 }

@@ -206,6 +206,24 @@ export async function subscriberRoutes(app: App, subscribers: SubscriberService,
     (request) => subscribers.get(reachOf(request), request.params.id),
   );
 
+  app.get(
+    '/subscribers/:id/deliveries',
+    {
+      config: { access: { auth: 'project' } },
+      schema: {
+        tags,
+        summary: "A subscriber's deliveries, newest first",
+        description:
+          'Campaign pushes and transactional sends to this subscriber with their status, reason and timestamps (the ' +
+          "dashboard's recent sends). A test key sees only its sandbox subscribers, so only their deliveries.",
+        params: idParams,
+        querystring: z.strictObject(paginationQuery),
+        response: { 200: paginated(s.subscriberDelivery), ...commonErrors },
+      },
+    },
+    (request) => subscribers.deliveries(reachOf(request), request.params.id, request.query.page, request.query.pageSize),
+  );
+
   app.delete(
     '/subscribers/:id',
     {

@@ -1,6 +1,6 @@
 // Zod schemas of the subscriber routes: request validation, response shapes and their OpenAPI documentation.
 import { z } from 'zod';
-import { EMAIL_STATUSES, SUBSCRIBER_BROWSERS, SUBSCRIBER_OSES, SUBSCRIBER_PLATFORMS, SUBSCRIBER_STATUSES } from '../../db/schema.js';
+import { CHANNELS, DELIVERY_STATUSES, EMAIL_STATUSES, SUBSCRIBER_BROWSERS, SUBSCRIBER_OSES, SUBSCRIBER_PLATFORMS, SUBSCRIBER_STATUSES } from '../../db/schema.js';
 import { createEndpointGuard } from '../../delivery/channels/push/push-endpoint-guard.js';
 import { errorEnvelope, instant, timestamp, timezone } from '../../http/schemas.js';
 import { authSecretProblem, endpointProblem, p256dhProblem } from './push-keys.js';
@@ -133,3 +133,22 @@ export const analytics = z
 export const analyticsQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(10_000).optional().describe('Keep only the largest `limit` values of each key (default: all)'),
 });
+
+/** One message sent (or being sent) to a subscriber, as its detail page lists them. */
+export const subscriberDelivery = z
+  .object({
+    messageId: z.string(),
+    source: z.enum(['campaign', 'transactional']),
+    channel: z.enum(CHANNELS),
+    campaignId: z.string().nullable().describe('The campaign, when source is campaign'),
+    campaignName: z.string().nullable().describe('Its name; null for a transactional send or a deleted campaign'),
+    status: z.enum(DELIVERY_STATUSES).describe('Where the delivery is now (docs/CONTEXT.md, "Deliveries")'),
+    reason: z.string().nullable().describe('Why it was not sent (a reason code of spec 7.4), or the last retryable failure'),
+    createdAt: timestamp,
+    sentAt: timestamp.nullable(),
+    deliveredAt: timestamp.nullable(),
+    clickedAt: timestamp.nullable(),
+    dismissedAt: timestamp.nullable(),
+    failedAt: timestamp.nullable(),
+  })
+  .meta({ id: 'SubscriberDelivery' });

@@ -160,6 +160,24 @@ export class SubscriberService {
     return toSubscriber(row);
   }
 
+  /** What was sent to one subscriber, newest first: campaigns and transactional sends, with their outcome. */
+  async deliveries(reach: Reach, id: string, page: number, pageSize: number) {
+    const subscriber = await repo.findById(this.db, reach, id);
+    if (!subscriber) throw notFound('Subscriber');
+    const { rows, total } = await repo.deliveryHistory(this.db, subscriber, pageSize, (page - 1) * pageSize);
+    const iso = (at: Date | null) => at?.toISOString() ?? null;
+    const data = rows.map((row) => ({
+      ...row,
+      createdAt: row.createdAt.toISOString(),
+      sentAt: iso(row.sentAt),
+      deliveredAt: iso(row.deliveredAt),
+      clickedAt: iso(row.clickedAt),
+      dismissedAt: iso(row.dismissedAt),
+      failedAt: iso(row.failedAt),
+    }));
+    return { data, page, pageSize, total };
+  }
+
   async getByToken(reach: Reach, token: string): Promise<Subscriber> {
     const row = await repo.findByToken(this.db, reach, token);
     if (!row) throw notFound('Subscriber');
