@@ -9,6 +9,7 @@ const every: SubscriberFilters = {
   status: 'unsubscribed',
   country: 'FR',
   tag: 'vip',
+  email: 'ada@example.com',
   createdAfter: '2026-01-01',
   createdBefore: '2026-02-01',
   page: 3,

@@ -10,7 +10,7 @@ export const BROWSERS = everyValue<NonNullable<Subscriber['browser']>>()('Chrome
 export const OSES = everyValue<NonNullable<Subscriber['os']>>()('macOS', 'Windows', 'iOS', 'Android');
 export const STATUSES = everyValue<Subscriber['status']>()('active', 'unsubscribed', 'inactive');
 
-const TEXT_FILTERS = ['country', 'tag', 'createdAfter', 'createdBefore'] as const;
+const TEXT_FILTERS = ['country', 'tag', 'email', 'createdAfter', 'createdBefore'] as const;
 
 /**
  * The URL's search parameters as the list's query: unknown keys, values outside an enum, empty strings and page 1 are

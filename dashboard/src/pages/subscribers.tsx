@@ -57,6 +57,7 @@ export function SubscribersPage() {
         </SelectField>
         <Field label="Country" field="query.country" error={subscribers.error} defaultValue={filters.country ?? ''} placeholder="FR" size={4} />
         <Field label="Tag" field="query.tag" error={subscribers.error} defaultValue={filters.tag ?? ''} />
+        <Field label="Email" field="query.email" error={subscribers.error} type="email" defaultValue={filters.email ?? ''} />
         <Field label="Created from" field="query.createdAfter" error={subscribers.error} type="date" defaultValue={filters.createdAfter ?? ''} />
         <Field label="Created before" field="query.createdBefore" error={subscribers.error} type="date" defaultValue={filters.createdBefore ?? ''} />
         <div className="actions">

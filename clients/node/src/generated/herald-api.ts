@@ -5455,6 +5455,8 @@ export interface paths {
                     createdAfter?: string;
                     /** @description ISO date or timestamp; createdAt strictly before it */
                     createdBefore?: string;
+                    /** @description Subscribers with this email address (case-insensitive) */
+                    email?: string;
                     os?: "macOS" | "Windows" | "iOS" | "Android";
                     /** @description 1-based page number */
                     page?: number;

@@ -214,6 +214,7 @@ export interface ListFilters {
   browser?: NonNullable<SubscriberRow['browser']> | undefined;
   os?: NonNullable<SubscriberRow['os']> | undefined;
   tag?: string | undefined;
+  email?: string | undefined;
   status?: SubscriberRow['status'] | undefined;
   createdAfter?: Date | undefined;
   createdBefore?: Date | undefined;
@@ -227,6 +228,8 @@ export async function listSubscribers(db: Db, scope: ProjectScope, filters: List
     filters.browser !== undefined ? eq(subscribers.browser, filters.browser) : undefined,
     filters.os !== undefined ? eq(subscribers.os, filters.os) : undefined,
     filters.tag !== undefined ? sql`${subscribers.tags} @> ${sql.param([filters.tag])}::text[]` : undefined,
+    // The form of subscribers_project_email_idx, so the lookup is an index scan.
+    filters.email !== undefined ? sql`lower(${subscribers.email}) = lower(${filters.email})` : undefined,
     filters.status !== undefined ? eq(subscribers.status, filters.status) : undefined,
     filters.createdAfter === undefined ? undefined : gte(subscribers.createdAt, filters.createdAfter),
     filters.createdBefore === undefined ? undefined : lt(subscribers.createdAt, filters.createdBefore),

@@ -110,6 +110,7 @@ export const listQuery = {
   browser: z.enum(SUBSCRIBER_BROWSERS).optional(),
   os: z.enum(SUBSCRIBER_OSES).optional(),
   tag: tag.optional().describe('Subscribers carrying this tag'),
+  email: z.string().trim().min(1).max(320).optional().describe('Subscribers with this email address (case-insensitive)'),
   status: z.enum(SUBSCRIBER_STATUSES).optional(),
   createdAfter: instant.optional().describe('ISO date or timestamp; createdAt at or after it'),
   createdBefore: instant.optional().describe('ISO date or timestamp; createdAt strictly before it'),

@@ -421,6 +421,7 @@ describe('GET /subscribers/project/:projectId and analytics', () => {
     // Country and city come from geo data (not configured in tests): set them directly.
     await t.database.pool.query(`UPDATE subscribers SET country = 'FR', city = 'Paris' WHERE id = ANY($1)`, [[ids.win, ids.mac]]);
     await t.database.pool.query(`UPDATE subscribers SET country = 'US', city = 'Austin' WHERE id = $1`, [ids.android]);
+    await t.database.pool.query(`UPDATE subscribers SET email = 'Ada@Example.com' WHERE id = $1`, [ids.mac]);
     await t.database.pool.query(`UPDATE subscribers SET status = 'unsubscribed', created_at = '2020-01-01T00:00:00Z' WHERE id = $1`, [
       ids.ipad,
     ]);
@@ -452,6 +453,9 @@ describe('GET /subscribers/project/:projectId and analytics', () => {
     ['?tag=news&browser=Safari', ['mac', 'ipad']],
     ['?status=unsubscribed', ['ipad']],
     ['?status=active&tag=news', ['mac']],
+    ['?email=ada@example.com', ['mac']],
+    ['?email=ADA%40EXAMPLE.COM&browser=Safari', ['mac']],
+    ['?email=ada@example.org', []],
     ['?createdBefore=2021-01-01', ['ipad']],
     ['?createdAfter=2021-01-01&platform=desktop', ['win', 'mac', 'sandbox']],
   ])('filters %s', async (query, expected) => {
