@@ -3,6 +3,7 @@ import { createRootRoute, createRoute, createRouter, lazyRouteComponent, Link, O
 import { session } from './auth/session';
 import { Layout } from './components/layout';
 import { ApiKeysPage } from './pages/api-keys';
+import { EditCampaignPage, NewCampaignPage } from './pages/campaign-builder';
 import { CampaignPage, CampaignsPage, campaignFiltersFromSearch } from './pages/campaigns';
 import { ContactImportPage } from './pages/contact-import';
 import { JoinPage } from './pages/join';
@@ -91,7 +92,9 @@ const campaignListRoute = createRoute({
   component: CampaignsPage,
   validateSearch: campaignFiltersFromSearch,
 });
+const newCampaignRoute = createRoute({ getParentRoute: () => campaignsRoute, path: '/new', component: NewCampaignPage });
 const campaignRoute = createRoute({ getParentRoute: () => campaignsRoute, path: '/$campaignId', component: CampaignPage });
+const editCampaignRoute = createRoute({ getParentRoute: () => campaignsRoute, path: '/$campaignId/edit', component: EditCampaignPage });
 const segmentsRoute = createRoute({ getParentRoute: () => projectRoute, path: '/segments', component: Outlet });
 const segmentListRoute = createRoute({ getParentRoute: () => segmentsRoute, path: '/', component: SegmentsPage });
 const newSegmentRoute = createRoute({ getParentRoute: () => segmentsRoute, path: '/new', component: NewSegmentPage });
@@ -119,7 +122,7 @@ const routeTree = rootRoute.addChildren([
       transactionalRoute,
       audienceRoute,
       importRoute,
-      campaignsRoute.addChildren([campaignListRoute, campaignRoute]),
+      campaignsRoute.addChildren([campaignListRoute, newCampaignRoute, campaignRoute, editCampaignRoute]),
       segmentsRoute.addChildren([segmentListRoute, newSegmentRoute, segmentRoute]),
       subscribersRoute.addChildren([subscriberListRoute, subscriberRoute]),
     ]),

@@ -422,6 +422,71 @@ describe.skipIf(!chromiumPath)('dashboard in Chromium', { timeout: 60_000 }, () 
     await context.close();
   });
 
+  it('campaign builder: a draft built with a live reach and preview, a 422 beside its field, edited, scheduled, cancelled', async () => {
+    const login = await api<Login>(herald, 'POST', '/auth/login', ADMIN);
+    const auth = { authorization: `Bearer ${login.access_token}`, 'x-org-id': orgId };
+    const { count: vips } = await api<{ count: number }>(herald, 'POST', '/segments/reach', { projectId, channel: 'push', filters: { tags: { any: ['vip'] } } }, auth);
+    const { context, page } = await newPage();
+    await logIn(page, ADMIN);
+    await page.goto(`${herald.url}/app/projects/${projectId}/campaigns`);
+    await page.getByRole('link', { name: 'New campaign' }).click();
+    await page.getByRole('heading', { name: 'New campaign' }).waitFor();
+
+    await page.getByLabel('Campaign name').fill('Builder sale');
+    await page.getByLabel('Title').fill('Winter sale');
+    await page.getByLabel('Body').fill('Everything half price');
+    await page.getByLabel('Click URL').fill('https://shop.example.com/sale');
+    await page.getByLabel('Button 1 label').fill('Buy');
+    await page.getByLabel('Button 1 URL').fill('not a url');
+    await expect.poll(() => page.getByRole('figure', { name: 'Notification preview' }).textContent()).toMatch(/Winter sale.*shop\.example\.com.*Everything half price.*Buy/);
+    await page.getByLabel('Tags: any of').fill('vip');
+    await expect.poll(() => page.getByTestId('campaign-reach').textContent(), { timeout: 10_000 }).toBe(String(vips));
+    await expectAccessible(page, 'campaign builder');
+    await screenshot(page, 'campaign-builder');
+
+    // Draft is the default mode; the API's 422 shows beside the button's URL.
+    await page.getByRole('button', { name: 'Save draft' }).click();
+    const buttonUrl = page.getByLabel('Button 1 URL');
+    await expect.poll(() => buttonUrl.getAttribute('aria-invalid')).toBe('true');
+    await buttonUrl.fill('https://shop.example.com/buy');
+    await page.getByLabel('utm_source').fill('herald');
+    await page.getByRole('button', { name: 'Save draft' }).click();
+    await page.getByRole('heading', { name: 'Builder sale' }).waitFor();
+    expect(await page.getByTestId('campaign-status').textContent()).toBe('draft');
+
+    // Edited: scheduled for tomorrow, saved, and still a draft until its page schedules it.
+    await page.getByRole('link', { name: 'Edit' }).click();
+    await page.getByRole('heading', { name: 'Edit “Builder sale”' }).waitFor();
+    expect(await page.getByLabel('Tags: any of').inputValue()).toBe('vip');
+    expect(await page.getByLabel('utm_source').inputValue()).toBe('herald');
+    await page.getByLabel('Title').fill('Winter sale, last day');
+    await page.getByRole('radio', { name: 'Schedule' }).check();
+    const tomorrow = new Date(Date.now() + 36 * 3600_000).toISOString().slice(0, 16);
+    await page.getByLabel('Send at').fill(tomorrow);
+    await page.getByLabel('Time zone').fill('UTC');
+    await page.getByRole('button', { name: 'Save draft' }).click();
+    await page.getByRole('heading', { name: 'Builder sale' }).waitFor();
+    expect(await page.getByTestId('campaign-status').textContent()).toBe('draft');
+    expect(await page.getByRole('figure', { name: 'Notification preview' }).textContent()).toMatch(/Winter sale, last day/);
+
+    await page.getByRole('button', { name: 'Schedule' }).click();
+    await page.getByRole('alertdialog').getByRole('button', { name: 'Schedule campaign' }).click();
+    await expect.poll(() => page.getByTestId('campaign-status').textContent()).toBe('scheduled');
+    await page.getByRole('button', { name: 'Cancel campaign' }).click();
+    await page.getByRole('alertdialog').getByRole('button', { name: 'Cancel campaign' }).click();
+    await expect.poll(() => page.getByTestId('campaign-status').textContent()).toBe('cancelled');
+
+    const campaigns = await api<{ data: { name: string; content: { actions: { action: string }[] }; utm: unknown }[] }>(
+      herald,
+      'GET',
+      `/campaigns/project/${projectId}?q=Builder`,
+      undefined,
+      auth,
+    );
+    expect(campaigns.data[0]).toMatchObject({ name: 'Builder sale', content: { actions: [{ action: 'https://shop.example.com/buy' }] }, utm: { source: 'herald' } });
+    await context.close();
+  });
+
   it('transactional sends: the log with its reasons, filtered', async () => {
     const { context, page } = await newPage();
     await logIn(page, ADMIN);
@@ -555,6 +620,13 @@ describe.skipIf(!chromiumPath)('dashboard in Chromium', { timeout: 60_000 }, () 
     await page.goto(`${herald.url}/app/projects/${projectId}/segments`);
     await page.locator('table, .empty').first().waitFor();
     expect(await page.getByRole('link', { name: 'New segment' }).count()).toBe(0);
+
+    await page.goto(`${herald.url}/app/projects/${projectId}/campaigns`);
+    await page.getByRole('link', { name: 'Builder sale' }).waitFor();
+    expect(await page.getByRole('link', { name: 'New campaign' }).count()).toBe(0);
+    await page.goto(`${herald.url}/app/projects/${projectId}/campaigns/new`);
+    await page.getByText('A viewer cannot create or edit campaigns.').waitFor();
+    expect(await page.getByRole('button', { name: /Save draft|Send now|Schedule/ }).count()).toBe(0);
 
     await page.goto(`${herald.url}/app/projects/${projectId}/import`);
     await page.getByText('A viewer cannot import contacts.').waitFor();

@@ -1,5 +1,5 @@
 // Push campaigns: the list (status, search, dates, archived) with CSV export, and a campaign's detail with its full
-// stats, live progress over the event stream (spec 6.3), cancel and archive. The builder comes with issue 13's send flow.
+// stats, live progress over the event stream (spec 6.3), send (a draft), edit (a draft), cancel, archive and re-send.
 import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate, useParams, useSearch } from '@tanstack/react-router';
 import { useEffect, useState, type FormEvent } from 'react';
@@ -44,6 +44,7 @@ export function CampaignsPage() {
   const filters = useSearch({ from: '/signed-in/projects/$projectId/campaigns/' });
   const navigate = useNavigate({ from: '/projects/$projectId/campaigns/' });
   const [exportError, setExportError] = useState<unknown>();
+  const { canWrite } = useMembership();
   const campaigns = useQuery({
     queryKey: ['campaigns', projectId, filters],
     queryFn: () => unwrap(api.GET('/campaigns/project/{projectId}', { params: { path: { projectId }, query: { ...filters, pageSize: 20 } } })),
@@ -63,6 +64,13 @@ export function CampaignsPage() {
   return (
     <section aria-labelledby="campaigns-title">
       <h2 id="campaigns-title">Campaigns</h2>
+      {canWrite && (
+        <p>
+          <Link to="/projects/$projectId/campaigns/new" params={{ projectId }} className="button primary">
+            New campaign
+          </Link>
+        </p>
+      )}
       <form className="card filters" onSubmit={apply} aria-label="Filters" key={JSON.stringify(filters)}>
         <SelectField label="Status" field="query.status" error={campaigns.error} defaultValue={filters.status ?? ''}>
           <option value="">any but archived</option>
@@ -176,11 +184,14 @@ export function CampaignPage() {
     queryFn: () => unwrap(api.GET('/campaigns/{id}', { params: { path: { id: campaignId } } })),
   });
   const progress = useProgress(campaign.data);
-  const act = async (action: 'cancel' | 'archive') => {
+  const act = async (action: 'send' | 'cancel' | 'archive') => {
+    const path = { params: { path: { id: campaignId } } };
     const updated =
-      action === 'cancel'
-        ? await unwrap(api.POST('/campaigns/{id}/cancel', { params: { path: { id: campaignId } } }))
-        : await unwrap(api.POST('/campaigns/{id}/archive', { params: { path: { id: campaignId } } }));
+      action === 'send'
+        ? await unwrap(api.POST('/campaigns/{id}/send', path))
+        : action === 'cancel'
+          ? await unwrap(api.POST('/campaigns/{id}/cancel', path))
+          : await unwrap(api.POST('/campaigns/{id}/archive', path));
     queryClient.setQueryData(['campaign', campaignId], updated);
     await queryClient.invalidateQueries({ queryKey: ['campaigns', projectId] });
   };
@@ -259,6 +270,24 @@ export function CampaignPage() {
               </dl>
               {canWrite && (
                 <div className="actions start">
+                  {status === 'draft' && (
+                    <>
+                      <Link to="/projects/$projectId/campaigns/$campaignId/edit" params={{ projectId, campaignId }} className="button">
+                        Edit
+                      </Link>
+                      <Confirm
+                        trigger={c.schedule.mode === 'scheduled' ? 'Schedule' : 'Send'}
+                        title={`${c.schedule.mode === 'scheduled' ? 'Schedule' : 'Send'} “${c.name}”?`}
+                        description={
+                          c.schedule.mode === 'scheduled' && c.schedule.sendAt
+                            ? `It goes out at ${dateTime(c.schedule.sendAt)} to its audience as it is then.`
+                            : 'It goes out now to its audience as it is now. This cannot be undone, only cancelled while it sends.'
+                        }
+                        confirm={c.schedule.mode === 'scheduled' ? 'Schedule campaign' : 'Send campaign'}
+                        onConfirm={() => act('send')}
+                      />
+                    </>
+                  )}
                   {(status === 'scheduled' || status === 'sending') && (
                     <Confirm
                       trigger="Cancel campaign"

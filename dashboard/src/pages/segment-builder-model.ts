@@ -100,7 +100,7 @@ export function fromFilters(filters: SegmentFilters): BuilderState {
 }
 
 /** The envelope's name of the field each form control edits (a 422 on `filters.tags.all.0` lands beside tagsAll). */
-export const FIELD_OF: Record<keyof BuilderState, string> = {
+const FIELD_OF: Record<keyof BuilderState, string> = {
   platform: 'filters.platform',
   browser: 'filters.browser',
   os: 'filters.os',
@@ -116,3 +116,6 @@ export const FIELD_OF: Record<keyof BuilderState, string> = {
   subscribedFrom: 'filters.subscriptionDate.from',
   subscribedTo: 'filters.subscriptionDate.to',
 };
+
+/** A filter's name in the error envelope when the filters sit at `prefix` of the body (`segment.filters` in a campaign). */
+export const fieldOf = (key: keyof BuilderState, prefix = 'filters') => FIELD_OF[key].replace(/^filters/, prefix);

@@ -1,7 +1,7 @@
 // Saved segments of a project (list, CSV export, delete) and the builder: all 11 filters with a live reach counter.
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate, useParams } from '@tanstack/react-router';
-import { useEffect, useState, type FormEvent } from 'react';
+import { useState, type FormEvent } from 'react';
 import { api, unwrap, type Schemas } from '../api/client';
 import { download } from '../api/download';
 import { useMembership } from '../auth/me';
@@ -10,18 +10,8 @@ import { Field, FormError } from '../components/field';
 import { dateTime } from '../components/format';
 import { Pagination } from '../components/pagination';
 import { ErrorMessage, QueryState } from '../components/query-state';
-import {
-  BROWSERS,
-  EMAIL_STATUSES,
-  EMPTY,
-  FIELD_OF,
-  fromFilters,
-  OSES,
-  PLATFORMS,
-  toFilters,
-  type BuilderState,
-  type SegmentFilters,
-} from './segment-builder-model';
+import { SegmentFilterFields, useDebounced } from '../components/segment-filter-fields';
+import { EMPTY, fromFilters, toFilters, type BuilderState, type SegmentFilters } from './segment-builder-model';
 
 /** The segment's subscribers as a CSV file. */
 function downloadExport(projectId: string, segment: Schemas['Segment']) {
@@ -107,15 +97,6 @@ export function SegmentsPage() {
   );
 }
 
-function useDebounced<T>(value: T, ms: number): T {
-  const [debounced, setDebounced] = useState(value);
-  useEffect(() => {
-    const timer = setTimeout(() => setDebounced(value), ms);
-    return () => clearTimeout(timer);
-  }, [value, ms]);
-  return debounced;
-}
-
 export function NewSegmentPage() {
   const { projectId } = useParams({ from: '/signed-in/projects/$projectId/segments/new' });
   return <SegmentEditor projectId={projectId} />;
@@ -157,29 +138,6 @@ function SegmentEditor({ projectId, segment }: { projectId: string; segment?: Sc
   };
   // Errors beside the fields: the save's if there is one, else the reach count's (the same filters, checked live).
   const error = save.error ?? reach.error;
-  const textField = (key: keyof BuilderState & ('country' | 'city' | 'device' | 'language' | 'tagsAny' | 'tagsAll' | 'tagsNone'), label: string, hint?: string) => (
-    <Field label={label} field={FIELD_OF[key]} error={error} value={state[key]} hint={hint} onChange={(event) => setState({ ...state, [key]: event.target.value })} />
-  );
-  const choices = <K extends 'platform' | 'browser' | 'os' | 'emailStatus'>(key: K, legend: string, values: readonly BuilderState[K][number][]) => (
-    <fieldset className="choices">
-      <legend>{legend}</legend>
-      {values.map((value) => (
-        <label key={value}>
-          <input
-            type="checkbox"
-            checked={(state[key] as string[]).includes(value)}
-            onChange={(event) =>
-              setState({
-                ...state,
-                [key]: event.target.checked ? [...state[key], value] : (state[key] as string[]).filter((item) => item !== value),
-              })
-            }
-          />{' '}
-          {value}
-        </label>
-      ))}
-    </fieldset>
-  );
   return (
     <section aria-labelledby="segment-title">
       <p className="breadcrumb">
@@ -205,50 +163,7 @@ function SegmentEditor({ projectId, segment }: { projectId: string; segment?: Sc
       <form onSubmit={submit} className="card" aria-label="Segment">
         <fieldset disabled={!canWrite}>
           <Field label="Segment name" field="name" error={save.error} value={name} onChange={(event) => setName(event.target.value)} required maxLength={200} />
-          <div className="row">
-            {choices('platform', 'Platform', PLATFORMS)}
-            {choices('browser', 'Browser', BROWSERS)}
-            {choices('os', 'Operating system', OSES)}
-            {choices('emailStatus', 'Email status', EMAIL_STATUSES)}
-          </div>
-          <div className="row">
-            {textField('country', 'Countries', 'ISO codes, comma-separated: FR, BE')}
-            {textField('city', 'Cities')}
-            {textField('device', 'Devices', 'e.g. Apple iPhone')}
-            {textField('language', 'Languages', '"en" also matches en-US')}
-          </div>
-          <div className="row">
-            {textField('tagsAny', 'Tags: any of')}
-            {textField('tagsAll', 'Tags: all of')}
-            {textField('tagsNone', 'Tags: none of')}
-          </div>
-          <div className="row">
-            <Field
-              label="Seen within (days)"
-              field={FIELD_OF.lastSeenDays}
-              error={error}
-              type="number"
-              min={1}
-              value={state.lastSeenDays}
-              onChange={(event) => setState({ ...state, lastSeenDays: event.target.value })}
-            />
-            <Field
-              label="Subscribed from"
-              field={FIELD_OF.subscribedFrom}
-              error={error}
-              type="date"
-              value={state.subscribedFrom}
-              onChange={(event) => setState({ ...state, subscribedFrom: event.target.value })}
-            />
-            <Field
-              label="Subscribed until"
-              field={FIELD_OF.subscribedTo}
-              error={error}
-              type="date"
-              value={state.subscribedTo}
-              onChange={(event) => setState({ ...state, subscribedTo: event.target.value })}
-            />
-          </div>
+          <SegmentFilterFields state={state} setState={setState} error={error} />
         </fieldset>
         <FormError error={save.error} fields={['name', 'filters']} />
         {canWrite && (
