@@ -6,7 +6,7 @@
 // 1000000 for the 1M-recipient run, ~5 min more), BENCH_PUSH_CAMPAIGN_N (1,000,000: one campaign through the API, end
 // to end, ~5 min; 0 skips it), BENCH_DATABASE_URL (else an embedded PostgreSQL in a temporary directory). DELIVERY_*
 // and PUSH_* settings are passed on to the push benchmarks' worker processes.
-import { analyticsCase, exportCase, reachCases, type AudienceContext } from './cases/audience.js';
+import { analyticsCase, exportCase, listCases, reachCases, type AudienceContext } from './cases/audience.js';
 import { campaignCases } from './cases/campaign.js';
 import { ingestCases } from './cases/ingest.js';
 import { pushCases } from './cases/push.js';
@@ -30,6 +30,7 @@ const groups = [
   { name: 'subscribers.ingest', aliases: ['subscribers', 'ingest'] },
   { name: 'segments.reach', aliases: ['segments', 'reach'] },
   { name: 'subscribers.analytics', aliases: ['subscribers', 'analytics'] },
+  { name: 'subscribers.list', aliases: ['subscribers', 'list', 'dashboard'] },
   { name: 'segments.export', aliases: ['segments', 'export'] },
   { name: 'delivery.push', aliases: ['push', 'delivery'] },
 ] as const;
@@ -72,6 +73,7 @@ async function main() {
     const audience: AudienceContext = { server, projectId: tenant.projectId, key: tenant.key, runs };
     if (selected.has('segments.reach')) results.push(...(await reachCases(audience)));
     if (selected.has('subscribers.analytics')) results.push(await analyticsCase(audience));
+    if (selected.has('subscribers.list')) results.push(...(await listCases(audience)));
     if (selected.has('segments.export')) results.push(await exportCase(audience, Math.min(runs, 3)));
     if (selected.has('subscribers.ingest')) {
       log('ingest: autocannon against a bare Fastify, then POST /subscribers');
