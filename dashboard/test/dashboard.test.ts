@@ -412,10 +412,29 @@ describe.skipIf(!chromiumPath)('dashboard in Chromium', { timeout: 60_000 }, () 
     await expect.poll(() => page.getByTestId('campaign-status').textContent(), { timeout: 20_000 }).toBe('sent');
     await expect.poll(() => page.getByTestId('stat-sent').textContent()).toBe('1');
 
+    // Only the event stream can move this page: it opens on a scheduled campaign (the page reads it once and does not
+    // poll), and without a reload it must show the campaign going out and its counters.
+    const sendAt = new Date(Date.now() + 4_000).toISOString();
+    const scheduled = await api<{ id: string }>(
+      herald,
+      'POST',
+      '/campaigns',
+      { projectId: launch.id, name: 'Flash sale', content: { title: 'Flash', body: 'Now' }, segment: { filters: {} }, schedule: { mode: 'scheduled', sendAt } },
+      headers,
+    );
+    await page.goto(`${herald.url}/app/projects/${launch.id}/campaigns/${scheduled.id}`);
+    await page.getByRole('heading', { name: 'Flash sale' }).waitFor();
+    expect(await page.getByTestId('campaign-status').textContent()).toBe('scheduled');
+    await page.evaluate(() => ((window as unknown as { notReloaded: boolean }).notReloaded = true));
+    await expect.poll(() => page.getByTestId('campaign-status').textContent(), { timeout: 30_000 }).toBe('sent');
+    await expect.poll(() => page.getByTestId('stat-sent').textContent()).toBe('1');
+    expect(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
+
     // The recipient's page lists both sends, each linked to its campaign.
     await page.goto(`${herald.url}/app/projects/${launch.id}/subscribers/${recipient.id}`);
     const sends = page.getByRole('table', { name: 'Recent sends' });
     await expect.poll(() => sends.getByRole('link', { name: 'Spring sale' }).count()).toBe(2);
+    expect(await sends.getByRole('link', { name: 'Flash sale' }).count()).toBe(1);
     expect(await sends.textContent()).toMatch(/push\s*sent/);
     await expectAccessible(page, 'subscriber with recent sends');
     await screenshot(page, 'subscriber-recent-sends');
