@@ -4,10 +4,14 @@
 // Environment: BENCH_SUBSCRIBERS (default 1,000,000), BENCH_RUNS (5), BENCH_INGEST_SECONDS (5),
 // BENCH_CONNECTIONS (100), BENCH_PUSH_N (100,000), BENCH_PUSH_WEB_PUSH_N (20,000), BENCH_PUSH_RSS_N (0: no memory run;
 // 1000000 for the 1M-recipient run, ~5 min more), BENCH_PUSH_CAMPAIGN_N (1,000,000: one campaign through the API, end
-// to end, ~5 min; 0 skips it), BENCH_DATABASE_URL (else an embedded PostgreSQL in a temporary directory). DELIVERY_*
-// and PUSH_* settings are passed on to the push benchmarks' worker processes.
+// to end, ~5 min; 0 skips it), BENCH_EMAIL_N (2,000 per run), BENCH_EMAIL_CONNECTIONS (50), BENCH_EMAIL_RENDER_N
+// (2,000), BENCH_DATABASE_URL (else an embedded PostgreSQL in a temporary directory). DELIVERY_* and PUSH_* settings
+// are passed on to the push benchmarks' worker processes; DELIVERY_*, EMAIL_*, TRANSACTIONAL_* and DB_POOL_MAX to the
+// email benchmark's API process (EMAIL_SMTP_CONNECTIONS also sizes its nodemailer baseline's pool).
 import { analyticsCase, exportCase, listCases, reachCases, type AudienceContext } from './cases/audience.js';
 import { campaignCases } from './cases/campaign.js';
+import { dashboardListCase } from './cases/dashboard.js';
+import { emailCases } from './cases/email.js';
 import { ingestCases } from './cases/ingest.js';
 import { pushCases } from './cases/push.js';
 import { createBenchTenant, openBenchDatabase, seedSubscribers } from './lib/database.js';
@@ -33,6 +37,7 @@ const groups = [
   { name: 'subscribers.list', aliases: ['subscribers', 'list', 'dashboard'] },
   { name: 'segments.export', aliases: ['segments', 'export'] },
   { name: 'delivery.push', aliases: ['push', 'delivery'] },
+  { name: 'delivery.email', aliases: ['email', 'delivery'] },
 ] as const;
 type Group = (typeof groups)[number]['name'];
 const selected = new Set<Group>(
@@ -50,7 +55,7 @@ async function main() {
   const results: CaseResult[] = [];
   try {
     const tenant = await createBenchTenant(database.url);
-    const needsAudience = [...selected].some((g) => g !== 'subscribers.ingest' && g !== 'delivery.push');
+    const needsAudience = [...selected].some((g) => g !== 'subscribers.ingest' && g !== 'delivery.push' && g !== 'delivery.email');
     let seedSeconds: number | undefined;
     if (needsAudience) {
       log(`seeding ${subscribers.toLocaleString('en')} subscribers`);
@@ -73,7 +78,7 @@ async function main() {
     const audience: AudienceContext = { server, projectId: tenant.projectId, key: tenant.key, runs };
     if (selected.has('segments.reach')) results.push(...(await reachCases(audience)));
     if (selected.has('subscribers.analytics')) results.push(await analyticsCase(audience));
-    if (selected.has('subscribers.list')) results.push(...(await listCases(audience)));
+    if (selected.has('subscribers.list')) results.push(...(await listCases(audience)), ...(await dashboardListCase(audience, tenant.owner)));
     if (selected.has('segments.export')) results.push(await exportCase(audience, Math.min(runs, 3)));
     if (selected.has('subscribers.ingest')) {
       log('ingest: autocannon against a bare Fastify, then POST /subscribers');
@@ -100,6 +105,7 @@ async function main() {
           n: intEnv('BENCH_PUSH_N', 100_000),
           webPushN: intEnv('BENCH_PUSH_WEB_PUSH_N', 20_000),
           rssN: intEnv('BENCH_PUSH_RSS_N', 0),
+          vapid: tenant.pushVapid,
         })),
       );
       results.push(
@@ -109,6 +115,19 @@ async function main() {
           projectId: tenant.campaignProjectId,
           key: tenant.campaignKey,
           n: intEnv('BENCH_PUSH_CAMPAIGN_N', 1_000_000),
+        })),
+      );
+    }
+    if (selected.has('delivery.email')) {
+      // Its own API process (DNS_SERVERS for the sending domain), SMTP sink and project, set up through the API.
+      results.push(
+        ...(await emailCases({
+          databaseUrl: database.url,
+          owner: tenant.owner,
+          runs: Math.min(runs, 3),
+          n: intEnv('BENCH_EMAIL_N', 2_000),
+          connections: Math.max(1, intEnv('BENCH_EMAIL_CONNECTIONS', 50)),
+          renderN: Math.max(1, intEnv('BENCH_EMAIL_RENDER_N', 2_000)),
         })),
       );
     }

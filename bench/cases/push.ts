@@ -5,7 +5,7 @@ import pg from 'pg';
 import webpush from 'web-push';
 import { DELIVERIES_CHANNEL } from '../../server/src/delivery/delivery-notifications.js';
 import { encryptPushPayload } from '../../server/src/delivery/channels/push/push-encryption.js';
-import { pushPayload } from '../../server/src/delivery/delivery-engine.js';
+import { pushPayload } from '../../server/src/delivery/channels/push/push-payload.js';
 import { createTrackingTokens } from '../../server/src/delivery/tracking-token.js';
 import { newId } from '../../server/src/shared/ids.js';
 import type { WorkerProcess } from '../../server/test/worker-processes.js';
@@ -23,6 +23,8 @@ export interface PushContext {
   webPushN: number;
   /** Recipients of the one memory run (BENCH_PUSH_RSS_N); 0 skips it. */
   rssN: number;
+  /** The project's VAPID pair, for web-push's baseline (Herald keeps the private key sealed). */
+  vapid: { publicKey: string; privateKey: string };
 }
 
 const WEB_PUSH_CONCURRENCY = 50;
@@ -120,11 +122,7 @@ export async function pushCases(ctx: PushContext): Promise<CaseResult[]> {
         `SELECT endpoint, p256dh, auth FROM subscribers WHERE project_id = $1 AND id <= $2 ORDER BY id`,
         [ctx.projectId, subscriberId(PREFIX, count)],
       );
-      const { rows: keys } = await pool.query<{ vapid_public_key: string; vapid_private_key: string }>(
-        `SELECT vapid_public_key, vapid_private_key FROM projects WHERE id = $1`,
-        [ctx.projectId],
-      );
-      const vapidDetails = { subject: VAPID_SUBJECT, publicKey: keys[0]!.vapid_public_key, privateKey: keys[0]!.vapid_private_key };
+      const vapidDetails = { subject: VAPID_SUBJECT, ...ctx.vapid };
       const tracking = createTrackingTokens(JWT_SECRET);
       const agent = new Agent({ keepAlive: true, maxSockets: WEB_PUSH_CONCURRENCY, ca: peer.ca });
       const answers = await peer.stats();

@@ -10,6 +10,7 @@ import { hashPassword } from '../../server/src/modules/auth/password.js';
 import { insertUser } from '../../server/src/modules/auth/user.repository.js';
 import { migrateAll } from '../../server/src/runtime.js';
 import { loadConfig } from '../../server/src/config.js';
+import { generateVapidKeys } from '../../server/src/modules/channels/vapid.js';
 import { createServices } from '../../server/src/services.js';
 import { newId } from '../../server/src/shared/ids.js';
 import { randomToken } from '../../server/src/shared/secrets.js';
@@ -42,6 +43,8 @@ export async function openBenchDatabase(): Promise<BenchDatabase> {
 }
 
 export interface BenchTenant {
+  /** The owner's login, for the dashboard case. */
+  owner: { email: string; password: string };
   projectId: string;
   /** A live key of the seeded project. */
   key: string;
@@ -50,6 +53,7 @@ export interface BenchTenant {
   ingestKey: string;
   /** A third project, for the push benchmark's own subscribers (endpoints on the local push service). */
   pushProjectId: string;
+  pushVapid: { publicKey: string; privateKey: string };
   /** A fourth, for the campaign benchmark: its audience is exactly the subscribers that case seeds; and its live key. */
   campaignProjectId: string;
   campaignKey: string;
@@ -60,17 +64,16 @@ export async function createBenchTenant(url: string): Promise<BenchTenant> {
   const database = openDatabase(url, 2);
   try {
     const services = createServices(database.db, loadConfig({ JWT_TTL: '1h' }), randomToken(32));
-    const user = await insertUser(database.db, {
-      id: newId('usr'),
-      email: `bench-${randomToken(6)}@example.com`,
-      name: 'Bench',
-      passwordHash: await hashPassword(randomToken(16)),
-    });
+    const owner = { email: `bench-${randomToken(6)}@example.com`, password: randomToken(16) };
+    const user = await insertUser(database.db, { id: newId('usr'), email: owner.email, name: 'Bench', passwordHash: await hashPassword(owner.password) });
     const org = await services.organizations.create(user.id, 'Bench');
     const project = await services.projects.create(org.id, { name: 'Bench audience' });
     const ingest = await services.projects.create(org.id, { name: 'Bench ingest' });
     const push = await services.projects.create(org.id, { name: 'Bench push' });
     const campaign = await services.projects.create(org.id, { name: 'Bench campaign' });
+    // A pair the bench knows, for web-push's baseline: Herald keeps the one it generates sealed.
+    const pushVapid = generateVapidKeys();
+    await services.channels.setPush({ organizationId: org.id, projectId: push.id, sandbox: false }, pushVapid);
     const key = await services.apiKeys.create({ organizationId: org.id, projectId: project.id, sandbox: false }, { name: 'bench', mode: 'live' });
     const ingestKey = await services.apiKeys.create(
       { organizationId: org.id, projectId: ingest.id, sandbox: false },
@@ -81,11 +84,13 @@ export async function createBenchTenant(url: string): Promise<BenchTenant> {
       { name: 'bench', mode: 'live' },
     );
     return {
+      owner,
       projectId: project.id,
       key: key.key,
       ingestProjectId: ingest.id,
       ingestKey: ingestKey.key,
       pushProjectId: push.id,
+      pushVapid,
       campaignProjectId: campaign.id,
       campaignKey: campaignKey.key,
     };

@@ -1,4 +1,4 @@
-// Child processes the benchmarks measure (Herald api and worker, a bare Fastify, the push peer), their memory and CPU.
+// Child processes the benchmarks measure (Herald api and worker, a bare Fastify, the push peer, the SMTP sink), their memory and CPU.
 import { execFile, fork, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -14,7 +14,8 @@ export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 export interface Child {
   pid: number;
   url: string;
-  stop(): Promise<void>;
+  /** SIGTERM, then SIGKILL after 10 s; resolves with how it exited. */
+  stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
 async function waitForHttp(url: string, child: ChildProcess, output: () => string): Promise<void> {
@@ -47,9 +48,9 @@ async function startChild(args: string[], env: Record<string, string>, probePath
     pid: child.pid!,
     url,
     stop: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once('exit', () => resolve());
+      new Promise((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve({ code: child.exitCode, signal: child.signalCode });
+        child.once('exit', (code, signal) => resolve({ code, signal }));
         child.kill('SIGTERM');
         setTimeout(() => child.kill('SIGKILL'), 10_000).unref();
       }),
@@ -125,6 +126,56 @@ export async function startPushPeer(options: { browsers: number; sampleEvery: nu
       if (child.connected) child.disconnect();
       await exited;
       await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface SmtpSinkStats {
+  /** Messages accepted, and their bytes as transmitted (DATA). */
+  messages: number;
+  bytes: number;
+  /** Connections open now, and opened since the start. */
+  open: number;
+  connections: number;
+  /** The sampled messages' DKIM verdicts by signing domain: `{ 'example.com': { pass: 3 } }`. */
+  dkim: Record<string, Record<string, number>>;
+}
+
+export interface SmtpSink {
+  pid: number;
+  host: string;
+  port: number;
+  stats(): Promise<SmtpSinkStats>;
+  stop(): Promise<void>;
+}
+
+/**
+ * The local SMTP sink in its own process (`bench/lib/smtp-sink.ts`): accepts and discards, counting, and DKIM-checks
+ * one message in `sampleEvery` against the records on the DNS server at `dns`.
+ */
+export async function startSmtpSink(options: { dns: string; sampleEvery: number }): Promise<SmtpSink> {
+  const child = fork(path.join(root, 'bench/lib/smtp-sink.ts'), [], {
+    cwd: root,
+    execArgv: ['--import', 'tsx'],
+    env: { ...process.env, SMTP_SINK_DNS: options.dns, SMTP_SINK_SAMPLE_EVERY: String(options.sampleEvery) },
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const hello = await new Promise<{ port: number }>((resolve, reject) => {
+    child.once('message', (message) => resolve(message as { port: number }));
+    child.once('exit', (code) => reject(new Error(`SMTP sink exited (${code}) before it listened`)));
+  });
+  return {
+    pid: child.pid!,
+    host: '127.0.0.1',
+    port: hello.port,
+    stats: () =>
+      new Promise((resolve) => {
+        child.once('message', (message) => resolve(message as SmtpSinkStats));
+        child.send('stats');
+      }),
+    async stop() {
+      if (child.connected) child.disconnect();
+      await exited;
     },
   };
 }

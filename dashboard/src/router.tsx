@@ -6,6 +6,10 @@ import { ApiKeysPage } from './pages/api-keys';
 import { EditCampaignPage, NewCampaignPage } from './pages/campaign-builder';
 import { CampaignPage, CampaignsPage, campaignFiltersFromSearch } from './pages/campaigns';
 import { ContactImportPage } from './pages/contact-import';
+import { EmailCampaignsPage, emailCampaignFiltersFromSearch } from './pages/email-campaigns';
+import { EmailDomainsPage } from './pages/email-domains';
+import { EmailProviderPage } from './pages/email-provider';
+import { EmailTemplatePage, EmailTemplatesPage, NewEmailTemplatePage } from './pages/email-templates';
 import { JoinPage } from './pages/join';
 import { LoginPage } from './pages/login';
 import { MembersPage } from './pages/members';
@@ -15,6 +19,7 @@ import { sendFiltersFromSearch, TransactionalPage } from './pages/transactional'
 import { NewSegmentPage, SegmentPage, SegmentsPage } from './pages/segments';
 import { filtersFromSearch } from './pages/subscriber-filters';
 import { SubscriberPage, SubscribersPage } from './pages/subscribers';
+import { SuppressionsPage, suppressionFiltersFromSearch } from './pages/suppressions';
 
 function NotFound() {
   return (
@@ -72,6 +77,14 @@ const projectHomeRoute = createRoute({
 });
 const projectSettingsRoute = createRoute({ getParentRoute: () => projectRoute, path: '/settings', component: ProjectSettingsPage });
 const apiKeysRoute = createRoute({ getParentRoute: () => projectRoute, path: '/keys', component: ApiKeysPage });
+const emailDomainsRoute = createRoute({ getParentRoute: () => projectRoute, path: '/domains', component: EmailDomainsPage });
+const emailProviderRoute = createRoute({ getParentRoute: () => projectRoute, path: '/email-provider', component: EmailProviderPage });
+const suppressionsRoute = createRoute({
+  getParentRoute: () => projectRoute,
+  path: '/suppressions',
+  component: SuppressionsPage,
+  validateSearch: suppressionFiltersFromSearch,
+});
 const transactionalRoute = createRoute({
   getParentRoute: () => projectRoute,
   path: '/transactional',
@@ -95,10 +108,37 @@ const campaignListRoute = createRoute({
 const newCampaignRoute = createRoute({ getParentRoute: () => campaignsRoute, path: '/new', component: NewCampaignPage });
 const campaignRoute = createRoute({ getParentRoute: () => campaignsRoute, path: '/$campaignId', component: CampaignPage });
 const editCampaignRoute = createRoute({ getParentRoute: () => campaignsRoute, path: '/$campaignId/edit', component: EditCampaignPage });
+const emailCampaignsRoute = createRoute({ getParentRoute: () => projectRoute, path: '/email-campaigns', component: Outlet });
+const emailCampaignListRoute = createRoute({
+  getParentRoute: () => emailCampaignsRoute,
+  path: '/',
+  component: EmailCampaignsPage,
+  validateSearch: emailCampaignFiltersFromSearch,
+});
+// The builder and a campaign's page load on demand: what they bring (the builder's tabs) costs the first page nothing.
+const newEmailCampaignRoute = createRoute({
+  getParentRoute: () => emailCampaignsRoute,
+  path: '/new',
+  component: lazyRouteComponent(() => import('./pages/email-campaign-builder'), 'NewEmailCampaignPage'),
+});
+const emailCampaignRoute = createRoute({
+  getParentRoute: () => emailCampaignsRoute,
+  path: '/$campaignId',
+  component: lazyRouteComponent(() => import('./pages/email-campaign'), 'EmailCampaignPage'),
+});
+const editEmailCampaignRoute = createRoute({
+  getParentRoute: () => emailCampaignsRoute,
+  path: '/$campaignId/edit',
+  component: lazyRouteComponent(() => import('./pages/email-campaign-builder'), 'EditEmailCampaignPage'),
+});
 const segmentsRoute = createRoute({ getParentRoute: () => projectRoute, path: '/segments', component: Outlet });
 const segmentListRoute = createRoute({ getParentRoute: () => segmentsRoute, path: '/', component: SegmentsPage });
 const newSegmentRoute = createRoute({ getParentRoute: () => segmentsRoute, path: '/new', component: NewSegmentPage });
 const segmentRoute = createRoute({ getParentRoute: () => segmentsRoute, path: '/$segmentId', component: SegmentPage });
+const emailTemplatesRoute = createRoute({ getParentRoute: () => projectRoute, path: '/email-templates', component: Outlet });
+const emailTemplateListRoute = createRoute({ getParentRoute: () => emailTemplatesRoute, path: '/', component: EmailTemplatesPage });
+const newEmailTemplateRoute = createRoute({ getParentRoute: () => emailTemplatesRoute, path: '/new', component: NewEmailTemplatePage });
+const emailTemplateRoute = createRoute({ getParentRoute: () => emailTemplatesRoute, path: '/$templateId', component: EmailTemplatePage });
 const subscribersRoute = createRoute({ getParentRoute: () => projectRoute, path: '/subscribers', component: Outlet });
 const subscriberListRoute = createRoute({
   getParentRoute: () => subscribersRoute,
@@ -119,11 +159,16 @@ const routeTree = rootRoute.addChildren([
       projectHomeRoute,
       projectSettingsRoute,
       apiKeysRoute,
+      emailDomainsRoute,
+      emailProviderRoute,
+      suppressionsRoute,
       transactionalRoute,
       audienceRoute,
       importRoute,
       campaignsRoute.addChildren([campaignListRoute, newCampaignRoute, campaignRoute, editCampaignRoute]),
+      emailCampaignsRoute.addChildren([emailCampaignListRoute, newEmailCampaignRoute, emailCampaignRoute, editEmailCampaignRoute]),
       segmentsRoute.addChildren([segmentListRoute, newSegmentRoute, segmentRoute]),
+      emailTemplatesRoute.addChildren([emailTemplateListRoute, newEmailTemplateRoute, emailTemplateRoute]),
       subscribersRoute.addChildren([subscriberListRoute, subscriberRoute]),
     ]),
   ]),

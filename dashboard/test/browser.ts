@@ -1,37 +1,24 @@
 // End-to-end helpers: a Chromium found on this machine, a real `herald serve` on a test database, axe-core checks.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants, existsSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
 import { expect } from 'vitest';
 import { freePort } from '../../server/src/db/embedded-postgres.js';
 import { createTestDatabase, type TestDatabase } from '../../server/test/harness.js';
 
+import { launch } from './chromium.js';
+
+export { findChromium, launch } from './chromium.js';
+
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const MAIN = path.join(ROOT, 'server/dist/main.js');
 export const SCREENSHOTS = path.join(ROOT, 'docs/screenshots');
-
-/** CHROME_PATH, else `chromium` (Debian's package) or a Chrome on PATH; undefined when there is none. */
-export function findChromium(): string | undefined {
-  if (process.env.CHROME_PATH) return process.env.CHROME_PATH;
-  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
-    for (const name of ['chromium', 'chromium-browser', 'google-chrome']) {
-      const candidate = path.join(dir, name);
-      try {
-        accessSync(candidate, constants.X_OK);
-        return candidate;
-      } catch {
-        // not here
-      }
-    }
-  }
-  return undefined;
-}
 
 export const ADMIN = { email: 'admin@example.com', password: 'admin-password-e2e' };
 export const VIEWER = { email: 'viewer@example.com', password: 'viewer-password-e2e' };
@@ -45,8 +32,8 @@ export interface Herald {
   stop(): Promise<void>;
 }
 
-/** `herald serve` from server/dist on a fresh database, first run done with ADMIN's credentials. */
-export async function startHerald(): Promise<Herald> {
+/** `herald serve` from server/dist on a fresh database, first run done with ADMIN's credentials; `extraEnv` on top. */
+export async function startHerald(extraEnv: Record<string, string> = {}): Promise<Herald> {
   if (!existsSync(MAIN) || !existsSync(path.join(ROOT, 'dashboard/dist/index.html'))) {
     throw new Error('server/dist or dashboard/dist is missing: run `npm run build` first (npm test does)');
   }
@@ -64,6 +51,8 @@ export async function startHerald(): Promise<Herald> {
     RATE_LIMIT_ENABLED: 'false',
     ADMIN_EMAIL: ADMIN.email,
     ADMIN_PASSWORD: ADMIN.password,
+    PUBLIC_URL: `http://127.0.0.1:${port}`,
+    ...extraEnv,
   };
   const child = spawn(process.execPath, [MAIN, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
@@ -117,14 +106,6 @@ export async function api<T>(herald: Herald, method: string, url: string, body?:
   return (await res.json()) as T;
 }
 
-export async function launch(executablePath: string): Promise<Browser> {
-  return chromium.launch({
-    executablePath,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-}
-
 const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 
 interface AxeViolation {
@@ -156,4 +137,69 @@ export async function screenshot(page: Page, name: string) {
   if (process.env.DASHBOARD_SCREENSHOTS !== '1') return;
   await mkdir(SCREENSHOTS, { recursive: true });
   await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
+}
+
+/** A `herald serve` whose owner ADMIN is logged in through the API, a VIEWER of its organization, and a Chromium. */
+export interface Session {
+  herald: Herald;
+  browser: Browser;
+  /** The owner's JWT headers for API calls. */
+  auth: Record<string, string>;
+  orgId: string;
+  /** The first-run project "Demo". */
+  projectId: string;
+  /** Content-Security-Policy complaints of every page this session opened. */
+  cspViolations: string[];
+  newPage(options?: BrowserContextOptions & { permissions?: string[] }): Promise<{ context: BrowserContext; page: Page }>;
+  /** Logs `who` in through the login page and opens the Demo project. */
+  openDemo(page: Page, who: { email: string; password: string }): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startSession(chromiumPath: string, extraEnv: Record<string, string> = {}): Promise<Session> {
+  const herald = await startHerald(extraEnv);
+  try {
+    const login = await api<{ access_token: string; user: { organizations: { id: string }[] } }>(herald, 'POST', '/auth/login', ADMIN);
+    const orgId = login.user.organizations[0]!.id;
+    const auth = { authorization: `Bearer ${login.access_token}`, 'x-org-id': orgId };
+    const projects = await api<{ data: { id: string; name: string }[] }>(herald, 'GET', '/projects', undefined, auth);
+    const projectId = projects.data.find((project) => project.name === 'Demo')!.id;
+    await admin(herald, 'create-user', '--email', VIEWER.email, '--password', VIEWER.password, '--name', 'Vera Viewer');
+    await admin(herald, 'add-member', '--org', orgId, '--email', VIEWER.email, '--role', 'VIEWER');
+    const browser = await launch(chromiumPath);
+    const cspViolations: string[] = [];
+    return {
+      herald,
+      browser,
+      auth,
+      orgId,
+      projectId,
+      cspViolations,
+      async newPage({ permissions, ...options } = {}) {
+        const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, ...options });
+        if (permissions) await context.grantPermissions(permissions, { origin: herald.url });
+        const page = await context.newPage();
+        page.setDefaultTimeout(10_000);
+        page.on('console', (message) => {
+          if (/Content.Security.Policy/i.test(message.text())) cspViolations.push(message.text());
+        });
+        return { context, page };
+      },
+      async openDemo(page, who) {
+        await page.goto(`${herald.url}/app/`);
+        await page.waitForURL('**/app/login');
+        await page.getByLabel('Email').fill(who.email);
+        await page.getByLabel('Password').fill(who.password);
+        await page.getByRole('button', { name: 'Log in' }).click();
+        await page.getByRole('link', { name: 'Demo' }).click();
+      },
+      async stop() {
+        await browser.close();
+        await herald.stop();
+      },
+    };
+  } catch (error) {
+    await herald.stop();
+    throw error;
+  }
 }

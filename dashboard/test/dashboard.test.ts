@@ -148,6 +148,11 @@ describe.skipIf(!chromiumPath)('dashboard in Chromium', { timeout: 60_000 }, () 
     await page.getByRole('button', { name: 'Create key' }).click();
     const published = (await page.getByRole('dialog').getByTestId('api-key-secret').textContent())!.trim();
     expect(published).toMatch(/^hrd_pub_live_/);
+    // With it, the lines a site adds to use the browser SDK, this key and project in them.
+    const snippet = await page.getByRole('dialog').getByTestId('sdk-snippet').textContent();
+    expect(snippet).toContain(`<script src="${herald.url}/sdk/herald.js"></script>`);
+    expect(snippet).toContain(`projectId: '${projectId}', key: '${published}'`);
+    expect(snippet).toContain(`importScripts('${herald.url}/sdk/herald-sw.js');`);
     await page.getByRole('dialog').getByRole('button', { name: 'I have stored it' }).click();
     await expect.poll(() => page.getByRole('row', { name: /web site/ }).textContent()).toMatch(/publishable/);
     expect((await fetch(`${herald.url}/subscribers/project/${projectId}`, { headers: { 'x-api-key': published } })).status).toBe(403);

@@ -84,6 +84,31 @@ describe('loadConfig defaults', () => {
   });
 });
 
+describe('sending domains', () => {
+  it('asks the system resolvers and advises no SPF include unless told otherwise', () => {
+    expect(loadConfig({}).emailDomains).toEqual({ dnsServers: [], spfInclude: undefined });
+  });
+
+  it('reads DNS_SERVERS as ip[:port] servers and EMAIL_SPF_INCLUDE as a domain', () => {
+    const config = loadConfig({ DNS_SERVERS: ' 10.0.0.2, 127.0.0.1:5353,::1,[2001:db8::1]:53 ', EMAIL_SPF_INCLUDE: '_SPF.Herald.example.com' });
+    expect(config.emailDomains).toEqual({
+      dnsServers: ['10.0.0.2', '127.0.0.1:5353', '::1', '[2001:db8::1]:53'],
+      spfInclude: '_spf.herald.example.com',
+    });
+  });
+
+  it.each([
+    ['DNS_SERVERS', 'dns.example.com'],
+    ['DNS_SERVERS', '10.0.0.2:99999'],
+    ['DNS_SERVERS', '10.0.0.300'],
+    ['DNS_SERVERS', '2001:db8::1:53:x'],
+    ['EMAIL_SPF_INCLUDE', 'not a domain'],
+    ['EMAIL_SPF_INCLUDE', 'localhost'],
+  ])('rejects %s=%s', (key, value) => {
+    expect(problemsOf({ [key]: value })).toEqual([expect.stringMatching(new RegExp(`^${key}: `))]);
+  });
+});
+
 describe('durations', () => {
   it.each([
     ['900', 900],

@@ -1,6 +1,8 @@
 // Herald's configuration: the one schema for every setting and the sole reader of process.env.
+import { isIPv4, isIPv6 } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { z } from 'zod';
+import type { Channel } from './db/schema.js';
 
 const durationPattern = /^(\d+)\s*(ms|s|m|h|d)?$/;
 const unitSeconds = { ms: 0.001, s: 1, m: 60, h: 3600, d: 86400 } as const;
@@ -50,6 +52,28 @@ const headerList = z
     return names;
   });
 
+/** `ip[:port]` servers, comma-separated (IPv6 with a port in brackets: `[::1]:53`), as `Resolver.setServers` takes them. */
+const dnsServerList = z
+  .string()
+  .optional()
+  .transform((value, ctx) => {
+    const servers = (value ?? '')
+      .split(',')
+      .map((server) => server.trim())
+      .filter(Boolean);
+    const valid = (server: string) => {
+      if (isIPv6(server)) return true;
+      const match = /^(?:\[(.+)\]|([\d.]+))(?::(\d{1,5}))?$/.exec(server);
+      const port = Number(match?.[3] ?? 53);
+      return match !== null && (match[1] ? isIPv6(match[1]) : isIPv4(match[2]!)) && port >= 1 && port <= 65535;
+    };
+    if (servers.some((server) => !valid(server))) {
+      ctx.addIssue({ code: 'custom', message: 'must be comma-separated IP addresses, each with an optional port: 10.0.0.2, 127.0.0.1:5353, [::1]:53' });
+      return z.NEVER;
+    }
+    return servers;
+  });
+
 const envSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().min(1).default('0.0.0.0'),
@@ -59,6 +83,8 @@ const envSchema = z.object({
   DB_POOL_MAX: integer(10),
   JWT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
   JWT_TTL: duration('7d'),
+  HERALD_SECRET_KEY: z.string().min(32, 'must be at least 32 characters').optional(),
+  HERALD_SECRET_KEY_PREVIOUS: z.string().min(32, 'must be at least 32 characters').optional(),
   ADMIN_EMAIL: z.email().optional(),
   ADMIN_PASSWORD: z.string().min(8, 'must be at least 8 characters').optional(),
   REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
@@ -78,6 +104,9 @@ const envSchema = z.object({
   // Several batches in flight, so claiming, encrypting, sending and recording overlap (docs/PERFORMANCE.md).
   DELIVERY_BATCH_SIZE: integer(125),
   DELIVERY_CONCURRENCY: integer(375),
+  DELIVERY_EMAIL_CONCURRENCY: integer(50),
+  DELIVERY_SMS_CONCURRENCY: integer(20),
+  DELIVERY_WHATSAPP_CONCURRENCY: integer(20),
   DELIVERY_LEASE: duration('2m'),
   DELIVERY_MAX_ATTEMPTS: integer(5),
   DELIVERY_RETRY_BASE_MS: integer(1000),
@@ -90,6 +119,32 @@ const envSchema = z.object({
   PUSH_TIMEOUT_MS: integer(15000),
   // Encryption beside the event loop wherever there is a second core (docs/PERFORMANCE.md, "Push delivery").
   PUSH_ENCRYPTION_THREADS: integer(availableParallelism() > 1 ? 2 : 0, 0),
+  EMAIL_BOUNCE_DOMAIN: z
+    .string()
+    .regex(/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/i, 'must be a domain name')
+    .optional(),
+  EMAIL_LINK_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+  SMTP_IN_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  SMTP_IN_HOST: z.string().min(1).default('0.0.0.0'),
+  SMTP_IN_MAX_BYTES: integer(10 * 1024 * 1024),
+  EMAIL_LINK_SECRETS_PREVIOUS: z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      const secrets = (value ?? '')
+        .split(',')
+        .map((secret) => secret.trim())
+        .filter(Boolean);
+      if (secrets.some((secret) => secret.length < 32)) {
+        ctx.addIssue({ code: 'custom', message: 'must be comma-separated secrets of at least 32 characters each' });
+        return z.NEVER;
+      }
+      return secrets;
+    }),
+  EMAIL_SMTP_CONNECTIONS: integer(5),
+  EMAIL_SMTP_TIMEOUT_MS: integer(30000),
+  SES_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
+  SES_TIMEOUT_MS: integer(15000),
   VAPID_SUBJECT: z
     .string()
     .regex(/^(mailto:[^@\s]+@[^@\s]+|https:\/\/\S+)$/, 'must be a mailto: address or an https: URL')
@@ -98,6 +153,19 @@ const envSchema = z.object({
   GEO_COUNTRY_HEADER: headerList,
   GEO_CITY_HEADER: headerList,
   GEO_TIMEZONE_HEADER: headerList,
+  DNS_SERVERS: dnsServerList,
+  SES_SNS_TOPIC_ARNS: z
+    .string()
+    .optional()
+    .transform((value) => (value ?? '').split(',').map((arn) => arn.trim()).filter(Boolean))
+    .pipe(z.array(z.string().regex(/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[\w-]{1,256}$/, 'must be SNS topic ARNs such as arn:aws:sns:us-east-1:123456789012:herald-ses'))),
+  SNS_MAX_AGE: duration('1h'),
+  EMAIL_SPF_INCLUDE: z
+    .string()
+    .trim()
+    .toLowerCase()
+    .regex(/^(?=.{1,253}$)([a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]{1,62}$/, 'must be a domain name such as _spf.mail.example.com')
+    .optional(),
 });
 
 export type Env = Record<string, string | undefined>;
@@ -111,6 +179,8 @@ export interface Config {
   dbPoolMax: number;
   jwtSecret: string | undefined;
   jwtTtlSeconds: number;
+  /** Seals channel credentials at rest; the previous key only opens (during a rotation). */
+  secretKey: { current: string | undefined; previous: string | undefined };
   adminEmail: string | undefined;
   adminPassword: string | undefined;
   redisUrl: string | undefined;
@@ -135,8 +205,11 @@ export interface Config {
   /** The delivery engine: batches, leases, retries and per-origin limits of each provider. */
   delivery: {
     batchSize: number;
-    /** Sends in flight per worker process. */
-    concurrency: number;
+    /**
+     * Sends in flight per worker process, per channel: each channel is a lane of its own, so a slow provider on one
+     * cannot hold the others' work back.
+     */
+    concurrency: Record<Channel, number>;
     leaseSeconds: number;
     maxAttempts: number;
     retryBaseMs: number;
@@ -159,12 +232,39 @@ export interface Config {
     /** VAPID `sub` when the project sets none. */
     vapidSubject: string;
   };
+  email: {
+    /** Herald's inbound mail domain: VERP Return-Paths (`bounce+<token>@…`) and mailto unsubscribes (`unsubscribe+<token>@…`). */
+    bounceDomain: string;
+    /** Signs tracking and unsubscribe links; unset, the instance's JWT secret does (docs/CONTEXT.md, "Email links"). */
+    linkSecret: string | undefined;
+    /** Secrets links were signed with before a rotation: they still verify, never sign. */
+    linkSecretsPrevious: string[];
+    /** Pooled connections per SMTP server and account, per worker process. */
+    smtpConnections: number;
+    smtpTimeoutMs: number;
+    /** Amazon SES: another endpoint than each region's (a VPC endpoint; a local fake in tests), and each request's timeout. */
+    ses: { endpoint: string | undefined; timeoutMs: number };
+    /** The inbound SMTP listener for bounces (`herald smtp-in`; in `serve` only when a port is set). */
+    smtpIn: { port: number | undefined; host: string; maxBytes: number };
+  };
   /** Geo at registration: a MaxMind-format database and/or trusted edge headers (none by default). */
   geo: {
     dbPath: string | undefined;
     countryHeaders: string[];
     cityHeaders: string[];
     timezoneHeaders: string[];
+  };
+  /** Projects' sending domains: where their DNS records are looked up, and the SPF include they are advised to publish. */
+  emailDomains: {
+    /** Resolvers the verification asks (`ip[:port]`); empty: the system's. */
+    dnsServers: string[];
+    /** The domain whose SPF record lists the sending hosts (`include:` it); unset: `a mx` is advised instead. */
+    spfInclude: string | undefined;
+  };
+  /** Amazon SES notifications through SNS: the topics Herald subscribed to, and how old a message may be. */
+  sesWebhook: {
+    topicArns: string[];
+    maxAgeSeconds: number;
   };
 }
 
@@ -193,6 +293,7 @@ export function loadConfig(env: Env = process.env): Config {
     dbPoolMax: e.DB_POOL_MAX,
     jwtSecret: e.JWT_SECRET,
     jwtTtlSeconds: e.JWT_TTL,
+    secretKey: { current: e.HERALD_SECRET_KEY, previous: e.HERALD_SECRET_KEY_PREVIOUS },
     adminEmail: e.ADMIN_EMAIL,
     adminPassword: e.ADMIN_PASSWORD,
     redisUrl: e.REDIS_URL,
@@ -211,7 +312,12 @@ export function loadConfig(env: Env = process.env): Config {
     allowInsecurePushEndpoints: e.ALLOW_INSECURE_PUSH_ENDPOINTS,
     delivery: {
       batchSize: e.DELIVERY_BATCH_SIZE,
-      concurrency: e.DELIVERY_CONCURRENCY,
+      concurrency: {
+        push: e.DELIVERY_CONCURRENCY,
+        email: e.DELIVERY_EMAIL_CONCURRENCY,
+        sms: e.DELIVERY_SMS_CONCURRENCY,
+        whatsapp: e.DELIVERY_WHATSAPP_CONCURRENCY,
+      },
       leaseSeconds: e.DELIVERY_LEASE,
       maxAttempts: e.DELIVERY_MAX_ATTEMPTS,
       retryBaseMs: e.DELIVERY_RETRY_BASE_MS,
@@ -227,11 +333,22 @@ export function loadConfig(env: Env = process.env): Config {
       encryptionThreads: e.PUSH_ENCRYPTION_THREADS,
       vapidSubject: e.VAPID_SUBJECT ?? (e.ADMIN_EMAIL ? `mailto:${e.ADMIN_EMAIL}` : publicUrl),
     },
+    email: {
+      bounceDomain: (e.EMAIL_BOUNCE_DOMAIN ?? new URL(publicUrl).hostname).toLowerCase(),
+      linkSecret: e.EMAIL_LINK_SECRET,
+      linkSecretsPrevious: e.EMAIL_LINK_SECRETS_PREVIOUS,
+      smtpConnections: e.EMAIL_SMTP_CONNECTIONS,
+      smtpTimeoutMs: e.EMAIL_SMTP_TIMEOUT_MS,
+      ses: { endpoint: e.SES_ENDPOINT, timeoutMs: e.SES_TIMEOUT_MS },
+      smtpIn: { port: e.SMTP_IN_PORT, host: e.SMTP_IN_HOST, maxBytes: e.SMTP_IN_MAX_BYTES },
+    },
     geo: {
       dbPath: e.GEOIP_DB,
       countryHeaders: e.GEO_COUNTRY_HEADER,
       cityHeaders: e.GEO_CITY_HEADER,
       timezoneHeaders: e.GEO_TIMEZONE_HEADER,
     },
+    emailDomains: { dnsServers: e.DNS_SERVERS, spfInclude: e.EMAIL_SPF_INCLUDE },
+    sesWebhook: { topicArns: e.SES_SNS_TOPIC_ARNS, maxAgeSeconds: e.SNS_MAX_AGE },
   };
 }

@@ -97,6 +97,22 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
           '*.secret',
           'jwtSecret',
           '*.jwtSecret',
+          // Channel credentials, opened (a provider's settings) or as sent to PUT /projects/:id/channels/….
+          'credentials',
+          '*.credentials',
+          'vapidPrivateKey',
+          '*.vapidPrivateKey',
+          '*.vapid.privateKey',
+          'privateKey',
+          '*.privateKey',
+          // A sending domain's DKIM keys: its row (the sealed column) and its signing keys, opened.
+          'privateKeys',
+          '*.privateKeys',
+          'ed25519.privateKey',
+          '*.ed25519.privateKey',
+          // An SMTP account's password (an email item's server settings).
+          'pass',
+          '*.pass',
         ],
         censor: REDACTED,
       },

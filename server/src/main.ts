@@ -7,6 +7,7 @@ import { DataDirLockedError } from './db/embedded-postgres.js';
 import { openApiDocument } from './http/openapi-document.js';
 import { createLogger } from './logger.js';
 import { runAdminCommand } from './cli/admin.js';
+import { createKeyring } from './modules/channels/secret-keyring.js';
 import { migrateAll, startHerald, type ProcessRole } from './runtime.js';
 import type { FirstRun } from './modules/organizations/bootstrap.js';
 
@@ -16,6 +17,8 @@ Commands:
   serve     API, dashboard, docs and workers in one process (embedded PostgreSQL unless DATABASE_URL is set)
   api       the HTTP API only (needs DATABASE_URL)
   worker    background jobs only (needs DATABASE_URL)
+  smtp-in   the inbound SMTP listener for bounces at EMAIL_BOUNCE_DOMAIN only (needs DATABASE_URL; serve runs it
+            too when SMTP_IN_PORT is set)
   migrate   apply database migrations and exit
   admin     create users, organizations, projects and API keys (herald admin --help)
   openapi   print the OpenAPI document (what /docs/json serves) without a database
@@ -49,7 +52,7 @@ async function runRole(role: ProcessRole, config: Config) {
   if (role !== 'worker') v8.setFlagsFromString('--no-allocation-site-pretenuring');
   const logger = createLogger(config.logLevel);
   const herald = await startHerald(role, config, logger, { onFirstRun: (firstRun) => printFirstRun(firstRun, config) });
-  logger.info({ role, url: herald.url, metricsUrl: herald.metricsUrl }, 'herald started');
+  logger.info({ role, url: herald.url, metricsUrl: herald.metricsUrl, smtpIn: herald.smtpInAddress }, 'herald started');
 
   let stopping = false;
   const shutdown = (signal: string) => {
@@ -101,6 +104,7 @@ async function main(argv: string[]) {
     case 'serve':
     case 'api':
     case 'worker':
+    case 'smtp-in':
       return runRole(command, config);
     case 'migrate':
       return runMigrate(config);
@@ -110,7 +114,7 @@ async function main(argv: string[]) {
       await migrateAll(server.connectionString, logger);
       const database = openDatabase(server.connectionString, 2);
       try {
-        process.exitCode = await runAdminCommand(database.db, rest);
+        process.exitCode = await runAdminCommand(database.db, createKeyring(database.db, config.secretKey), rest);
       } finally {
         await database.close();
         await server.release();

@@ -1,4 +1,5 @@
-// Starts and stops Herald's process roles: `serve` (everything), `api` (HTTP only) and `worker` (jobs only).
+// Starts and stops Herald's process roles: `serve` (everything), `api` (HTTP only), `worker` (jobs only) and `smtp-in`
+// (inbound bounces only).
 import { Redis } from 'ioredis';
 import type { Runner } from 'graphile-worker';
 import type { Logger } from 'pino';
@@ -13,8 +14,9 @@ import { migrateWorkerSchema, startWorker } from './jobs/worker.js';
 import { resolveJwtSecret } from './modules/auth/jwt-secret.js';
 import { bootstrapFirstRun, type FirstRun } from './modules/organizations/bootstrap.js';
 import { createServices } from './services.js';
+import { startSmtpIn } from './smtp-in/smtp-in-server.js';
 
-export type ProcessRole = 'serve' | 'api' | 'worker';
+export type ProcessRole = 'serve' | 'api' | 'worker' | 'smtp-in';
 
 export interface Herald {
   app: App | undefined;
@@ -22,6 +24,8 @@ export interface Herald {
   url: string | undefined;
   /** The address of the metrics listener, when METRICS_PORT is set. */
   metricsUrl: string | undefined;
+  /** The inbound SMTP listener's `host:port`, when this process runs one. */
+  smtpInAddress: string | undefined;
   stop(): Promise<void>;
 }
 
@@ -58,8 +62,29 @@ export async function startHerald(role: ProcessRole, config: Config, logger: Log
 
     const database: Database = openDatabase(server.connectionString, config.dbPoolMax);
     cleanups.push(() => database.close());
-    const services = createServices(database.db, config, await resolveJwtSecret(database.db, config.jwtSecret), { logger });
+    // With REDIS_URL, API instances share rate-limit counters in it and workers the providers' send rates.
+    const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1, connectTimeout: 2000 }) : undefined;
+    if (redis) {
+      redis.on('error', (error) => logger.warn({ err: error }, 'redis error'));
+      cleanups.push(async () => void (await redis.quit()));
+    }
+    const services = createServices(database.db, config, await resolveJwtSecret(database.db, config.jwtSecret), { logger, redis });
     cleanups.push(() => services.close());
+    // Credentials a migration copied in the clear are sealed before anything reads them.
+    const sealed = await services.channels.sealUnsealed();
+    if (sealed > 0) logger.info({ sealed }, 'sealed channel credentials with HERALD_SECRET_KEY');
+
+    let smtpInAddress: string | undefined;
+    if (role === 'smtp-in' || (role === 'serve' && config.email.smtpIn.port !== undefined)) {
+      const smtpIn = await startSmtpIn(
+        services.inboundMail,
+        { ...config.email.smtpIn, port: config.email.smtpIn.port ?? 25, bounceDomain: config.email.bounceDomain },
+        logger.child({ component: 'smtp-in' }),
+      );
+      cleanups.push(() => smtpIn.close());
+      smtpInAddress = smtpIn.address;
+    }
+    if (role === 'smtp-in') return { app: undefined, url: undefined, metricsUrl: undefined, smtpInAddress, stop: stopAll };
 
     let runner: Runner | undefined;
     if (role !== 'api') {
@@ -83,13 +108,8 @@ export async function startHerald(role: ProcessRole, config: Config, logger: Log
     let url: string | undefined;
     let metricsUrl: string | undefined;
     if (role !== 'worker') {
-      const firstRun = await bootstrapFirstRun(database.db, { email: config.adminEmail, password: config.adminPassword });
+      const firstRun = await bootstrapFirstRun(database.db, services.keyring, { email: config.adminEmail, password: config.adminPassword });
       if (firstRun) options.onFirstRun?.(firstRun);
-      const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1, connectTimeout: 2000 }) : undefined;
-      if (redis) {
-        redis.on('error', (error) => logger.warn({ err: error }, 'redis error'));
-        cleanups.push(async () => void (await redis.quit()));
-      }
       const metrics = createMetricsRegistry();
       app = await buildApp({ config, logger, pool: database.pool, services, redis, metrics });
       // Closing the app stops accepting connections and waits for in-flight requests; it runs before the pool closes.
@@ -101,7 +121,7 @@ export async function startHerald(role: ProcessRole, config: Config, logger: Log
         metricsUrl = await metricsApp.listen({ port: config.metrics.port, host: config.metrics.host });
       }
     }
-    return { app, url, metricsUrl, stop: stopAll };
+    return { app, url, metricsUrl, smtpInAddress, stop: stopAll };
   } catch (error) {
     await stopAll();
     throw error;

@@ -1,25 +1,51 @@
 // The composition root: builds every service once from the database handle and configuration.
+import type { Agent } from 'node:https';
+import type { Redis } from 'ioredis';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import type { Db } from './db/database.js';
 import { createSandboxProvider } from './delivery/channels/sandbox.js';
 import { createWebPushProvider } from './delivery/channels/push/web-push-provider.js';
-import { DeliveryEngine, type DeliveryProviders } from './delivery/delivery-engine.js';
+import type { ChannelProvider, PushItem } from './delivery/channel.js';
+import { createEmailAdapter } from './delivery/channels/email/email-adapter.js';
+import type { DkimKeys } from './delivery/channels/email/mail-composition.js';
+import { createSesProvider, readSesAccount } from './delivery/channels/email/ses-provider.js';
+import { createSmtpProvider } from './delivery/channels/email/smtp-provider.js';
+import { createPushAdapter } from './delivery/channels/push/push-adapter.js';
+import { DeliveryEngine } from './delivery/delivery-engine.js';
+import { createEmailLinks, type EmailLinks } from './delivery/email-links.js';
+import { redisSendRate } from './delivery/send-rate.js';
 import { createTrackingTokens, type TrackingTokens } from './delivery/tracking-token.js';
 import { ApiKeyService } from './modules/api-keys/api-key.service.js';
 import { AuthService } from './modules/auth/auth.service.js';
 import { CampaignService } from './modules/campaigns/campaign.service.js';
+import { EmailCampaignAnalyticsService } from './modules/campaigns/email-campaign-analytics.service.js';
+import { emailCampaignKind } from './modules/campaigns/email-campaign.js';
+import { pushCampaignKind } from './modules/campaigns/push-campaign.js';
+import { EmailTemplateService } from './modules/email-templates/email-template.service.js';
 import { createTokenService } from './modules/auth/tokens.js';
 import { IdempotencyService } from './modules/idempotency/idempotency.service.js';
 import { InvitationService } from './modules/organizations/invitation.service.js';
 import { OrganizationService } from './modules/organizations/organization.service.js';
+import { ChannelConfigService } from './modules/channels/channel-config.service.js';
+import { createKeyring, type Keyring } from './modules/channels/secret-keyring.js';
+import { createTxtLookup } from './modules/email-domains/domain-records.js';
+import { EmailDomainService } from './modules/email-domains/email-domain.service.js';
 import { ProjectService } from './modules/projects/project.service.js';
 import { SegmentService } from './modules/segments/segment.service.js';
+import { SuppressionService } from './modules/suppressions/suppression.service.js';
+import { InboundMailService } from './modules/email-webhooks/inbound-mail.service.js';
+import { SesWebhookService } from './modules/email-webhooks/ses-webhook.service.js';
+import { SnsVerifier } from './modules/email-webhooks/sns-message.js';
 import { ContactService } from './modules/subscribers/contact.service.js';
 import { createGeoLookup } from './modules/subscribers/geo.js';
+import { createFormTokens } from './modules/preferences/form-token.js';
+import { PreferenceService } from './modules/preferences/preference.service.js';
 import { SubscriberService } from './modules/subscribers/subscriber.service.js';
+import { EmailTrackingService } from './modules/tracking/email-tracking.service.js';
 import { TrackingService } from './modules/tracking/tracking.service.js';
+import { TransactionalEmailService } from './modules/transactional/transactional-email.service.js';
 import { TransactionalService } from './modules/transactional/transactional.service.js';
 
 export interface Services {
@@ -27,17 +53,38 @@ export interface Services {
   organizations: OrganizationService;
   invitations: InvitationService;
   projects: ProjectService;
+  /** Each project's channel providers and their sealed credentials. */
+  channels: ChannelConfigService;
+  /** HERALD_SECRET_KEY's box, resolved on first use. */
+  keyring: Keyring;
+  /** Sending domains: DKIM keys, DNS records, verification; the email sending path asks it what may send and signs with its keys. */
+  emailDomains: EmailDomainService;
   apiKeys: ApiKeyService;
   subscribers: SubscriberService;
   segments: SegmentService;
+  suppressions: SuppressionService;
+  sesWebhook: SesWebhookService;
+  inboundMail: InboundMailService;
   campaigns: CampaignService;
+  /** Email campaigns' chart series, clicked links and recipient outcomes, from their deliveries and events log. */
+  emailCampaignAnalytics: EmailCampaignAnalyticsService;
+  /** Email templates with merge tags; `render` is what an email send calls. */
+  emailTemplates: EmailTemplateService;
   contacts: ContactService;
   /** Sends deliveries: the transactional path calls it directly; worker roles also start its claim loop. */
   delivery: DeliveryEngine;
   tracking: TrackingTokens;
+  /** Signs and verifies email open, click, unsubscribe and bounce links. */
+  emailLinks: EmailLinks;
   /** Delivered, clicked and dismissed reports from service workers. */
   trackingEvents: TrackingService;
+  /** Opens and clicks of email's signed links. */
+  emailTracking: EmailTrackingService;
+  /** The preference center of email's unsubscribe links; `unsubscribeByToken` is also the mailto entry's. */
+  preferences: PreferenceService;
   transactional: TransactionalService;
+  /** POST /transactional/email: renders, checks the sender and the recipient, and sends through the engine inline. */
+  transactionalEmail: TransactionalEmailService;
   idempotency: IdempotencyService;
   /** Closes provider connection pools; called on shutdown after the engine stopped. */
   close(): Promise<void>;
@@ -45,15 +92,37 @@ export interface Services {
 
 export type ServicesConfig = Pick<
   Config,
-  'jwtTtlSeconds' | 'geo' | 'delivery' | 'push' | 'publicUrl' | 'allowInsecurePushEndpoints' | 'campaigns'
+  'jwtTtlSeconds' | 'geo' | 'delivery' | 'push' | 'email' | 'publicUrl' | 'allowInsecurePushEndpoints' | 'campaigns' | 'secretKey' | 'emailDomains' | 'sesWebhook'
 >;
 
 export interface ServicesOptions {
   /** Replaces the real providers (the benchmark's baselines; tests use the real ones against local peers). */
-  providers?: DeliveryProviders;
+  providers?: { push: ChannelProvider<PushItem>; sandbox: ChannelProvider<PushItem> };
   logger?: Logger;
+  /** With REDIS_URL: the providers' send rates are held in it (else in PostgreSQL). */
+  redis?: Redis | undefined;
   /** The time the delivery policy and campaign schedules read (quiet hours, cap windows, sendAt); tests inject one. */
   clock?: () => Date;
+  /** The agent SNS certificates and subscription confirmations go through (tests give one trusting their own SNS). */
+  snsAgent?: Agent | undefined;
+  /** The DKIM key of a project's sending domain; tests inject a generated one. */
+  dkimKeys?: DkimKeys;
+}
+
+/** Mail is signed with the key of the verified sending domain that covers its From domain (itself or a parent). */
+function signingKeysOf(domains: EmailDomainService): DkimKeys {
+  return async (projectId, domain) => {
+    const covering = await domains.verifiedDomainFor(projectId, `postmaster@${domain}`);
+    const keys = covering && (await domains.signingKeys(projectId, covering.domain));
+    return (
+      keys && {
+        domainName: keys.domainName,
+        keySelector: keys.selector,
+        privateKey: keys.privateKey,
+        ed25519: keys.ed25519 && { keySelector: keys.ed25519.selector, privateKey: keys.ed25519.privateKey },
+      }
+    );
+  };
 }
 
 export function createServices(db: Db, config: ServicesConfig, jwtSecret: string, options: ServicesOptions = {}): Services {
@@ -62,48 +131,95 @@ export function createServices(db: Db, config: ServicesConfig, jwtSecret: string
     sandbox: createSandboxProvider(),
   };
   const tracking = createTrackingTokens(jwtSecret);
+  const keyring = createKeyring(db, config.secretKey);
+  const apiKeys = new ApiKeyService(db);
   const clock = options.clock ?? (() => new Date());
   const segments = new SegmentService(db);
-  const campaigns = new CampaignService(db, segments, {
+  const suppressions = new SuppressionService(db);
+  const sesWebhook = new SesWebhookService(db, new SnsVerifier({ ...config.sesWebhook, agent: options.snsAgent, clock }), clock);
+  const campaigns = new CampaignService(
+    db,
+    segments,
+    {
+      push: pushCampaignKind((content) => delivery.validate('push', content)),
+      email: emailCampaignKind({
+        validate: (content) => delivery.validate('email', content),
+        senderVerified: async (projectId, address) => (await emailDomains.verifiedDomainFor(projectId, address)) !== undefined,
+        template: (scope, id) => emailTemplates.find(scope, id),
+      }),
+    },
+    { clock, scheduleGraceSeconds: config.campaigns.scheduleGraceSeconds, sendTest: (message, recipients) => delivery.sendTest(message, recipients) },
+  );
+  const forget = (projectId: string) => {
+    apiKeys.forgetProject(projectId);
+    delivery.forgetProject(projectId);
+  };
+  const channels = new ChannelConfigService(db, keyring, { forget, readSesAccount: (account) => readSesAccount(account, config.email.ses) });
+  const emailDomains = new EmailDomainService(db, keyring, {
+    lookupTxt: createTxtLookup(config.emailDomains.dnsServers),
+    spfInclude: config.emailDomains.spfInclude,
     clock,
-    scheduleGraceSeconds: config.campaigns.scheduleGraceSeconds,
-    publicUrl: config.publicUrl,
+    forget,
   });
-  const delivery = new DeliveryEngine({
+  const push = createPushAdapter({ publicUrl: config.publicUrl, tracking, vapidSubject: config.push.vapidSubject, live: providers.push, sandbox: providers.sandbox });
+  const dkimKeys = options.dkimKeys ?? signingKeysOf(emailDomains);
+  const emailLinkSecret = config.email.linkSecret ?? jwtSecret;
+  const emailLinks = createEmailLinks(config.publicUrl, { current: emailLinkSecret, previous: config.email.linkSecretsPrevious });
+  const email = createEmailAdapter({
+    links: emailLinks,
+    bounceDomain: config.email.bounceDomain,
+    live: {
+      smtp: createSmtpProvider({ dkimKeys, connections: config.email.smtpConnections, timeoutMs: config.email.smtpTimeoutMs }),
+      ses: createSesProvider({ dkimKeys, ...config.email.ses }),
+    },
+    sandbox: createSandboxProvider(),
+  });
+  const delivery: DeliveryEngine = new DeliveryEngine({
     db,
     config,
-    providers,
-    tracking,
+    adapters: [push, email],
+    sendRate: options.redis && redisSendRate(options.redis),
+    openCredentials: (sealed) => channels.open(sealed),
     logger: options.logger?.child({ component: 'delivery' }),
     clock,
     onBatchRecorded: (messages) => campaigns.onDeliveriesRecorded(messages),
+    onCapReached: (messages, until) => campaigns.onCapReached(messages, until),
   });
-  const apiKeys = new ApiKeyService(db);
+  const emailTemplates = new EmailTemplateService(db);
+  const contacts = new ContactService(db);
+  const transactionalOptions = { leaseSeconds: config.delivery.leaseSeconds, clock };
+  const preferences = new PreferenceService(db, emailLinks, contacts, { publicUrl: config.publicUrl, formTokens: createFormTokens(emailLinkSecret), clock });
   // Drizzle's handle exposes its pg pool as $client: registrations are written on it directly.
   const pool = (db as Db & { $client: pg.Pool }).$client;
   return {
     auth: new AuthService(db, createTokenService(jwtSecret, config.jwtTtlSeconds)),
     organizations: new OrganizationService(db),
     invitations: new InvitationService(db, { publicUrl: config.publicUrl, clock }),
-    projects: new ProjectService(db, (projectId) => {
-      apiKeys.forgetProject(projectId);
-      delivery.forgetProject(projectId);
-    }),
+    projects: new ProjectService(db, keyring, forget),
+    channels,
+    keyring,
+    emailDomains,
     apiKeys,
     subscribers: new SubscriberService(db, pool, createGeoLookup(config.geo)),
     segments,
+    suppressions,
+    sesWebhook,
+    inboundMail: new InboundMailService(db, emailLinks, (token) => preferences.unsubscribeByToken(token, 'mailto'), clock),
     campaigns,
-    contacts: new ContactService(db),
+    emailCampaignAnalytics: new EmailCampaignAnalyticsService(db, clock),
+    emailTemplates,
+    contacts,
     delivery,
     tracking,
+    emailLinks,
     trackingEvents: new TrackingService(db, tracking),
-    transactional: new TransactionalService(db, delivery, {
-      leaseSeconds: config.delivery.leaseSeconds,
-      clock,
-    }),
+    emailTracking: new EmailTrackingService(db, emailLinks, clock),
+    preferences,
+    transactional: new TransactionalService(db, delivery, transactionalOptions),
+    transactionalEmail: new TransactionalEmailService(db, delivery, { templates: emailTemplates, domains: emailDomains, contacts, suppressions }, transactionalOptions),
     idempotency: new IdempotencyService(db),
     close: async () => {
-      await Promise.all([providers.push.close(), providers.sandbox.close()]);
+      await Promise.all([push.close(), email.close()]);
     },
   };
 }

@@ -145,6 +145,15 @@ describe('herald admin', () => {
     expect(row!.settings.rateLimits).toEqual({ default: 5000, ingest: 900, transactional: 300 });
   });
 
+  it('set-plan stores the plan and the monthly email cap; unlimited lifts the cap', async () => {
+    expect(await adminJson('set-plan', '--org', orgId, '--plan', 'growth', '--monthly-email-cap', '100000')).toEqual({
+      organizationId: orgId,
+      plan: 'growth',
+      monthlyEmailCap: 100000,
+    });
+    expect(await adminJson('set-plan', '--org', orgId, '--monthly-email-cap', 'unlimited')).toEqual({ organizationId: orgId, plan: 'growth', monthlyEmailCap: null });
+  });
+
   it('--help prints the usage and exits 0', async () => {
     const result = await admin('--help');
     expect(result.code).toBe(0);
@@ -166,6 +175,7 @@ describe('herald admin', () => {
     [['add-member', '--org', 'org_x', '--email', 'dev@example.com', '--role', 'KING'], /--role must be one of/],
     [['create-project', '--org', 'org_missing', '--name', 'P'], /no organization org_missing/],
     [['set-rate-limit', '--project', 'prj_missing', '--default', '10'], /no project prj_missing/],
+    [['set-plan', '--org', 'org_missing', '--plan', 'x'], /no organization org_missing/],
   ])('bad usage %j exits 2 with the usage text', async (args, message) => {
     const result = await admin(...args);
     expect(result.code).toBe(2);

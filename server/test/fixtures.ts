@@ -56,6 +56,18 @@ export async function createTenant(t: TestApp): Promise<Tenant> {
   };
 }
 
+/** Headers with a new live publishable key (the browser SDK's) of the tenant's project, created through the API. */
+export async function publishableKey(t: TestApp, tenant: Tenant): Promise<Record<string, string>> {
+  const res = await t.app.inject({
+    method: 'POST',
+    url: `/projects/${tenant.projectId}/api-keys`,
+    headers: tenant.jwt,
+    payload: { name: 'browser', mode: 'live', scope: 'publishable' },
+  });
+  if (res.statusCode !== 201) throw new Error(`creating a publishable key failed: ${res.statusCode} ${res.body}`);
+  return { 'x-api-key': res.json<{ key: string }>().key };
+}
+
 /** Invites a new address with `role` to the tenant's organization, accepts as a new account, and returns its JWT headers. */
 export async function addMember(t: TestApp, tenant: Tenant, role: Role): Promise<{ userId: string; headers: Record<string, string> }> {
   const email = `${role.toLowerCase()}-${randomToken(8)}@example.com`;

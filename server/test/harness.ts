@@ -1,4 +1,5 @@
 // Test harness: a fresh database per test file (cloned from the migrated template) and the app built on it.
+import type { Agent } from 'node:https';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import pg from 'pg';
@@ -9,6 +10,7 @@ import { openDatabase, type Database } from '../src/db/database.js';
 import { buildApp } from '../src/http/app.js';
 import type { App } from '../src/http/types.js';
 import { createLogger } from '../src/logger.js';
+import type { DkimKeys } from '../src/delivery/channels/email/mail-composition.js';
 import { createServices, type Services } from '../src/services.js';
 import { withDatabase } from './global-setup.js';
 
@@ -60,8 +62,14 @@ export interface TestAppOptions {
   database?: TestDatabase;
   /** The clock the services read (the delivery policy's quiet hours and cap windows). */
   clock?: () => Date;
+  /** The DKIM keys email is signed with (the sending-domains module's, in production). */
+  dkimKeys?: DkimKeys;
   /** The built dashboard to serve under /app/ (default: dashboard/dist). */
   dashboardDir?: string;
+  /** The built browser SDK to serve under /sdk/ (default: sdk/dist). */
+  sdkDir?: string;
+  /** The agent the SES webhook reaches SNS through (`sns-peer.ts`: trusts the test's own SNS, and only that). */
+  snsAgent?: Agent;
 }
 
 /** The real app on a fresh database, with rate limits off unless the env turns them on. */
@@ -76,11 +84,11 @@ export async function startTestApp(env: Env = {}, options: TestAppOptions = {}):
     ...env,
   });
   const database = openDatabase(testDb.url, 5);
-  const services = createServices(database.db, config, config.jwtSecret!, { clock: options.clock });
-  // Like runtime.ts: with REDIS_URL, rate-limit counters live in Redis.
+  // Like runtime.ts: with REDIS_URL, rate-limit counters and send rates live in Redis.
   const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1, connectTimeout: 2000 }) : undefined;
   redis?.on('error', () => {});
-  const app = await buildApp({ config, logger: options.logger ?? createLogger('silent'), pool: database.pool, services, redis, dashboardDir: options.dashboardDir });
+  const services = createServices(database.db, config, config.jwtSecret!, { clock: options.clock, redis, snsAgent: options.snsAgent, dkimKeys: options.dkimKeys });
+  const app = await buildApp({ config, logger: options.logger ?? createLogger('silent'), pool: database.pool, services, redis, dashboardDir: options.dashboardDir, sdkDir: options.sdkDir });
   await options.beforeReady?.(app);
   await app.ready();
   return {

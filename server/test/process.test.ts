@@ -3,9 +3,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { lstat, mkdtemp, readdir, readFile, readlink, rm, writeFile } from 'node:fs/promises';
+import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createTransport } from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../src/db/embedded-postgres.js';
 
@@ -29,9 +31,9 @@ const grandchildren: number[] = [];
 const dataDirs: string[] = [];
 let dataDir: string;
 
-function startHerald(port: number, dir = dataDir): Herald {
+function startHerald(port: number, dir = dataDir, extraEnv: Record<string, string> = {}): Herald {
   const child = spawn(process.execPath, [MAIN, 'serve'], {
-    env: { PATH: process.env.PATH, DATA_DIR: dir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info' },
+    env: { PATH: process.env.PATH, DATA_DIR: dir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', ...extraEnv },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   spawned.push(child);
@@ -355,6 +357,29 @@ describe('herald serve', { timeout: 120_000 }, () => {
     await waitReady(winner);
     expect(occurrences(winner.stdout, 'shown once and never again')).toBe(1);
     expect(await stop(winner)).toEqual({ code: 0, signal: null });
+    expect(await settledProcessesOf(dir)).toEqual([]);
+  });
+
+  it('runs the inbound SMTP listener with SMTP_IN_PORT, relaying nothing, and closes it on SIGTERM', async () => {
+    const smtpPort = await freePort();
+    const dir = await newDataDir();
+    const herald = startHerald(await freePort(), dir, { SMTP_IN_PORT: String(smtpPort), SMTP_IN_HOST: '127.0.0.1' });
+    await waitReady(herald);
+    const transport = createTransport({ host: '127.0.0.1', port: smtpPort, secure: false, ignoreTLS: true });
+    await expect(transport.sendMail({ envelope: { from: '', to: 'someone@example.org' }, raw: 'Subject: hi\r\n\r\nhi\r\n' })).rejects.toMatchObject({
+      responseCode: 550,
+    });
+    expect(herald.stdout).toContain(`"smtpIn":"127.0.0.1:${smtpPort}"`);
+    expect(await stop(herald)).toEqual({ code: 0, signal: null });
+    const refused = await new Promise<string | undefined>((resolve) =>
+      connect(smtpPort, '127.0.0.1')
+        .on('connect', function (this: Socket) {
+          this.destroy();
+          resolve(undefined);
+        })
+        .on('error', (error: NodeJS.ErrnoException) => resolve(error.code)),
+    );
+    expect(refused).toBe('ECONNREFUSED');
     expect(await settledProcessesOf(dir)).toEqual([]);
   });
 });

@@ -115,6 +115,14 @@ export class Herald {
           params: { header: { 'idempotency-key': options.idempotencyKey ?? randomUUID() } },
         }),
       ),
+    /** Sends one email, with an Idempotency-Key as `send` does; the answer says `sent`, `queued`, `failed`, `refused` or `sandbox`. */
+    email: (body: Body<'/transactional/email', 'post'>, options: { idempotencyKey?: string } = {}) =>
+      unwrap(
+        this.api.POST('/transactional/email', {
+          body,
+          params: { header: { 'idempotency-key': options.idempotencyKey ?? randomUUID() } },
+        }),
+      ),
     list: (projectId: string, query: Query<'/transactional/sends/project/{projectId}', 'get'> = {}) =>
       unwrap(this.api.GET('/transactional/sends/project/{projectId}', { params: { path: { projectId }, query } })),
   };

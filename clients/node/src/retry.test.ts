@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Herald, HeraldError } from './index.js';
+import { retryingFetch } from './retry.js';
 
 interface Seen {
   method: string;
@@ -126,6 +127,16 @@ describe('on 502, 503 and 504', () => {
     script = [{ status: 502 }];
     await expect(create.herald.segments.create({ projectId: 'prj_1', name: 'S', filters: {} })).rejects.toMatchObject({ statusCode: 502 });
     expect(create.waits).toEqual([]);
+  });
+
+  it('retries any POST when the caller says its requests are safe to repeat (the browser SDK)', async () => {
+    const waits: number[] = [];
+    const send = retryingFetch((request) => fetch(request), async (ms) => void waits.push(ms), { repeatable: () => true });
+    script = [{ status: 503 }, { status: 200, body: { id: 'sub_1' } }];
+    const response = await send(new Request(`${baseUrl}/subscribers/tag`, { method: 'POST', body: '{"tags":["a"]}' }));
+    expect(response.status).toBe(200);
+    expect(waits).toEqual([500]);
+    expect(seen.map((s) => s.body)).toEqual(['{"tags":["a"]}', '{"tags":["a"]}']);
   });
 
   it('does not retry other errors', async () => {

@@ -10,6 +10,11 @@ export interface RetryOptions {
   gatewayBackoffMs?: number;
   /** The wait after a 429 that carries no Retry-After. Default 1000 ms. */
   defaultRetryAfterMs?: number;
+  /**
+   * Whether a request may be sent again after a 502/503/504 (its first attempt may have been carried out). Default: any
+   * method but POST, and a POST with an Idempotency-Key. The browser SDK, whose calls are all safe to repeat, says yes.
+   */
+  repeatable?: (request: Request) => boolean;
 }
 
 const GATEWAY = new Set([502, 503, 504]);
@@ -36,6 +41,7 @@ export function retryingFetch(fetchImpl: (request: Request) => Promise<Response>
   const maxGateway = options.maxGatewayRetries ?? 3;
   const gatewayBackoff = options.gatewayBackoffMs ?? 500;
   const defaultRetryAfter = options.defaultRetryAfterMs ?? 1000;
+  const repeatable = options.repeatable ?? safeToRepeat;
   return async (request: Request): Promise<Response> => {
     let rateLimited = 0;
     let gateway = 0;
@@ -49,7 +55,7 @@ export function retryingFetch(fetchImpl: (request: Request) => Promise<Response>
         // Spec 7.3: wait Retry-After and retry once; on another 429 double the wait (a longer Retry-After wins).
         wait = rateLimited === 0 ? told : Math.max(lastWait * 2, told);
         rateLimited++;
-      } else if (GATEWAY.has(response.status) && gateway < maxGateway && safeToRepeat(request)) {
+      } else if (GATEWAY.has(response.status) && gateway < maxGateway && repeatable(request)) {
         wait = retryAfterMs(response) ?? gatewayBackoff * 2 ** gateway;
         gateway++;
       }

@@ -1,5 +1,5 @@
 // A labelled form control with the API's 422 message for its field shown beside it (and announced).
-import { useId, type InputHTMLAttributes, type ReactNode, type SelectHTMLAttributes, type TextareaHTMLAttributes } from 'react';
+import { useId, type ComponentProps, type InputHTMLAttributes, type ReactNode, type SelectHTMLAttributes } from 'react';
 import { ApiError, belongsTo } from '../api/client';
 
 interface FieldProps {
@@ -77,7 +77,8 @@ export function SelectField({ label, field, error, hint, children, ...select }: 
   );
 }
 
-export function TextAreaField({ label, field, error, hint, ...textarea }: FieldProps & TextareaHTMLAttributes<HTMLTextAreaElement>) {
+/** `ref` reaches the textarea (an editor inserting at the cursor). */
+export function TextAreaField({ label, field, error, hint, ...textarea }: FieldProps & ComponentProps<'textarea'>) {
   return <Labelled label={label} field={field} error={error} hint={hint} control={(props) => <textarea {...props} {...textarea} />} />;
 }
 

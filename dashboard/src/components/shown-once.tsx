@@ -1,6 +1,6 @@
 // A secret the server shows once (an API key, an invitation link): a dialog that says so, with a copy button.
 import * as Dialog from '@radix-ui/react-dialog';
-import { useState } from 'react';
+import { useState, type ReactNode } from 'react';
 
 interface ShownOnceProps {
   /** The secret; the dialog is open while it is set. */
@@ -10,9 +10,11 @@ interface ShownOnceProps {
   copyLabel: string;
   testId: string;
   onClose: () => void;
+  /** Shown under the secret: what to do with it. */
+  children?: ReactNode;
 }
 
-export function ShownOnceDialog({ secret, title, warning, copyLabel, testId, onClose }: ShownOnceProps) {
+export function ShownOnceDialog({ secret, title, warning, copyLabel, testId, onClose, children }: ShownOnceProps) {
   const [copied, setCopied] = useState(false);
   const copy = async () => {
     if (secret === undefined) return;
@@ -29,6 +31,7 @@ export function ShownOnceDialog({ secret, title, warning, copyLabel, testId, onC
           <code className="secret" data-testid={testId}>
             {secret}
           </code>
+          {children}
           <div className="actions">
             <button type="button" onClick={() => void copy()}>
               {copied ? 'Copied' : copyLabel}

@@ -9,6 +9,7 @@ import { Confirm } from '../components/confirm';
 import { Field, FormError } from '../components/field';
 import { dateTime } from '../components/format';
 import { QueryState } from '../components/query-state';
+import { SdkSnippet } from '../components/sdk-snippet';
 import { ShownOnceDialog } from '../components/shown-once';
 
 type CreatedKey = Schemas['ApiKey'] & { key: string };
@@ -145,7 +146,9 @@ function CreateKey({ projectId }: { projectId: string }) {
         copyLabel="Copy secret"
         testId="api-key-secret"
         onClose={() => setCreated(undefined)}
-      />
+      >
+        {created?.scope === 'publishable' && <SdkSnippet projectId={projectId} publishableKey={created.key} />}
+      </ShownOnceDialog>
     </>
   );
 }

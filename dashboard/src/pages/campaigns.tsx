@@ -21,23 +21,36 @@ export type CampaignFilters = Pick<Query<'/campaigns/project/{projectId}', 'get'
 const STATUSES = everyValue<Campaign['status']>()('draft', 'scheduled', 'sending', 'sent', 'cancelled', 'failed', 'archived');
 const FINAL: readonly Campaign['status'][] = ['sent', 'cancelled', 'failed', 'archived'];
 
-/** Search parameters (or the filter form, named query.status …) as the list's query; anything unknown is dropped. */
-export function campaignFiltersFromSearch(search: Record<string, unknown>): CampaignFilters {
-  const value = (key: string) => {
-    const found = search[key] ?? search[`query.${key}`];
-    return typeof found === 'string' && found.trim() !== '' ? found.trim() : undefined;
-  };
-  const filters: CampaignFilters = {};
-  const status = value('status');
-  if (status && (STATUSES as readonly string[]).includes(status)) filters.status = status as Campaign['status'];
-  for (const key of ['q', 'from', 'to'] as const) {
-    const text = value(key);
-    if (text) filters[key] = text;
-  }
-  const page = Number(search.page);
-  if (Number.isInteger(page) && page > 1) filters.page = page;
-  return filters;
+/** A list's filters: those of push campaigns, and of email campaigns (whose statuses add paused). */
+export interface ListFilters<Status extends string> {
+  status?: Status;
+  q?: string;
+  from?: string;
+  to?: string;
+  page?: number;
 }
+
+/** Search parameters (or the filter form, named query.status …) as a list's query; anything unknown is dropped. */
+export function listFiltersFromSearch<Status extends string>(statuses: readonly Status[]) {
+  return (search: Record<string, unknown>): ListFilters<Status> => {
+    const value = (key: string) => {
+      const found = search[key] ?? search[`query.${key}`];
+      return typeof found === 'string' && found.trim() !== '' ? found.trim() : undefined;
+    };
+    const filters: ListFilters<Status> = {};
+    const status = value('status');
+    if (status && (statuses as readonly string[]).includes(status)) filters.status = status as Status;
+    for (const key of ['q', 'from', 'to'] as const) {
+      const text = value(key);
+      if (text) filters[key] = text;
+    }
+    const page = Number(search.page);
+    if (Number.isInteger(page) && page > 1) filters.page = page;
+    return filters;
+  };
+}
+
+export const campaignFiltersFromSearch: (search: Record<string, unknown>) => CampaignFilters = listFiltersFromSearch(STATUSES);
 
 export function CampaignsPage() {
   const { projectId } = useParams({ from: '/signed-in/projects/$projectId/campaigns/' });

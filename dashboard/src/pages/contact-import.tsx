@@ -2,23 +2,13 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useParams } from '@tanstack/react-router';
 import { useState, type FormEvent } from 'react';
-import { api, ApiError, unwrap, type Body } from '../api/client';
+import { api, unwrap, type Body } from '../api/client';
 import { useMembership } from '../auth/me';
 import { FormError, SelectField } from '../components/field';
+import { RowErrors, rowErrors } from '../components/row-errors';
 
 type ImportBody = Body<'/contacts/import', 'post'>;
 type UpsertBy = NonNullable<ImportBody['upsertBy']>;
-
-const ROW = /^rows\[(\d+)\]\.?(.*)$/;
-
-/** The 422 details that name a row, as {row, field, error}; the others stay for the form-level message. */
-export function rowErrors(error: unknown): { row: number; field: string; error: string }[] {
-  if (!(error instanceof ApiError) || error.status !== 422) return [];
-  return (error.details ?? []).flatMap((detail) => {
-    const match = ROW.exec(detail.field);
-    return match ? [{ row: Number(match[1]), field: match[2] || '(row)', error: detail.error }] : [];
-  });
-}
 
 async function upload(projectId: string, file: File, upsertBy: UpsertBy) {
   const text = await file.text();
@@ -99,29 +89,7 @@ export function ContactImportPage() {
         </p>
       )}
       {rows.length > 0 ? (
-        <div role="alert">
-          <p className="error">Nothing was imported: {rows.length} error(s) in the file.</p>
-          <table>
-            <caption className="visually-hidden">Errors by row</caption>
-            <thead>
-              <tr>
-                <th scope="col">{csv ? 'Line' : 'Row'}</th>
-                <th scope="col">Field</th>
-                <th scope="col">Error</th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((row) => (
-                <tr key={`${row.row}.${row.field}`}>
-                  {/* rows[0] is the first contact: line 2 of a CSV (after its header), row 1 of a JSON array. */}
-                  <td>{csv ? row.row + 2 : row.row + 1}</td>
-                  <td>{row.field}</td>
-                  <td>{row.error}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <RowErrors rows={rows} csv={csv} />
       ) : (
         <FormError error={run.error} fields={['upsertBy']} />
       )}

@@ -1,4 +1,4 @@
-// One project: its tabs (settings, API keys, subscribers) and its settings form.
+// One project: its tabs (settings, API keys, sending domains, subscribers…) and its settings form.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, Outlet, useParams } from '@tanstack/react-router';
 import { useState, type FormEvent } from 'react';
@@ -8,6 +8,7 @@ import { Confirm } from '../components/confirm';
 import { ErrorMessage } from '../components/query-state';
 import { Field, FormError, TextAreaField } from '../components/field';
 import { QueryState } from '../components/query-state';
+import { SdkSnippet } from '../components/sdk-snippet';
 
 export function useProject(projectId: string) {
   return useQuery({ queryKey: ['project', projectId], queryFn: () => unwrap(api.GET('/projects/{id}', { params: { path: { id: projectId } } })) });
@@ -31,14 +32,29 @@ export function ProjectLayout() {
             <Link to="/projects/$projectId/keys" params={{ projectId }} activeProps={{ 'aria-current': 'page' }}>
               API keys
             </Link>
+            <Link to="/projects/$projectId/domains" params={{ projectId }} activeProps={{ 'aria-current': 'page' }}>
+              Sending domains
+            </Link>
+            <Link to="/projects/$projectId/email-provider" params={{ projectId }} activeProps={{ 'aria-current': 'page' }}>
+              Email provider
+            </Link>
+            <Link to="/projects/$projectId/suppressions" params={{ projectId }} activeProps={{ 'aria-current': 'page' }}>
+              Suppressions
+            </Link>
             <Link to="/projects/$projectId/subscribers" params={{ projectId }} activeProps={{ 'aria-current': 'page' }}>
               Subscribers
             </Link>
             <Link to="/projects/$projectId/campaigns" params={{ projectId }} activeProps={{ 'aria-current': 'page' }}>
               Campaigns
             </Link>
+            <Link to="/projects/$projectId/email-campaigns" params={{ projectId }} activeProps={{ 'aria-current': 'page' }}>
+              Email campaigns
+            </Link>
             <Link to="/projects/$projectId/segments" params={{ projectId }} activeProps={{ 'aria-current': 'page' }}>
               Segments
+            </Link>
+            <Link to="/projects/$projectId/email-templates" params={{ projectId }} activeProps={{ 'aria-current': 'page' }}>
+              Email templates
             </Link>
             <Link to="/projects/$projectId/import" params={{ projectId }} activeProps={{ 'aria-current': 'page' }}>
               Import contacts
@@ -189,6 +205,7 @@ function SettingsForm({ project, saved, setSaved }: { project: Project; saved: b
           hint="One origin a line (scheme://host[:port]) whose pages may use a publishable key. Empty: any origin."
         />
         {isAdmin && <IdentitySecret projectId={project.id} />}
+        <SdkSnippet projectId={project.id} />
       </fieldset>
       <FormError error={error} fields={SETTINGS_FIELDS} />
       {saved && (

@@ -2,7 +2,7 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate, useParams, useSearch } from '@tanstack/react-router';
 import { useState, type FormEvent } from 'react';
-import { api, unwrap, type Schemas } from '../api/client';
+import { api, ApiError, unwrap, type Schemas } from '../api/client';
 import { useMembership } from '../auth/me';
 import { Confirm } from '../components/confirm';
 import { Field, FormError, SelectField } from '../components/field';
@@ -10,8 +10,21 @@ import { dateTime } from '../components/format';
 import { Pagination } from '../components/pagination';
 import { ErrorMessage, QueryState } from '../components/query-state';
 import { BROWSERS, filtersFromForm, OSES, PLATFORMS, STATUSES } from './subscriber-filters';
+import { REASON_LABEL } from './suppressions';
 
 type Subscriber = Schemas['Subscriber'];
+type SubscriberEvent = Schemas['SubscriberEvent'];
+
+const EVENT_LABEL: Record<SubscriberEvent['type'], string> = {
+  delivered: 'Delivered',
+  opened: 'Opened',
+  clicked: 'Clicked',
+  dismissed: 'Dismissed',
+  unsubscribed: 'Unsubscribed',
+  complained: 'Marked as spam',
+  bounced: 'Bounced',
+  soft_bounced: 'Soft bounce',
+};
 
 export function SubscribersPage() {
   const { projectId } = useParams({ from: '/signed-in/projects/$projectId/subscribers/' });
@@ -185,7 +198,6 @@ export function SubscriberPage() {
                   ['Status', s.status],
                   ['Token', s.token],
                   ['External id', s.externalId],
-                  ['Email', s.email ? `${s.email} (${s.emailStatus})` : null],
                   ['Phone', s.phone],
                   ['Channels', [s.endpoint && 'push', s.email && 'email', s.phone && 'sms'].filter(Boolean).join(', ')],
                   ['Platform', s.platform],
@@ -210,6 +222,7 @@ export function SubscriberPage() {
                 </div>
               ))}
             </dl>
+            {s.email && <SubscriberEmail projectId={projectId} subscriberId={s.id} email={s.email} emailStatus={s.emailStatus} />}
             <Tags subscriber={s} canWrite={canWrite} />
             <h3>Attributes</h3>
             {Object.keys(s.attributes).length === 0 ? <p className="muted">None.</p> : <pre className="json">{JSON.stringify(s.attributes, null, 2)}</pre>}
@@ -223,6 +236,138 @@ export function SubscriberPage() {
                 onConfirm={remove}
               />
             )}
+          </>
+        )}
+      </QueryState>
+    </section>
+  );
+}
+
+/** The subscriber's address, its emailStatus and whether the project's suppression list holds it (a 404 says not). */
+function SubscriberEmail({
+  projectId,
+  subscriberId,
+  email,
+  emailStatus,
+}: {
+  projectId: string;
+  subscriberId: string;
+  email: string;
+  emailStatus: Subscriber['emailStatus'];
+}) {
+  const suppression = useQuery({
+    queryKey: ['suppression', projectId, email.toLowerCase()],
+    queryFn: () =>
+      unwrap(api.GET('/projects/{projectId}/suppressions/{email}', { params: { path: { projectId, email } } })).catch((error: unknown) => {
+        if (error instanceof ApiError && error.status === 404) return null;
+        throw error;
+      }),
+  });
+  return (
+    <section aria-labelledby="subscriber-email-title">
+      <h3 id="subscriber-email-title">Email</h3>
+      <dl className="details">
+        <div>
+          <dt>Address</dt>
+          <dd>{email}</dd>
+        </div>
+        <div>
+          <dt>Email status</dt>
+          <dd>{emailStatus}</dd>
+        </div>
+        <div>
+          <dt>Suppression list</dt>
+          <dd>
+            <QueryState query={suppression}>
+              {(found) =>
+                found ? (
+                  <>
+                    Suppressed: {REASON_LABEL[found.reason]}, {found.source ?? 'unknown source'}, {dateTime(found.suppressedAt)}.{' '}
+                    <Link to="/projects/$projectId/suppressions" params={{ projectId }} search={{ q: found.email }}>
+                      See it in the list
+                    </Link>
+                  </>
+                ) : (
+                  'Not suppressed.'
+                )
+              }
+            </QueryState>
+          </dd>
+        </div>
+      </dl>
+      <p className="hint">Email deliveries are listed under Recent sends with the channel email.</p>
+      <DeliveryEvents projectId={projectId} subscriberId={subscriberId} channel="email" title="Email events" />
+    </section>
+  );
+}
+
+/** What the event says beyond its type: the URL of a click, the code and diagnostic of a bounce. */
+function eventDetail(event: SubscriberEvent): string {
+  if (event.url) return event.url;
+  return [event.bounceCode, event.diagnostic].filter(Boolean).join(': ') || '—';
+}
+
+/**
+ * What happened to what was sent to this subscriber on one channel, newest first: every open and click (a later one
+ * of the same message marked as a repeat, a likely proxy or scanner marked as a machine), bounces, complaints.
+ */
+function DeliveryEvents({ projectId, subscriberId, channel, title }: { projectId: string; subscriberId: string; channel: SubscriberEvent['channel']; title: string }) {
+  const [page, setPage] = useState(1);
+  const events = useQuery({
+    queryKey: ['subscriber-events', subscriberId, channel, page],
+    queryFn: () => unwrap(api.GET('/subscribers/{id}/events', { params: { path: { id: subscriberId }, query: { channel, page, pageSize: 10 } } })),
+    placeholderData: keepPreviousData,
+  });
+  const titleId = `${channel}-events-title`;
+  return (
+    <section aria-labelledby={titleId}>
+      <h4 id={titleId}>{title}</h4>
+      <QueryState
+        query={events}
+        isEmpty={(list) => list.total === 0}
+        empty={<p className="muted">Nothing yet: deliveries, opens, clicks, bounces and complaints will show here.</p>}
+      >
+        {(list) => (
+          <>
+            <table>
+              <caption className="visually-hidden">{title}</caption>
+              <thead>
+                <tr>
+                  <th scope="col">When</th>
+                  <th scope="col">Event</th>
+                  <th scope="col">Message</th>
+                  <th scope="col">Link or detail</th>
+                  <th scope="col">Flags</th>
+                </tr>
+              </thead>
+              <tbody>
+                {list.data.map((event, index) => (
+                  <tr key={`${event.occurredAt}-${index}`}>
+                    <td>{dateTime(event.occurredAt)}</td>
+                    <td>{EVENT_LABEL[event.type]}</td>
+                    <td>
+                      {event.source === 'transactional' ? (
+                        'Transactional'
+                      ) : event.campaignId && (event.channel === 'push' || event.channel === 'email') ? (
+                        <CampaignLink projectId={projectId} channel={event.channel} campaignId={event.campaignId} name={event.campaignName} />
+                      ) : (
+                        (event.campaignName ?? 'Campaign (deleted)')
+                      )}
+                    </td>
+                    <td className="event-detail">{eventDetail(event)}</td>
+                    <td>
+                      {!event.machine && !event.repeat && '—'}
+                      {event.machine && <span className="badge machine">Machine</span>} {event.repeat && <span className="badge">Repeat</span>}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+            <p className="hint">
+              Machine: likely a privacy proxy (Apple Mail fetches images as mail arrives) or a link scanner, not the person. Repeat: a later open or
+              click of the same message; only the first one is counted.
+            </p>
+            <Pagination page={list.page} pageSize={list.pageSize} total={list.total} onPage={setPage} label={`${title} pages`} />
           </>
         )}
       </QueryState>
@@ -318,10 +463,10 @@ function RecentSends({ projectId, subscriberId }: { projectId: string; subscribe
                   <tr key={send.messageId}>
                     <td>{dateTime(send.createdAt)}</td>
                     <td>
-                      {send.campaignId ? (
-                        <Link to="/projects/$projectId/campaigns/$campaignId" params={{ projectId, campaignId: send.campaignId }}>
-                          {send.campaignName ?? 'Campaign'}
-                        </Link>
+                      {send.campaignId && (send.channel === 'push' || send.channel === 'email') ? (
+                        <CampaignLink projectId={projectId} channel={send.channel} campaignId={send.campaignId} name={send.campaignName} />
+                      ) : send.campaignId ? (
+                        (send.campaignName ?? 'Campaign')
                       ) : (
                         'Transactional'
                       )}
@@ -338,5 +483,18 @@ function RecentSends({ projectId, subscriberId }: { projectId: string; subscribe
         )}
       </QueryState>
     </section>
+  );
+}
+
+/** A campaign's name linked to its page: push and email campaigns each have their own. */
+function CampaignLink({ projectId, channel, campaignId, name }: { projectId: string; channel: 'push' | 'email'; campaignId: string; name: string | null }) {
+  return channel === 'email' ? (
+    <Link to="/projects/$projectId/email-campaigns/$campaignId" params={{ projectId, campaignId }}>
+      {name ?? 'Email campaign'}
+    </Link>
+  ) : (
+    <Link to="/projects/$projectId/campaigns/$campaignId" params={{ projectId, campaignId }}>
+      {name ?? 'Campaign'}
+    </Link>
   );
 }

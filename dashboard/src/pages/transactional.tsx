@@ -9,22 +9,40 @@ import { Pagination } from '../components/pagination';
 import { QueryState } from '../components/query-state';
 
 type SendQuery = Query<'/transactional/sends/project/{projectId}', 'get'>;
-export type SendFilters = Pick<SendQuery, 'reason' | 'delivered' | 'from' | 'to' | 'page'>;
+export type SendFilters = Pick<SendQuery, 'channel' | 'reason' | 'delivered' | 'from' | 'to' | 'page'>;
+type Send = Schemas['TransactionalSend'];
 
-const REASONS = everyValue<NonNullable<Schemas['TransactionalSend']['reason']>>()(
+const CHANNELS = everyValue<NonNullable<SendQuery['channel']>>()('push', 'email');
+
+const REASONS = everyValue<NonNullable<Send['reason']>>()(
   'subscriber_not_found',
   'subscriber_unsubscribed',
   'subscriber_inactive',
+  'recipient_bounced',
+  'recipient_complained',
+  'recipient_unsubscribed',
+  'recipient_suppressed',
+  'template_not_found',
+  'template_variables_missing',
+  'template_render_failed',
   'frequency_capped',
   'quiet_hours',
+  'monthly_cap_reached',
+  'sandbox_limit_reached',
   'provider_error',
+  'provider_not_configured',
   'payload_too_large',
   'sandbox',
 );
 
+/** A push says whether it was delivered; an email, what became of it (sent is not delivered yet). */
+const outcomeOf = ({ outcome }: Send) => ('status' in outcome ? outcome.status : outcome.delivered ? 'delivered' : 'not delivered');
+
 /** Search parameters (or the filter form) as the log's query; anything unknown is dropped. */
 export function sendFiltersFromSearch(search: Record<string, unknown>): SendFilters {
   const filters: SendFilters = {};
+  const channel = String(search.channel ?? search['query.channel'] ?? '');
+  if ((CHANNELS as readonly string[]).includes(channel)) filters.channel = channel as SendFilters['channel'];
   const reason = String(search.reason ?? search['query.reason'] ?? '');
   if ((REASONS as readonly string[]).includes(reason)) filters.reason = reason as SendFilters['reason'];
   const delivered = String(search.delivered ?? search['query.delivered'] ?? '');
@@ -57,10 +75,16 @@ export function TransactionalPage() {
     <section aria-labelledby="sends-title">
       <h2 id="sends-title">Transactional sends</h2>
       <form className="card filters" onSubmit={apply} aria-label="Filters" key={JSON.stringify(filters)}>
+        <SelectField label="Channel" field="query.channel" error={sends.error} defaultValue={filters.channel ?? ''}>
+          <option value="">any</option>
+          {CHANNELS.map((channel) => (
+            <option key={channel}>{channel}</option>
+          ))}
+        </SelectField>
         <SelectField label="Outcome" field="query.delivered" error={sends.error} defaultValue={filters.delivered ?? ''}>
           <option value="">any</option>
-          <option value="true">delivered</option>
-          <option value="false">not delivered</option>
+          <option value="true">went (push delivered, email sent)</option>
+          <option value="false">did not go</option>
         </SelectField>
         <SelectField label="Reason" field="query.reason" error={sends.error} defaultValue={filters.reason ?? ''}>
           <option value="">any</option>
@@ -102,7 +126,7 @@ export function TransactionalPage() {
                         .map(([key, value]) => `${key}: ${value}`)
                         .join(', ') || '(deleted subscriber)'}
                     </td>
-                    <td>{send.outcome.delivered ? 'delivered' : 'not delivered'}{send.sandbox ? ' (sandbox)' : ''}</td>
+                    <td>{outcomeOf(send)}{send.sandbox && outcomeOf(send) !== 'sandbox' ? ' (sandbox)' : ''}</td>
                     <td>{send.reason ?? '—'}</td>
                     <td>{send.channel}</td>
                   </tr>

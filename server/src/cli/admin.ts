@@ -7,12 +7,15 @@ import { ApiKeyService } from '../modules/api-keys/api-key.service.js';
 import { hashPassword } from '../modules/auth/password.js';
 import * as users from '../modules/auth/user.repository.js';
 import * as orgs from '../modules/organizations/organization.repository.js';
+import { ChannelConfigService } from '../modules/channels/channel-config.service.js';
+import type { Keyring } from '../modules/channels/secret-keyring.js';
+import { resealPrivateKeys } from '../modules/email-domains/email-domain.service.js';
 import { ProjectService } from '../modules/projects/project.service.js';
 import { ROLES, type Role } from '../modules/tenancy.js';
 import { newId } from '../shared/ids.js';
 import { randomToken } from '../shared/secrets.js';
 
-export const ADMIN_USAGE = `Usage: herald admin <command> [options]   (prints JSON)
+const ADMIN_USAGE = `Usage: herald admin <command> [options]   (prints JSON)
 
   create-user     --email E [--password P] [--name N]       a password is generated when omitted
   create-org      --name N --owner EMAIL
@@ -20,6 +23,11 @@ export const ADMIN_USAGE = `Usage: herald admin <command> [options]   (prints JS
   create-project  --org ORG_ID --name N [--domain example.com]
   create-api-key  --project PROJECT_ID --mode live|test [--scope server|publishable] [--name N]
   set-rate-limit  --project PROJECT_ID [--default N] [--ingest N] [--transactional N]
+  set-plan        --org ORG_ID [--plan NAME] [--monthly-email-cap N|unlimited]
+                                                            emails per calendar month (UTC) across its projects
+  rotate-secret-key                                         reseals channel credentials and sending domains' DKIM keys
+                                                            under HERALD_SECRET_KEY; HERALD_SECRET_KEY_PREVIOUS holds
+                                                            the key they were sealed with
 `;
 
 class UsageError extends Error {}
@@ -34,6 +42,12 @@ function positive(value: string | undefined, name: string): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1) throw new UsageError(`--${name} must be a positive integer`);
+  return n;
+}
+
+function nonNegative(value: string, name: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new UsageError(`--${name} must be a whole number of emails, or unlimited`);
   return n;
 }
 
@@ -69,10 +83,12 @@ const options = {
   default: { type: 'string' },
   ingest: { type: 'string' },
   transactional: { type: 'string' },
+  plan: { type: 'string' },
+  'monthly-email-cap': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-async function execute(db: Db, command: string, v: Record<string, string | undefined>): Promise<unknown> {
+async function execute(db: Db, keyring: Keyring, command: string, v: Record<string, string | undefined>): Promise<unknown> {
   switch (command) {
     case 'create-user': {
       const email = required(v, 'email');
@@ -101,7 +117,7 @@ async function execute(db: Db, command: string, v: Record<string, string | undef
       return { organizationId: orgId, userId: user.id, role };
     }
     case 'create-project':
-      return new ProjectService(db).create((await organizationById(db, required(v, 'org'))).id, {
+      return new ProjectService(db, keyring).create((await organizationById(db, required(v, 'org'))).id, {
         name: required(v, 'name'),
         ...(v.domain && { emailConfig: { domain: v.domain.toLowerCase() } }),
       });
@@ -126,16 +142,29 @@ async function execute(db: Db, command: string, v: Record<string, string | undef
             .filter(([, n]) => n !== undefined),
         ),
       };
-      await new ProjectService(db).setRateLimits(project.organizationId, project.id, rateLimits);
+      await new ProjectService(db, keyring).setRateLimits(project.organizationId, project.id, rateLimits);
       return { projectId: project.id, rateLimits };
     }
+    case 'set-plan': {
+      const org = await organizationById(db, required(v, 'org'));
+      const cap = v['monthly-email-cap'];
+      const change = {
+        ...(v.plan !== undefined && { plan: v.plan }),
+        ...(cap !== undefined && { monthlyEmailCap: cap === 'unlimited' ? null : nonNegative(cap, 'monthly-email-cap') }),
+      };
+      if (Object.keys(change).length === 0) throw new UsageError('give --plan, --monthly-email-cap or both');
+      const [row] = await db.update(organizations).set(change).where(eq(organizations.id, org.id)).returning();
+      return { organizationId: row!.id, plan: row!.plan, monthlyEmailCap: row!.monthlyEmailCap };
+    }
+    case 'rotate-secret-key':
+      return { resealed: (await new ChannelConfigService(db, keyring).rotate()) + (await resealPrivateKeys(db, keyring)) };
     default:
       throw new UsageError(`unknown admin command: ${command}`);
   }
 }
 
 /** Runs one admin command and returns the process exit code. */
-export async function runAdminCommand(db: Db, argv: string[]): Promise<number> {
+export async function runAdminCommand(db: Db, keyring: Keyring, argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   try {
     const { values } = parseArgs({ args: rest, options, strict: true });
@@ -144,7 +173,7 @@ export async function runAdminCommand(db: Db, argv: string[]): Promise<number> {
       (command ? process.stdout : process.stderr).write(ADMIN_USAGE);
       return command ? 0 : 2;
     }
-    const result = await execute(db, command, values as Record<string, string | undefined>);
+    const result = await execute(db, keyring, command, values as Record<string, string | undefined>);
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     return 0;
   } catch (error) {

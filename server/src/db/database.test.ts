@@ -8,7 +8,10 @@ import { buildApp } from '../http/app.js';
 import { WORKER_SCHEMA } from '../jobs/worker.js';
 import { createLogger } from '../logger.js';
 import { resolveJwtSecret } from '../modules/auth/jwt-secret.js';
+import { createKeyring } from '../modules/channels/secret-keyring.js';
 import { bootstrapFirstRun } from '../modules/organizations/bootstrap.js';
+
+const NO_SECRET_KEY = { current: undefined, previous: undefined };
 import { migrateAll } from '../runtime.js';
 import { createServices } from '../services.js';
 import { openDatabase, pendingMigrations, type Database } from './database.js';
@@ -183,7 +186,7 @@ describe('first run', () => {
     const database = await freshDatabase();
     const services = createServices(database.db, loadConfig({ JWT_TTL: '60' }), secret);
 
-    const firstRun = await bootstrapFirstRun(database.db, { email: undefined, password: undefined });
+    const firstRun = await bootstrapFirstRun(database.db, createKeyring(database.db, NO_SECRET_KEY), { email: undefined, password: undefined });
     expect(firstRun).toBeDefined();
     expect(firstRun!.email).toBe('admin@localhost');
     expect(firstRun!.generatedPassword).toEqual(expect.any(String));
@@ -206,8 +209,8 @@ describe('first run', () => {
     expect(stored).not.toContain(firstRun!.testKey);
     expect(stored).not.toContain(firstRun!.publishableKey);
 
-    expect(await bootstrapFirstRun(database.db, { email: undefined, password: undefined })).toBeUndefined();
-    expect(await bootstrapFirstRun(database.db, { email: 'other@example.com', password: 'another password' })).toBeUndefined();
+    expect(await bootstrapFirstRun(database.db, createKeyring(database.db, NO_SECRET_KEY), { email: undefined, password: undefined })).toBeUndefined();
+    expect(await bootstrapFirstRun(database.db, createKeyring(database.db, NO_SECRET_KEY), { email: 'other@example.com', password: 'another password' })).toBeUndefined();
     expect(await countsOf(database)).toEqual({ users: 1, organizations: 1, memberships: 1, projects: 1, apiKeys: 3 });
   });
 
@@ -216,7 +219,7 @@ describe('first run', () => {
     const services = createServices(database.db, loadConfig({ JWT_TTL: '60' }), secret);
     const config = loadConfig({ ADMIN_EMAIL: 'ops@example.com', ADMIN_PASSWORD: 'operator password 1' });
 
-    const firstRun = await bootstrapFirstRun(database.db, { email: config.adminEmail, password: config.adminPassword });
+    const firstRun = await bootstrapFirstRun(database.db, createKeyring(database.db, NO_SECRET_KEY), { email: config.adminEmail, password: config.adminPassword });
     expect(firstRun).toMatchObject({ email: 'ops@example.com', generatedPassword: undefined });
     const login = await services.auth.login('ops@example.com', 'operator password 1');
     expect(login.user.email).toBe('ops@example.com');
@@ -226,7 +229,7 @@ describe('first run', () => {
   it('creates exactly one owner when several instances start at once', async () => {
     const database = await freshDatabase();
     const results = await Promise.all(
-      [1, 2, 3].map(() => bootstrapFirstRun(database.db, { email: undefined, password: undefined })),
+      [1, 2, 3].map(() => bootstrapFirstRun(database.db, createKeyring(database.db, NO_SECRET_KEY), { email: undefined, password: undefined })),
     );
     expect(results.filter(Boolean)).toHaveLength(1);
     expect(await countsOf(database)).toEqual({ users: 1, organizations: 1, memberships: 1, projects: 1, apiKeys: 3 });

@@ -53,18 +53,32 @@ async function postgresUser(): Promise<RunAs> {
  * kernel's (a reach count by tags at 1M: 350–440 → 250–340 ms, docs/PERFORMANCE.md "Reach"). A quarter of the
  * memory, the usual advice, at most 1 GB; the memory a container is limited to counts, not the host's.
  */
-export function sharedBuffersMb(): number {
+function sharedBuffersMb(): number {
   const limit = process.constrainedMemory?.() || Infinity;
   const memory = Math.min(totalmem(), limit);
   return Math.max(128, Math.min(1024, Math.floor(memory / 4 / 2 ** 20)));
 }
 
+/**
+ * A port free now, for a server started later. Taken below the kernel's ephemeral range where there is room: a port
+ * from listen(0) is one outgoing connections and other listen(0) callers draw from too, so it can be gone by the time
+ * PostgreSQL (or a test's server) binds it.
+ */
 export async function freePort(): Promise<number> {
+  const [low] = (await readFile('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').catch(() => '0')).trim().split(/\s+/).map(Number);
+  for (let attempt = 0; low > 12_000 && attempt < 50; attempt++) {
+    const port = 10_000 + Math.floor(Math.random() * (low - 10_000));
+    if (await listenOnce(port).catch(() => 0)) return port;
+  }
+  return listenOnce(0);
+}
+
+function listenOnce(port: number): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.unref();
     server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
+    server.listen(port, '127.0.0.1', () => {
       const address = server.address();
       server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
     });

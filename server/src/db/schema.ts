@@ -1,6 +1,6 @@
 // The Drizzle schema: every table Herald owns. drizzle-kit generates the SQL migrations in server/migrations from it.
 import { sql, type SQL } from 'drizzle-orm';
-import { type AnyPgColumn, bigint, boolean, index, integer, jsonb, pgEnum, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { type AnyPgColumn, bigint, boolean, check, date, index, integer, jsonb, pgEnum, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 
 const timestamps = {
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
@@ -27,8 +27,28 @@ export const users = pgTable(
 export const organizations = pgTable('organizations', {
   id: text('id').primaryKey(),
   name: text('name').notNull(),
+  /** The operator's name for what the organization may do (`herald admin set-plan`). */
+  plan: text('plan').notNull().default('self-hosted'),
+  /** Emails its projects may send per calendar month (UTC), sandbox aside; null: no cap. */
+  monthlyEmailCap: integer('monthly_email_cap'),
   ...timestamps,
 });
+
+/** Emails an organization's projects sent (handed to a provider) per calendar month, UTC: its monthly cap's counter. */
+export const emailUsage = pgTable(
+  'email_usage',
+  {
+    organizationId: text('organization_id')
+      .notNull()
+      .references(() => organizations.id, { onDelete: 'cascade' }),
+    /** The first day of the month. */
+    month: date('month').notNull(),
+    sent: integer('sent').notNull().default(0),
+    /** What the last reservation granted: the upsert reports it (RETURNING sees only the new row). */
+    lastGranted: integer('last_granted').notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.organizationId, t.month] })],
+);
 
 export const memberships = pgTable(
   'memberships',
@@ -61,11 +81,23 @@ export interface ProjectSettings {
   [key: string]: unknown;
 }
 
-export interface DeliveryPolicy {
-  /** At most `max` pushes per subscriber in any `windowSeconds`. */
+/** Limits one channel's sends obey, per recipient: a device for push, an address for email, SMS and WhatsApp. */
+export interface ChannelDeliveryPolicy {
+  /** At most `max` messages of the channel per recipient in any `windowSeconds`. */
   frequencyCap?: { max: number; windowSeconds: number } | null;
   /** Local times `HH:mm` in the subscriber's time zone; the window may wrap midnight (22:00–07:00). */
   quietHours?: { start: string; end: string } | null;
+}
+
+/** Push's policy (the fields it has always had), and each other channel's own under `channels`. */
+export interface DeliveryPolicy extends ChannelDeliveryPolicy {
+  channels?: { [C in Exclude<Channel, 'push'>]?: ChannelDeliveryPolicy | null } | undefined;
+}
+
+/** The policy `channel` obeys under a project's delivery policy. */
+export function channelPolicy(policy: DeliveryPolicy | undefined, channel: Channel): ChannelDeliveryPolicy | undefined {
+  if (channel === 'push') return policy;
+  return policy?.channels?.[channel] ?? undefined;
 }
 
 export const projects = pgTable(
@@ -76,15 +108,88 @@ export const projects = pgTable(
       .notNull()
       .references(() => organizations.id, { onDelete: 'cascade' }),
     name: text('name').notNull(),
-    emailDomain: text('email_domain'),
     settings: jsonb('settings').$type<ProjectSettings>().notNull().default({}),
-    vapidPublicKey: text('vapid_public_key').notNull(),
-    vapidPrivateKey: text('vapid_private_key').notNull(),
     /** Key of the identity verification HMAC; generated on first read for projects made before it existed. */
     identitySecret: text('identity_secret'),
     ...timestamps,
   },
   (t) => [index('projects_organization_idx').on(t.organizationId)],
+);
+
+/** The channels Herald sends on; a message has one. */
+export const CHANNELS = ['push', 'email', 'sms', 'whatsapp'] as const;
+export type Channel = (typeof CHANNELS)[number];
+export const channelEnum = pgEnum('channel', CHANNELS);
+
+/**
+ * A project's provider of one channel: the provider's name, its settings (readable, e.g. the VAPID public key) and
+ * its credentials, a JSON object sealed with HERALD_SECRET_KEY (`shared/secret-box.ts`), never returned by the API.
+ */
+export const channelConfigs = pgTable(
+  'channel_configs',
+  {
+    projectId: text('project_id')
+      .notNull()
+      .references(() => projects.id, { onDelete: 'cascade' }),
+    channel: channelEnum('channel').notNull(),
+    provider: text('provider').notNull(),
+    settings: jsonb('settings').$type<Record<string, unknown>>().notNull().default({}),
+    credentials: text('credentials').notNull(),
+    ...timestamps,
+  },
+  (t) => [primaryKey({ columns: [t.projectId, t.channel] })],
+);
+
+/**
+ * A sending domain's state (docs/CONTEXT.md, "Sending domains"): `pending` until its ownership and DKIM records are
+ * found, `verified`, or `failing` — verified once, its records since found missing or changed. Only `verified` sends.
+ */
+export const EMAIL_DOMAIN_STATUSES = ['pending', 'verified', 'failing'] as const;
+export type EmailDomainStatus = (typeof EMAIL_DOMAIN_STATUSES)[number];
+export const emailDomainStatusEnum = pgEnum('email_domain_status', EMAIL_DOMAIN_STATUSES);
+
+/** The records a verification checks; the SPF and DMARC records are advice and never checked. */
+export const CHECKED_RECORDS = ['ownership', 'dkim', 'dkim_ed25519'] as const;
+export type CheckedRecord = (typeof CHECKED_RECORDS)[number];
+export const RECORD_PROBLEMS = ['missing', 'wrong_value', 'lookup_failed'] as const;
+
+/** What the last check found wrong with one record, at `name`. */
+export interface DomainRecordProblem {
+  record: CheckedRecord;
+  name: string;
+  problem: (typeof RECORD_PROBLEMS)[number];
+}
+
+/**
+ * A domain a project sends email from, with its DKIM keys: the public halves as published (base64), the private
+ * ones PEM in one JSON object `{rsa, ed25519?}` sealed with HERALD_SECRET_KEY like channel credentials.
+ */
+export const emailDomains = pgTable(
+  'email_domains',
+  {
+    id: text('id').primaryKey(),
+    projectId: text('project_id')
+      .notNull()
+      .references(() => projects.id, { onDelete: 'cascade' }),
+    /** Lower-case, IDN in A-labels (xn--…). */
+    domain: text('domain').notNull(),
+    status: emailDomainStatusEnum('status').notNull().default('pending'),
+    /** Published as `herald-verification=<token>` at `_herald.<domain>`. */
+    ownershipToken: text('ownership_token').notNull(),
+    dkimSelector: text('dkim_selector').notNull(),
+    /** RSA 2048, base64 SubjectPublicKeyInfo DER: the record's `p=`. */
+    dkimPublicKey: text('dkim_public_key').notNull(),
+    ed25519Selector: text('ed25519_selector'),
+    /** The raw 32-byte Ed25519 key, base64 (RFC 8463). */
+    ed25519PublicKey: text('ed25519_public_key'),
+    privateKeys: text('private_keys').notNull(),
+    problems: jsonb('problems').$type<DomainRecordProblem[]>().notNull().default([]),
+    /** When it last became verified. */
+    verifiedAt: timestamp('verified_at', { withTimezone: true }),
+    lastCheckedAt: timestamp('last_checked_at', { withTimezone: true }),
+    ...timestamps,
+  },
+  (t) => [uniqueIndex('email_domains_project_domain_key').on(t.projectId, t.domain)],
 );
 
 export const apiKeys = pgTable(
@@ -159,6 +264,7 @@ export const SUBSCRIBER_OSES = ['macOS', 'Windows', 'iOS', 'Android'] as const;
 export const SUBSCRIBER_STATUSES = ['active', 'inactive', 'unsubscribed'] as const;
 /** One email state: none (no address), active, verified, unsubscribed, bounced, complained. */
 export const EMAIL_STATUSES = ['none', 'active', 'verified', 'unsubscribed', 'bounced', 'complained'] as const;
+export type EmailStatus = (typeof EMAIL_STATUSES)[number];
 
 export const subscriberPlatformEnum = pgEnum('subscriber_platform', SUBSCRIBER_PLATFORMS);
 export const subscriberBrowserEnum = pgEnum('subscriber_browser', SUBSCRIBER_BROWSERS);
@@ -235,6 +341,43 @@ export const subscribers = pgTable(
   ],
 );
 
+/**
+ * What Herald knows of an address as a person's way in on a channel, whatever the devices carrying it:
+ * - `reachable`: nothing stops a send (an address without a row is reachable too);
+ * - `opted_out`: the person asked for no more (an SMS STOP, a WhatsApp block, an email unsubscribe or complaint);
+ * - `unreachable`: the provider says the address cannot be reached (a hard bounce, a number that does not exist).
+ */
+export const ADDRESS_STATUSES = ['reachable', 'opted_out', 'unreachable'] as const;
+export type AddressStatus = (typeof ADDRESS_STATUSES)[number];
+export const addressStatusEnum = pgEnum('address_status', ADDRESS_STATUSES);
+
+/**
+ * Reachability per address (email lower-cased, phone numbers E.164) and channel: email, SMS and WhatsApp reach
+ * people by address, so what one address says holds for every subscriber carrying it. A push device's own
+ * reachability stays on its subscriber row (`status`).
+ */
+export const channelAddresses = pgTable(
+  'channel_addresses',
+  {
+    projectId: text('project_id')
+      .notNull()
+      .references(() => projects.id, { onDelete: 'cascade' }),
+    /** Addresses of sandbox subscribers are apart from live ones, as their subscribers are. */
+    sandbox: boolean('sandbox').notNull(),
+    channel: channelEnum('channel').notNull(),
+    address: text('address').notNull(),
+    status: addressStatusEnum('status').notNull().default('reachable'),
+    /** Why the status last changed, e.g. `sms_stop`, `hard_bounce`, or the provider's code. */
+    statusReason: text('status_reason'),
+    /** Who said so: the provider (`provider`), the person (`recipient`), a member or key (`api`), an `import`. */
+    source: text('source'),
+    /** WhatsApp: when the person last wrote to the business (it opens the 24-hour customer-service window). */
+    lastInboundAt: timestamp('last_inbound_at', { withTimezone: true }),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.projectId, t.sandbox, t.channel, t.address] })],
+);
+
 export const segments = pgTable(
   'segments',
   {
@@ -251,25 +394,76 @@ export const segments = pgTable(
   (t) => [index('segments_project_idx').on(t.projectId, t.createdAt)],
 );
 
+/** A top-level name an email template reads from a send's variables; `hasDefault`: it renders without it. */
+export interface EmailTemplateVariable {
+  name: string;
+  hasDefault: boolean;
+}
+
+export const emailTemplates = pgTable(
+  'email_templates',
+  {
+    id: text('id').primaryKey(),
+    projectId: text('project_id')
+      .notNull()
+      .references(() => projects.id, { onDelete: 'cascade' }),
+    /** Saved with a test key: a test key sees and changes only these, and only sandbox sends render them. */
+    sandbox: boolean('sandbox').notNull().default(false),
+    name: text('name').notNull(),
+    subject: text('subject').notNull(),
+    html: text('html').notNull(),
+    /** The plain-text part; null: generated from the rendered HTML at each render. */
+    text: text('text'),
+    preheader: text('preheader'),
+    /** What subject, preheader, html and text read, computed when saved. */
+    variables: jsonb('variables').$type<EmailTemplateVariable[]>().notNull().default([]),
+    ...timestamps,
+  },
+  (t) => [index('email_templates_project_idx').on(t.projectId, t.createdAt)],
+);
+
 // ---- Delivery (issue 4): messages, one delivery row per recipient, the transactional send log. ----
 
-export const CHANNELS = ['push', 'email', 'sms', 'whatsapp'] as const;
 /**
- * A delivery's state; docs/CONTEXT.md defines each. `queued → sending → sent → delivered`, then `clicked` or
- * `dismissed`; `failed` (the reason says why) and `suppressed` (policy or sandbox rules kept it back) are final.
+ * A delivery's state; docs/CONTEXT.md defines each. `queued → sending → sent` (`queued ⇄ paused` with its campaign), then what the recipient or the provider
+ * reported, furthest first: `delivered → opened → dismissed → clicked`, or `unsubscribed`, `complained`, `bounced`;
+ * `failed` (the reason says why) and `suppressed` (policy or sandbox rules kept it back) are final.
  */
-export const DELIVERY_STATUSES = ['queued', 'sending', 'sent', 'delivered', 'clicked', 'dismissed', 'failed', 'suppressed'] as const;
+export const DELIVERY_STATUSES = [
+  'queued',
+  /** Its campaign is paused: no worker claims it until the campaign resumes, when it is `queued` again, due as it was. */
+  'paused',
+  'sending',
+  'sent',
+  'delivered',
+  'opened',
+  'clicked',
+  'dismissed',
+  'unsubscribed',
+  'complained',
+  'bounced',
+  'failed',
+  'suppressed',
+] as const;
+/**
+ * What a recipient's device, the tracking links or a provider's callback report about a sent delivery. `soft_bounced`
+ * (a transient failure the provider reported: a full mailbox, a deferral) is logged and counted per address, and
+ * moves neither the delivery's status nor a counter.
+ */
+export const DELIVERY_EVENTS = ['delivered', 'opened', 'clicked', 'dismissed', 'unsubscribed', 'complained', 'bounced', 'soft_bounced'] as const;
+export type DeliveryEvent = (typeof DELIVERY_EVENTS)[number];
+/** What a recipient may do again to the same delivery: open it, click in it. Every other event happens once. */
+export const REPEATABLE_EVENTS = ['opened', 'clicked'] as const satisfies readonly DeliveryEvent[];
 
-export const channelEnum = pgEnum('channel', CHANNELS);
 export const deliveryStatusEnum = pgEnum('delivery_status', DELIVERY_STATUSES);
 
-/** What a push shows; the service worker renders it. */
 /** A button of a web push (spec 2.2): `action` is the URL it opens, `title` its label. */
 export interface PushAction {
   action: string;
   title: string;
 }
 
+/** What a push shows; the service worker renders it. */
 export interface PushContent {
   title: string;
   body: string;
@@ -287,6 +481,58 @@ export interface PushOptions {
   topic?: string | undefined;
 }
 
+/** A mailbox: an address and the display name shown with it. */
+export interface EmailMailbox {
+  email: string;
+  name?: string | undefined;
+}
+
+/**
+ * What an email says. Every email is also given, per recipient, when it is sent: tracked links, an open pixel, an
+ * unsubscribe footer and the List-Unsubscribe headers (delivery/channels/email/email-render.ts).
+ */
+export interface EmailContent {
+  subject: string;
+  /** The HTML body; at least one of `html` and `text`. */
+  html?: string | undefined;
+  /** The plain-text part; generated from `html` when absent. */
+  text?: string | undefined;
+  /** The inbox preview line, hidden at the top of the HTML body. */
+  preheader?: string | undefined;
+  from: EmailMailbox;
+  replyTo?: EmailMailbox | undefined;
+}
+
+/** How an email message goes (a push's TTL and urgency have no email counterpart). */
+export interface EmailOptions {
+  /**
+   * Essential mail (a password reset, a receipt; transactional only): it still goes to an address unsubscribed from
+   * campaigns, never to one that bounced or complained, nor one the project suppressed itself.
+   */
+  essential?: boolean | undefined;
+  /**
+   * The content's merge tags (`{{ first_name }}`) are rendered for each recipient from its subscriber when it is sent
+   * (a campaign's; a transactional email is rendered once, when it is asked for).
+   */
+  personalized?: boolean | undefined;
+}
+
+/**
+ * What a message carries on each channel (`messages.content`, `messages.options`). SMS and WhatsApp messages get
+ * their shapes with their adapters; until then they are opaque objects.
+ */
+export interface ChannelMessages {
+  push: { content: PushContent; options: PushOptions };
+  email: { content: EmailContent; options: EmailOptions };
+  sms: { content: Record<string, unknown>; options: Record<string, unknown> };
+  whatsapp: { content: Record<string, unknown>; options: Record<string, unknown> };
+}
+
+export type MessageContent<C extends Channel = Channel> = ChannelMessages[C]['content'];
+
+/** A message's channel with its content and options, discriminated by the channel. */
+export type ChannelMessage<C extends Channel = Channel> = { [K in C]: { channel: K } & ChannelMessages[K] }[C];
+
 export const messages = pgTable(
   'messages',
   {
@@ -300,10 +546,13 @@ export const messages = pgTable(
     campaignId: text('campaign_id'),
     /** Withdrawn by its sender (a cancelled campaign): the engine suppresses any delivery of it it claims afterwards. */
     cancelledAt: timestamp('cancelled_at', { withTimezone: true }),
+    /** Held by its sender (a paused campaign): the engine puts back any delivery of it it claims meanwhile, unsent. */
+    pausedAt: timestamp('paused_at', { withTimezone: true }),
     /** Made with a test key: every delivery goes to the sandbox provider. */
     sandbox: boolean('sandbox').notNull(),
-    content: jsonb('content').$type<PushContent>().notNull(),
-    options: jsonb('options').$type<PushOptions>().notNull(),
+    /** Its channel's content (`ChannelMessages`). */
+    content: jsonb('content').$type<MessageContent>().notNull(),
+    options: jsonb('options').$type<ChannelMessage['options']>().notNull(),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [index('messages_project_idx').on(t.projectId, t.createdAt), index('messages_campaign_idx').on(t.campaignId)],
@@ -320,11 +569,17 @@ export const deliveries = pgTable(
     subscriberId: text('subscriber_id')
       .notNull()
       .references(() => subscribers.id, { onDelete: 'cascade' }),
+    /** Its message's channel, on the row: claims and lanes select by it. */
+    channel: channelEnum('channel').notNull().default('push'),
+    /** The address a person is reached at on email (lower-case), SMS or WhatsApp (E.164); null for push (the device). */
+    destination: text('destination'),
     status: deliveryStatusEnum('status').notNull().default('queued'),
     /** Why it was not sent (a 7.4 reason code), or the last retryable failure while it waits for a retry. */
     reason: text('reason'),
     /** What the provider answered last, e.g. the push service's HTTP status. */
     providerCode: text('provider_code'),
+    /** The provider's id of the message it accepted, when it gives one: its callbacks name the delivery by it. */
+    providerMessageId: text('provider_message_id'),
     attempts: integer('attempts').notNull().default(0),
     nextAttemptAt: timestamp('next_attempt_at', { withTimezone: true }).notNull().defaultNow(),
     /** While `sending`: the claim expires then, and another worker may take the row over. */
@@ -333,6 +588,7 @@ export const deliveries = pgTable(
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
     sentAt: timestamp('sent_at', { withTimezone: true }),
     deliveredAt: timestamp('delivered_at', { withTimezone: true }),
+    openedAt: timestamp('opened_at', { withTimezone: true }),
     clickedAt: timestamp('clicked_at', { withTimezone: true }),
     dismissedAt: timestamp('dismissed_at', { withTimezone: true }),
     failedAt: timestamp('failed_at', { withTimezone: true }),
@@ -340,10 +596,16 @@ export const deliveries = pgTable(
   (t) => [
     // A recipient is snapshotted once per message, so a re-run snapshot cannot double anybody.
     uniqueIndex('deliveries_message_subscriber_key').on(t.messageId, t.subscriberId),
-    index('deliveries_due_idx').on(t.nextAttemptAt).where(sql`${t.status} = 'queued'`),
+    // …and an address once, however many subscribers (devices) share it.
+    uniqueIndex('deliveries_message_destination_key').on(t.messageId, t.destination).where(sql`${t.destination} IS NOT NULL`),
+    // Each lane reads its channel's due rows in order, never sorted.
+    index('deliveries_due_idx').on(t.channel, t.nextAttemptAt).where(sql`${t.status} = 'queued'`),
     index('deliveries_lease_idx').on(t.leaseUntil).where(sql`${t.status} = 'sending'`),
-    // Frequency caps count a subscriber's recent sends; deleting a subscriber cascades here.
+    // Frequency caps count a device's recent pushes, or an address's recent sends; deleting a subscriber cascades here.
     index('deliveries_subscriber_idx').on(t.subscriberId, t.sentAt),
+    index('deliveries_destination_idx').on(t.destination, t.sentAt).where(sql`${t.destination} IS NOT NULL`),
+    // Provider callbacks (delivered, bounced …) find their delivery by the provider's message id.
+    index('deliveries_provider_message_idx').on(t.providerMessageId).where(sql`${t.providerMessageId} IS NOT NULL`),
   ],
 );
 
@@ -361,12 +623,82 @@ export const messageStats = pgTable('message_stats', {
   queued: integer('queued').notNull().default(0),
   sent: integer('sent').notNull().default(0),
   delivered: integer('delivered').notNull().default(0),
+  opened: integer('opened').notNull().default(0),
   clicked: integer('clicked').notNull().default(0),
   dismissed: integer('dismissed').notNull().default(0),
+  unsubscribed: integer('unsubscribed').notNull().default(0),
+  complained: integer('complained').notNull().default(0),
+  bounced: integer('bounced').notNull().default(0),
   failed: integer('failed').notNull().default(0),
   suppressed: integer('suppressed').notNull().default(0),
   updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
 });
+
+export const deliveryEventEnum = pgEnum('delivery_event', DELIVERY_EVENTS);
+
+/**
+ * The events log of every channel, with when each event happened and what the reporter said (a provider's payload,
+ * summarised). A delivery's first event of each type is its one row that is not a `repeat`: the row that moved its
+ * status, timestamp and counter. Opens and clicks may come again (a mail opened twice, a second link followed): each is
+ * a `repeat` row of its own, moving nothing. A replay never adds a row: a retried report of a type that happens once
+ * meets the first row's key, and a provider's event meets its own `source_event_id`. The per-campaign charts read it.
+ */
+export const deliveryEvents = pgTable(
+  'delivery_events',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    deliveryId: bigint('delivery_id', { mode: 'number' })
+      .notNull()
+      .references(() => deliveries.id, { onDelete: 'cascade' }),
+    projectId: text('project_id').notNull(),
+    /** The delivery's message, copied like its project: a campaign's events are read without a pass over its deliveries. */
+    messageId: text('message_id').notNull(),
+    type: deliveryEventEnum('type').notNull(),
+    occurredAt: timestamp('occurred_at', { withTimezone: true }).notNull(),
+    receivedAt: timestamp('received_at', { withTimezone: true }).notNull().defaultNow(),
+    detail: jsonb('detail').$type<Record<string, unknown>>(),
+    /** A later open or click of the delivery: logged, and counted nowhere. */
+    repeat: boolean('repeat').notNull().default(false),
+    /** The reporter's id of the event (an SNS message id, a provider's event id); null for Herald's own tracking links. */
+    sourceEventId: text('source_event_id'),
+  },
+  (t) => [
+    // Nulls are distinct: every tracking-link hit is a row; a provider's event, replayed, is not. Leading with the
+    // delivery, it also serves lookups by delivery and the cascade of a delivery's deletion.
+    uniqueIndex('delivery_events_source_key').on(t.deliveryId, t.type, t.sourceEventId),
+    uniqueIndex('delivery_events_first_key').on(t.deliveryId, t.type).where(sql`NOT ${t.repeat}`),
+    index('delivery_events_project_idx').on(t.projectId, t.occurredAt),
+    // A campaign's analytics: its chart by type and time, its links (clicks), without visiting its deliveries.
+    index('delivery_events_message_idx').on(t.messageId, t.type, t.occurredAt),
+    check('delivery_events_repeat_check', sql`NOT ${t.repeat} OR ${t.type} IN (${sql.raw(REPEATABLE_EVENTS.map((type) => `'${type}'`).join(', '))})`),
+  ],
+);
+
+/**
+ * Provider send rates shared by every worker (`delivery/send-rate.ts`, when REDIS_URL is unset): per rate key (a
+ * provider and its sender, e.g. `twilio:+15551234567`), the instant its next send may go — GCRA's theoretical
+ * arrival time, moved forward by each reservation in one statement.
+ */
+export const sendRates = pgTable('send_rates', {
+  key: text('key').primaryKey(),
+  nextFreeAt: timestamp('next_free_at', { withTimezone: true }).notNull(),
+  /** Slots the latest reservation granted: it reads this back, as RETURNING sees only the row it wrote. */
+  lastGranted: integer('last_granted').notNull(),
+});
+
+/**
+ * Sends per minute of a rate key with a 24-hour quota (a provider sandbox account: 200 per 24 hours, spec 8), the
+ * rolling window `delivery/send-window.repository.ts` reserves from. A minute's row is kept until it leaves the window.
+ */
+export const sendWindows = pgTable(
+  'send_windows',
+  {
+    key: text('key').notNull(),
+    minute: timestamp('minute', { withTimezone: true }).notNull(),
+    sends: integer('sends').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.key, t.minute] })],
+);
 
 /** The transactional send log: who asked (which key), what, and what happened. */
 export const transactionalSends = pgTable(
@@ -379,7 +711,7 @@ export const transactionalSends = pgTable(
     channel: channelEnum('channel').notNull(),
     apiKeyId: text('api_key_id'),
     sandbox: boolean('sandbox').notNull(),
-    /** The recipient as the caller named it ({externalId} or {token}). */
+    /** The recipient as the caller named it: {externalId} or {token} on push, {to} on email. */
     recipient: jsonb('recipient').$type<Record<string, string>>().notNull(),
     messageId: text('message_id').references(() => messages.id, { onDelete: 'set null' }),
     idempotencyKey: text('idempotency_key'),
@@ -424,8 +756,11 @@ export const idempotencyKeys = pgTable(
  * `draft → sending | scheduled`, `scheduled → sending | cancelled | failed` (its time passed beyond the grace
  * window while Herald was down), `sending → sent | cancelled`, `sent → archived`. docs/CONTEXT.md defines each.
  */
-export const CAMPAIGN_STATUSES = ['draft', 'scheduled', 'sending', 'sent', 'cancelled', 'failed', 'archived'] as const;
+export const CAMPAIGN_STATUSES = ['draft', 'scheduled', 'sending', 'paused', 'sent', 'cancelled', 'failed', 'archived'] as const;
 export const CAMPAIGN_MODES = ['immediate', 'scheduled', 'draft'] as const;
+/** The channels a campaign broadcasts on: `/campaigns` are push's, `/email-campaigns` email's. */
+export const CAMPAIGN_CHANNELS = ['push', 'email'] as const;
+export type CampaignChannel = (typeof CAMPAIGN_CHANNELS)[number];
 export const campaignStatusEnum = pgEnum('campaign_status', CAMPAIGN_STATUSES);
 
 /** What a campaign's push shows, as the API takes it (UTM parameters are applied when it is dispatched). */
@@ -438,6 +773,19 @@ export interface CampaignContent {
   actions?: PushAction[] | undefined;
 }
 
+/** What an email campaign sends, as the API takes it: merge tags rendered per recipient, UTM applied when dispatched. */
+export interface EmailCampaignContent {
+  subject: string;
+  preheader?: string | undefined;
+  html: string;
+  /** The plain part as written; absent, each recipient's is generated from the HTML. */
+  text?: string | undefined;
+  from: EmailMailbox;
+  replyTo?: EmailMailbox | undefined;
+  /** The saved template the campaign started from (its parts were copied when the campaign was written). */
+  templateId?: string | undefined;
+}
+
 /** Inline filters (the segment compiler's object) or a saved segment of the same project, read at send time. */
 export type CampaignSegment = { filters: Record<string, unknown> } | { savedSegmentId: string };
 
@@ -445,6 +793,8 @@ export interface CampaignUtm {
   source?: string | undefined;
   medium?: string | undefined;
   campaign?: string | undefined;
+  /** utm_content: email campaigns' (spec 2.3). */
+  content?: string | undefined;
 }
 
 export const campaigns = pgTable(
@@ -455,11 +805,13 @@ export const campaigns = pgTable(
       .notNull()
       .references(() => projects.id, { onDelete: 'cascade' }),
     name: text('name').notNull(),
+    channel: text('channel', { enum: CAMPAIGN_CHANNELS }).notNull().default('push'),
     status: campaignStatusEnum('status').notNull(),
     mode: text('mode', { enum: CAMPAIGN_MODES }).notNull(),
     /** Created with a test key: its audience is the sandbox subscribers, and nothing reaches a push service. */
     sandbox: boolean('sandbox').notNull(),
-    content: jsonb('content').$type<CampaignContent>().notNull(),
+    /** `CampaignContent` on push, `EmailCampaignContent` on email. */
+    content: jsonb('content').$type<CampaignContent | EmailCampaignContent>().notNull(),
     segment: jsonb('segment').$type<CampaignSegment>().notNull(),
     /**
      * The saved segment while the campaign is a draft or scheduled, cleared when it leaves those states: the foreign
@@ -469,6 +821,8 @@ export const campaigns = pgTable(
     /** When a scheduled campaign is due (the local time of `timezone` already resolved). */
     sendAt: timestamp('send_at', { withTimezone: true }),
     timezone: text('timezone'),
+    /** Email: sent at sendAt's wall-clock time in each recipient's zone (the project's for those without one). */
+    localTime: boolean('local_time').notNull().default(false),
     utm: jsonb('utm').$type<CampaignUtm>(),
     /** The push message made at dispatch; its deliveries are the audience snapshot. */
     messageId: text('message_id').references(() => messages.id, { onDelete: 'set null' }),
@@ -490,10 +844,14 @@ export const campaigns = pgTable(
     /** When every delivery reached a final state. */
     completedAt: timestamp('completed_at', { withTimezone: true }),
     cancelledAt: timestamp('cancelled_at', { withTimezone: true }),
+    /** When it was last paused (status `paused`); kept after it resumes. */
+    pausedAt: timestamp('paused_at', { withTimezone: true }),
+    /** Why it is paused: `manual` (its sender), or `monthly_cap_reached` (resumed on the first of next month, UTC). */
+    pauseReason: text('pause_reason', { enum: ['manual', 'monthly_cap_reached'] }),
     archivedAt: timestamp('archived_at', { withTimezone: true }),
   },
   (t) => [
-    index('campaigns_project_created_idx').on(t.projectId, t.createdAt, t.id),
+    index('campaigns_project_created_idx').on(t.projectId, t.channel, t.createdAt, t.id),
     index('campaigns_pending_segment_idx').on(t.pendingSegmentId),
     index('campaigns_message_idx').on(t.messageId),
     // The sweep's work: campaigns still due to dispatch or to finish.

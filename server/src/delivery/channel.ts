@@ -1,5 +1,6 @@
-// The one small interface every channel provider implements, and the one error type providers report failures with.
-import type { PushContent, PushOptions } from '../db/schema.js';
+// The contract every channel plugs into the engine with (adapter, provider, outcome) and the error providers report.
+import type { Channel, DeliveryEvent, MessageContent, PushContent, PushOptions } from '../db/schema.js';
+import type { ClaimedDelivery, MessageRecord, SendingProject } from './delivery.repository.js';
 
 /** Why a delivery did not go (spec 7.4 codes, shared by every channel). */
 export type DeliveryReason =
@@ -10,6 +11,20 @@ export type DeliveryReason =
   | 'quiet_hours'
   | 'provider_error'
   | 'payload_too_large'
+  /** Email: the address hard-bounced (now, or before: it is `unreachable`). */
+  | 'recipient_bounced'
+  | 'recipient_complained'
+  | 'sender_domain_not_verified'
+  | 'template_not_found'
+  | 'template_variables_missing'
+  /** Herald's: a personalized email's merge tags do not parse, or a render limit (or a failing filter) stopped them. */
+  | 'template_render_failed'
+  /** Herald's: the project has chosen no provider for the channel (e.g. no `PUT /projects/:id/channels/email`). */
+  | 'provider_not_configured'
+  /** Herald's: the organization's monthly email cap is reached (email held until the next month, UTC). */
+  | 'monthly_cap_reached'
+  /** Herald's: the provider account is in its sandbox and has sent its 200 messages of the last 24 hours (spec 8). */
+  | 'sandbox_limit_reached'
   /** Its message was withdrawn before it went out (a cancelled campaign). */
   | 'campaign_cancelled';
 
@@ -43,13 +58,93 @@ export class ProviderError extends Error {
   }
 }
 
-/** The outcome of one item of a batch, in the batch's order. */
-export type SendOutcome = { ok: true; providerCode: string } | { ok: false; error: ProviderError };
+/** The outcome of one item of a batch, in the batch's order; `providerMessageId` when the provider names the message. */
+export type SendOutcome = { ok: true; providerCode: string; providerMessageId?: string | undefined } | { ok: false; error: ProviderError };
 
 /** A channel provider: sends a batch, reports each item's outcome; never rejects for a single item's failure. */
 export interface ChannelProvider<Item> {
   readonly name: string;
   send(items: readonly Item[]): Promise<SendOutcome[]>;
+  close(): Promise<void>;
+}
+
+/**
+ * A provider's documented rate an item draws from, held across every worker (`send-rate.ts`): `key` names the
+ * provider and the sender whose rate it is (`twilio:+15551234567`: an SMS long code, 1/s; `ses:<account>`: the
+ * account's rate), `perSecond` is that rate.
+ */
+export interface ProviderRate {
+  key: string;
+  perSecond: number;
+  /** A sandbox account's quota over any 24 hours (spec 8: 200), also held across every worker. */
+  per24Hours?: number | undefined;
+}
+
+/** Why content cannot go on a channel: `field` is a path inside the content, absent when it is the whole of it. */
+export interface ContentProblem {
+  field?: string;
+  error: string;
+}
+
+/** A provider's callback as it arrived: its signature is computed over these. */
+export interface WebhookRequest {
+  url: string;
+  headers: Record<string, string | string[] | undefined>;
+  rawBody: Buffer;
+}
+
+/** What a provider reports about a message it accepted, naming it by its id for it (`deliveries.provider_message_id`). */
+export interface ProviderEvent {
+  providerMessageId: string;
+  type: DeliveryEvent;
+  occurredAt: Date;
+  /** What the provider said, summarised (a bounce code, a clicked URL …). */
+  detail?: Record<string, unknown> | undefined;
+  /**
+   * The provider's own id of this event, when it names one: a replayed callback is logged once. Without it, the type
+   * and time identify the event, so two opens the provider reports within the same instant are logged as one.
+   */
+  eventId?: string | undefined;
+}
+
+/** A callback verified and read, or refused: its signature does not hold, so nothing in it is believed. */
+export type WebhookParse = { events: ProviderEvent[] } | { refused: string };
+
+/** How a channel whose provider calls back (delivered, bounced, complained …) reads those callbacks. */
+export interface ChannelWebhook {
+  /** Checks the request's signature with the project's channel credentials (opened), then reads its events. */
+  verifyAndParse(request: WebhookRequest, credentials: Record<string, string>): Promise<WebhookParse>;
+}
+
+/** What an adapter makes of a claimed delivery: the item its provider sends, or why it must not go. */
+export type Addressed<Item> = { item: Item } | { refusal: DeliveryReason };
+
+/**
+ * A channel as the engine sees it, chosen by `messages.channel`. The engine claims, applies the delivery policy,
+ * decides retries and records outcomes; the adapter knows the channel: whether a claimed delivery can be addressed
+ * (checked at send time: its subscriber may have changed since it was queued), how it is rendered for its recipient,
+ * and which provider sends it. Retries stay in the engine: providers report `ProviderError`s.
+ */
+export interface ChannelAdapter<Item = unknown, C extends Channel = Channel> {
+  readonly channel: C;
+  /** What keeps `content` from going on this channel, checked before anything is queued; undefined when nothing does. */
+  validate(content: MessageContent<C>): ContentProblem[] | undefined;
+  address(delivery: ClaimedDelivery, message: MessageRecord<C>, project: SendingProject): Addressed<Item>;
+  /**
+   * The rate an addressed item draws from, if its provider documents one. Push declares none: its per-origin rate
+   * stays in its provider's process (`PUSH_RATE_PER_ORIGIN`).
+   */
+  rate?(item: Item): ProviderRate | undefined;
+  /**
+   * For a provider that takes bulk sends: items with the same key share one rendered body, and the engine gives them
+   * to the provider in one call (which still answers one outcome per item, in order). Without it, one call takes
+   * every item of the channel and environment in a batch.
+   */
+  bulkKey?(item: Item): string;
+  /** For a channel whose provider calls back. */
+  readonly webhook?: ChannelWebhook;
+  /** The provider of live messages, or of the sandbox's (test keys: accepted and recorded, never sent). */
+  provider(sandbox: boolean): ChannelProvider<Item>;
   close(): Promise<void>;
 }
 
@@ -66,7 +161,7 @@ export interface PushItem {
   endpoint: string;
   p256dh: string;
   auth: string;
-  /** The JSON document the service worker renders (see `push-payload.ts`). */
+  /** The JSON document the service worker renders (`channels/push/push-payload.ts`). */
   payload: PushPayload;
   options: PushOptions;
   vapid: VapidIdentity;

@@ -1,20 +1,22 @@
-// The delivery engine: claims due deliveries in batches under a lease, sends them through a channel provider,
+// The delivery engine: claims due deliveries in batches under a lease, sends them through their channel's adapter,
 // records each outcome, retries what may succeed later, and deactivates subscriptions that are gone or refused.
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Db } from '../db/database.js';
 import { listen } from '../db/listen.js';
-import type { PushContent } from '../db/schema.js';
+import { channelPolicy, type Channel, type MessageContent } from '../db/schema.js';
 import { PROJECT_CHANGES_CHANNEL } from '../modules/projects/project.repository.js';
 import { NotifiedCache } from '../shared/notified-cache.js';
-import { ProviderError, type ChannelProvider, type DeadRecipient, type DeliveryReason, type PushItem, type PushPayload, type SendOutcome } from './channel.js';
+import { ProviderError, type ChannelAdapter, type ContentProblem, type DeliveryReason, type ProviderRate, type SendOutcome } from './channel.js';
 import * as policyRepo from './delivery-policy.repository.js';
 import { DELIVERIES_CHANNEL } from './delivery-notifications.js';
 import * as repo from './delivery.repository.js';
-import type { ClaimedDelivery, DeliveryUpdate, MessageRecord, SendingProject } from './delivery.repository.js';
+import type { ClaimedDelivery, DeadRecipients, DeliveryUpdate, MessageRecord, SendingProject, StoredSendingProject, SubscriberMergeFields } from './delivery.repository.js';
+import { refundEmailQuota, reserveEmailQuota } from './email-quota.repository.js';
 import { retryDelayMs } from './retry-policy.js';
-import { trackingUrl, type TrackingTokens } from './tracking-token.js';
+import { postgresSendRate, type SendRate } from './send-rate.js';
+import { reserveWindowSends } from './send-window.repository.js';
 
 /** Where one delivery ended up after the engine handled it. */
 export interface DeliveryResult {
@@ -26,16 +28,15 @@ export interface DeliveryResult {
   deactivated: boolean;
 }
 
-export interface DeliveryProviders {
-  push: ChannelProvider<PushItem>;
-  sandbox: ChannelProvider<PushItem>;
-}
-
 export interface EngineOptions {
   db: Db;
-  config: Pick<Config, 'delivery' | 'publicUrl' | 'push'>;
-  providers: DeliveryProviders;
-  tracking: TrackingTokens;
+  config: Pick<Config, 'delivery'>;
+  /** One per channel the engine sends, each with its lane; deliveries of another channel wait in the queue. */
+  adapters: readonly ChannelAdapter[];
+  /** Where the providers' rates are held across workers (default: PostgreSQL; services use Redis with REDIS_URL). */
+  sendRate?: SendRate | undefined;
+  /** Opens a project's sealed channel credentials (`ChannelConfigService.open`). */
+  openCredentials: (sealed: string) => Promise<Record<string, string>>;
   logger?: Logger | undefined;
   /** Called when the worker loop goes idle or is told new work exists (tests and LISTEN/NOTIFY wire it). */
   sleep?: (ms: number, wake: AbortSignal) => Promise<void>;
@@ -46,28 +47,20 @@ export interface EngineOptions {
    * errors are logged, never thrown: the outcomes are already committed.
    */
   onBatchRecorded?: (messages: readonly MessageRecord[]) => Promise<void>;
+  /**
+   * Told the campaign messages whose email the monthly cap held, and when the cap frees (campaigns pause on it). Its
+   * errors are logged, never thrown: the holds are already committed.
+   */
+  onCapReached?: (messages: readonly MessageRecord[], until: Date) => Promise<void>;
 }
 
-/** A claimed delivery cleared to go to its provider. */
+/** A claimed delivery cleared to go to its provider, as its adapter addressed it. */
 interface Pending {
   delivery: ClaimedDelivery;
-  item: PushItem;
+  adapter: ChannelAdapter;
+  item: unknown;
   attempts: number;
   message: MessageRecord;
-}
-
-/** What the service worker receives for a message; `track` is the delivery's tracking base URL. */
-export function pushPayload(content: PushContent, track: string): PushPayload {
-  return {
-    title: content.title,
-    body: content.body,
-    icon: content.iconUrl,
-    image: content.imageUrl,
-    badge: content.badge,
-    url: content.url,
-    actions: content.actions,
-    track,
-  };
 }
 
 // The wake signal lives until the next notify: a listener left on it by every idle poll would pile up.
@@ -77,6 +70,12 @@ const sleepFor = (ms: number, signal?: AbortSignal) =>
     const timer = setTimeout(() => (signal?.removeEventListener('abort', onAbort), resolve()), ms);
     signal?.addEventListener('abort', onAbort, { once: true });
   });
+
+/**
+ * The provider code of a delivery its provider's rate kept back: held in the queue (reason null, the attempt not
+ * counted) until its turn, or, on the transactional path, failed when no slot frees within the retry budget.
+ */
+export const SEND_RATE_CODE = 'send_rate';
 
 /** Immutable per message id; kept for the batches of one campaign instead of re-read per batch. */
 const MESSAGE_CACHE_SIZE = 1000;
@@ -88,10 +87,19 @@ export class DeliveryEngine {
   private running: Promise<void> | undefined;
   private stopping = new AbortController();
   private wake = new AbortController();
-  private inFlight = 0;
+  private wakeWait: { signal: AbortSignal; promise: Promise<void> } | undefined;
+  /** Sends in flight per channel (its lane). */
+  private readonly inFlight = new Map<Channel, number>();
   private readonly batches = new Set<Promise<void>>();
+  private readonly adapters: ReadonlyMap<Channel, ChannelAdapter>;
+  private readonly sendRate: SendRate;
+  /** Wakes the loop when the first deliveries held for their rate come due (rows again, announced by no NOTIFY). */
+  private heldWake: { at: number; timer: NodeJS.Timeout } | undefined;
 
-  constructor(private readonly options: EngineOptions) {}
+  constructor(private readonly options: EngineOptions) {
+    this.adapters = new Map(options.adapters.map((adapter) => [adapter.channel, adapter]));
+    this.sendRate = options.sendRate ?? postgresSendRate(options.db);
+  }
 
   private get settings() {
     return this.options.config.delivery;
@@ -100,6 +108,12 @@ export class DeliveryEngine {
   /** Starts the worker loop: claim, send, record, until stop(). */
   start(): void {
     this.running ??= this.loop();
+  }
+
+  /** What keeps `content` from going on `channel`, as its adapter judges; a channel no adapter sends cannot take it. */
+  validate<C extends Channel>(channel: C, content: MessageContent<C>): ContentProblem[] | undefined {
+    const adapter = this.adapters.get(channel);
+    return adapter ? adapter.validate(content) : [{ error: `no provider sends ${channel} messages` }];
   }
 
   /** Tells an idle loop to look for work now (a NOTIFY, or a message just queued in this process). */
@@ -151,6 +165,8 @@ export class DeliveryEngine {
     this.wake.abort();
     await this.running;
     this.running = undefined;
+    clearTimeout(this.heldWake?.timer);
+    this.heldWake = undefined;
   }
 
   private async loop(): Promise<void> {
@@ -162,31 +178,57 @@ export class DeliveryEngine {
           if (requeued > 0) this.options.logger?.warn({ requeued }, 'requeued deliveries whose worker lease expired');
           nextReap = Date.now() + Math.max(1000, (this.settings.leaseSeconds * 1000) / 4);
         }
-        const room = this.settings.concurrency - this.inFlight;
-        if (room < Math.min(this.settings.batchSize, this.settings.concurrency) && this.batches.size > 0) {
-          await Promise.race(this.batches);
-          continue;
+        // Each channel claims into its own lane: a lane full of slow sends leaves the others claiming.
+        let claimedAny = false;
+        let laneFull = false;
+        for (const channel of this.adapters.keys()) {
+          const limit = this.settings.concurrency[channel];
+          const room = limit - (this.inFlight.get(channel) ?? 0);
+          if (room < Math.min(this.settings.batchSize, limit)) {
+            laneFull = true;
+            continue;
+          }
+          const claimed = await repo.claimDue(this.options.db, channel, Math.min(this.settings.batchSize, room), this.settings.leaseSeconds);
+          if (claimed.length > 0) {
+            claimedAny = true;
+            this.launch(channel, claimed);
+          }
         }
-        const claimed = await repo.claimDue(this.options.db, Math.min(this.settings.batchSize, room), this.settings.leaseSeconds);
-        if (claimed.length === 0) {
+        if (claimedAny) continue;
+        // A full lane frees up when one of its batches ends; new work for another lane wakes the loop at once.
+        if (laneFull && this.batches.size > 0) {
+          await Promise.race([...this.batches, this.woken()]);
+          if (this.wake.signal.aborted) this.wake = new AbortController();
+        } else {
           await this.idle();
-          continue;
         }
-        this.inFlight += claimed.length;
-        const batch = this.deliver(claimed)
-          .then(() => undefined)
-          .catch((error: unknown) => this.options.logger?.error({ err: error }, 'delivery batch failed; its leases will expire and be retried'))
-          .finally(() => {
-            this.inFlight -= claimed.length;
-            this.batches.delete(batch);
-          });
-        this.batches.add(batch);
       } catch (error) {
         this.options.logger?.error({ err: error }, 'delivery loop error');
         await sleepFor(this.settings.pollIntervalMs, this.stopping.signal);
       }
     }
     await Promise.allSettled(this.batches);
+  }
+
+  /** Resolves at the next notify(); one promise per wake signal, so waiting often adds no listener. */
+  private woken(): Promise<void> {
+    const { signal } = this.wake;
+    if (this.wakeWait?.signal !== signal) {
+      this.wakeWait = { signal, promise: new Promise((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true }))) };
+    }
+    return this.wakeWait.promise;
+  }
+
+  private launch(channel: Channel, claimed: ClaimedDelivery[]): void {
+    this.inFlight.set(channel, (this.inFlight.get(channel) ?? 0) + claimed.length);
+    const batch = this.deliver(claimed)
+      .then(() => undefined)
+      .catch((error: unknown) => this.options.logger?.error({ err: error }, 'delivery batch failed; its leases will expire and be retried'))
+      .finally(() => {
+        this.inFlight.set(channel, this.inFlight.get(channel)! - claimed.length);
+        this.batches.delete(batch);
+      });
+    this.batches.add(batch);
   }
 
   private async idle(): Promise<void> {
@@ -199,24 +241,103 @@ export class DeliveryEngine {
   /**
    * Sends deliveries of `message` this process already holds (the transactional path, which just wrote the message
    * and read its project's sending settings to apply the policy, and so passes both rather than have them read
-   * again): retryable failures are tried again inline while the retry budget lasts, then recorded as final. Returns
-   * each delivery's final state.
+   * again): retryable failures are tried again inline while the retry budget lasts, then recorded as final — or,
+   * with `queueAfterBudget` (email, which may arrive a little late), left in the queue for the workers as a campaign
+   * delivery would be: a retry after its backoff, or a hold for its provider's rate. Returns each delivery's state.
    */
-  async deliverNow(claimed: ClaimedDelivery[], message: MessageRecord, project: SendingProject): Promise<DeliveryResult[]> {
-    return this.deliver(claimed, { inlineBudgetMs: this.settings.transactionalRetryBudgetMs, message, project });
+  async deliverNow(
+    claimed: ClaimedDelivery[],
+    message: MessageRecord,
+    project: SendingProject,
+    options: { queueAfterBudget?: boolean } = {},
+  ): Promise<DeliveryResult[]> {
+    return this.deliver(claimed, {
+      inlineBudgetMs: this.settings.transactionalRetryBudgetMs,
+      queueAfterBudget: options.queueAfterBudget === true,
+      message,
+      project,
+    });
   }
 
-  /** One batch: check, send, record; with `inline`, retry inline instead of queueing. */
+  /**
+   * Test sends of a message to a few addresses, each rendered as that address's subscriber would get it (merge fields
+   * from it, or none) and handed to the project's provider now: no delivery row, no counter, no retry, its links
+   * record nothing. The provider's rate, a sandbox account's quota and the monthly cap hold; a test key's message
+   * goes to the sandbox.
+   */
+  async sendTest(message: MessageRecord, recipients: readonly { address: string; mergeFields: SubscriberMergeFields | null }[]): Promise<TestOutcome[]> {
+    const adapter = this.adapters.get(message.channel);
+    if (!adapter) return recipients.map(({ address }) => ({ address, status: 'failed', reason: 'provider_not_configured', providerCode: null }));
+    const project = (await this.sendingProjects([message.projectId])).get(message.projectId)!;
+    const outcomes: TestOutcome[] = [];
+    for (const { address, mergeFields } of recipients) {
+      const addressed = adapter.address(testDelivery(message, address, mergeFields), message, project);
+      if ('refusal' in addressed) {
+        outcomes.push({ address, status: 'failed', reason: addressed.refusal, providerCode: null });
+        continue;
+      }
+      const rate = message.sandbox ? undefined : adapter.rate?.(addressed.item);
+      if (rate) {
+        for (let slots = await this.sendRate.reserve(rate.key, 1, rate.perSecond); slots.granted === 0; slots = await this.sendRate.reserve(rate.key, 1, rate.perSecond)) {
+          await sleepFor(slots.waitMs);
+        }
+        if (rate.per24Hours !== undefined && (await reserveWindowSends(this.options.db, rate.key, 1, rate.per24Hours)).granted === 0) {
+          outcomes.push({ address, status: 'failed', reason: 'sandbox_limit_reached', providerCode: null });
+          continue;
+        }
+      }
+      const capped = message.channel === 'email' && !message.sandbox;
+      const at = (this.options.clock ?? (() => new Date()))();
+      if (capped && (await reserveEmailQuota(this.options.db, message.projectId, 1, at)).granted === 0) {
+        outcomes.push({ address, status: 'failed', reason: 'monthly_cap_reached', providerCode: null });
+        continue;
+      }
+      const [outcome] = await adapter.provider(message.sandbox).send([addressed.item]);
+      if (capped && !outcome?.ok) await refundEmailQuota(this.options.db, message.projectId, 1, at);
+      outcomes.push(
+        outcome?.ok
+          ? { address, status: 'sent', reason: null, providerCode: outcome.providerCode }
+          : { address, status: 'failed', reason: outcome?.error.reason ?? 'provider_error', providerCode: outcome?.error.providerCode ?? null },
+      );
+    }
+    return outcomes;
+  }
+
+  /**
+   * One batch, its leases renewed every third of a lease until it is recorded: a batch slower than its lease (sends
+   * queued behind a provider's few connections, inline retries) stays this worker's, where another would send it
+   * again. Only a worker that stops — dies, or stalls for a lease — loses its rows to the others.
+   */
   private async deliver(
     claimed: ClaimedDelivery[],
-    inline?: { inlineBudgetMs: number; message: MessageRecord; project: SendingProject },
+    inline?: { inlineBudgetMs: number; queueAfterBudget: boolean; message: MessageRecord; project: SendingProject },
+  ): Promise<DeliveryResult[]> {
+    const held = claimed.map((d) => ({ id: d.id, fence: d.attempts }));
+    let renewing: Promise<unknown> = Promise.resolve();
+    const renewal = setInterval(() => {
+      renewing = renewing
+        .then(() => repo.renewLeases(this.options.db, held, this.settings.leaseSeconds))
+        .catch((error: unknown) => this.options.logger?.warn({ err: error }, 'could not renew the leases of a batch being sent'));
+    }, (this.settings.leaseSeconds * 1000) / 3);
+    try {
+      return await this.sendBatch(claimed, inline);
+    } finally {
+      clearInterval(renewal);
+      await renewing;
+    }
+  }
+
+  /** Check, send, record; with `inline`, retry inline instead of queueing. */
+  private async sendBatch(
+    claimed: ClaimedDelivery[],
+    inline?: { inlineBudgetMs: number; queueAfterBudget: boolean; message: MessageRecord; project: SendingProject },
   ): Promise<DeliveryResult[]> {
     const deadline = inline === undefined ? undefined : Date.now() + inline.inlineBudgetMs;
     const messages = inline ? new Map([[inline.message.id, inline.message]]) : await this.loadMessages(claimed);
-    const projects = inline ? new Map([[inline.project.id, inline.project]]) : await this.loadProjects(claimed);
+    const projects = inline ? new Map([[inline.project.id, inline.project]]) : await this.sendingProjects(claimed.map((d) => d.projectId));
     const results: DeliveryResult[] = [];
     const updates: DeliveryUpdate[] = [];
-    const dead: Record<DeadRecipient, string[]> = { gone: [], refused: [] };
+    const dead: DeadRecipients = { devices: { gone: [], refused: [] }, addresses: [] };
     const final = (d: ClaimedDelivery, attempts: number, update: Omit<DeliveryUpdate, 'id' | 'fence' | 'attempts'>, deactivated = false) => {
       updates.push({ id: d.id, fence: d.attempts, attempts, ...update });
       results.push({ deliveryId: d.id, subscriberId: d.subscriberId, status: update.status, reason: update.reason, deactivated });
@@ -229,36 +350,84 @@ export class DeliveryEngine {
         final(delivery, delivery.attempts, { status: 'suppressed', reason: 'campaign_cancelled', providerCode: null, delayMs: 0 });
         continue;
       }
-      const refusal = refusalOf(delivery, message);
-      if (refusal) {
-        final(delivery, delivery.attempts, { status: 'failed', reason: refusal, providerCode: null, delayMs: 0 });
+      if (delivery.messagePaused) {
+        // Back where its campaign's pause put the others: a hold, not an attempt.
+        final(delivery, delivery.attempts - 1, { status: 'paused', reason: null, providerCode: null, delayMs: 0 });
         continue;
       }
-      candidates.push({ delivery, item: this.pushItem(delivery, message, projects.get(delivery.projectId)!), attempts: delivery.attempts, message });
+      // Lanes claim only the channels that have an adapter.
+      const adapter = this.adapters.get(message.channel)!;
+      // A test key's message never reaches a live subscriber, nor a live one a sandbox subscriber.
+      const addressed =
+        delivery.subscriberSandbox !== message.sandbox ? { refusal: 'subscriber_inactive' as const } : adapter.address(delivery, message, projects.get(delivery.projectId)!);
+      if ('refusal' in addressed) {
+        final(delivery, delivery.attempts, { status: 'failed', reason: addressed.refusal, providerCode: null, delayMs: 0 });
+        continue;
+      }
+      candidates.push({ delivery, adapter, item: addressed.item, attempts: delivery.attempts, message });
     }
-    let pending = await this.obeyPolicy(claimed, candidates, projects, results);
+    const cleared = await this.obeyPolicy(claimed, candidates, projects, results);
+    // The transactional path reserves its email before it writes the delivery, and answers the cap itself.
+    const quota = inline ? { cleared, drawn: new Map<string, number[]>(), at: new Date() } : await this.drawMonthlyCap(cleared, results);
+    let pending = quota.cleared;
 
     while (pending.length > 0) {
       const retries: typeof pending = [];
       let wait = 0;
-      for (const sandbox of [false, true]) {
-        const group = pending.filter((p) => p.message.sandbox === sandbox);
-        if (group.length === 0) continue;
-        const provider = sandbox ? this.options.providers.sandbox : this.options.providers.push;
+      const { going, waiting, exhausted } = await this.throttle(pending);
+      const holds: DeliveryUpdate[] = [];
+      for (const { p, freesInMs } of exhausted) {
+        // A transactional send is answered now rather than a day later; a campaign's waits for the window to free.
+        if (inline) final(p.delivery, p.attempts, { status: 'failed', reason: 'sandbox_limit_reached', providerCode: null, delayMs: 0 });
+        else {
+          const { delivery } = p;
+          holds.push({ id: delivery.id, fence: delivery.attempts, attempts: delivery.attempts - 1, status: 'queued', reason: 'sandbox_limit_reached', providerCode: null, delayMs: freesInMs });
+          results.push({ deliveryId: delivery.id, subscriberId: delivery.subscriberId, status: 'queued', reason: 'sandbox_limit_reached', deactivated: false });
+        }
+      }
+      for (const { p, nextSlotMs, turnMs } of waiting) {
+        const { delivery } = p;
+        if (deadline !== undefined && Date.now() + turnMs <= deadline) {
+          retries.push(p);
+          wait = Math.max(wait, nextSlotMs);
+        } else if (deadline === undefined || inline?.queueAfterBudget) {
+          // A hold, not an attempt, like quiet hours.
+          holds.push({ id: delivery.id, fence: delivery.attempts, attempts: delivery.attempts - 1, status: 'queued', reason: null, providerCode: SEND_RATE_CODE, delayMs: turnMs });
+          results.push({ deliveryId: delivery.id, subscriberId: delivery.subscriberId, status: 'queued', reason: null, deactivated: false });
+        } else {
+          final(delivery, p.attempts, { status: 'failed', reason: 'provider_error', providerCode: SEND_RATE_CODE, delayMs: 0 });
+        }
+      }
+      if (holds.length > 0) {
+        // Recorded before the sends, so each comes due at its turn and other workers may take it then.
+        await this.record(this.options.db, holds);
+        this.wakeAt(Date.now() + Math.min(...holds.map((h) => h.delayMs)));
+      }
+      // One provider call per channel and environment in the batch, or per shared body for a bulk provider.
+      const groups = new Map<string, Pending[]>();
+      for (const p of going) {
+        const bulk = p.adapter.bulkKey?.(p.item);
+        const key = bulk === undefined ? `${p.adapter.channel}:${p.message.sandbox}` : `${p.adapter.channel}:${p.message.sandbox}:${bulk}`;
+        const group = groups.get(key);
+        if (group) group.push(p);
+        else groups.set(key, [p]);
+      }
+      for (const group of groups.values()) {
+        const provider = group[0]!.adapter.provider(group[0]!.message.sandbox);
         const outcomes = await provider.send(group.map((p) => p.item));
         group.forEach((p, i) => {
           const outcome: SendOutcome = outcomes[i] ?? { ok: false, error: missingOutcome(provider.name) };
           if (outcome.ok) {
-            final(p.delivery, p.attempts, { status: 'sent', reason: null, providerCode: outcome.providerCode, delayMs: 0 });
+            final(p.delivery, p.attempts, { status: 'sent', reason: null, providerCode: outcome.providerCode, providerMessageId: outcome.providerMessageId, delayMs: 0 });
             return;
           }
           const { error } = outcome;
-          if (error.deadRecipient) dead[error.deadRecipient].push(p.delivery.subscriberId);
+          if (error.deadRecipient) markDead(dead, p.delivery, error);
           const delay = retryDelayMs(error, p.attempts, this.settings);
           if (deadline !== undefined && delay !== undefined && Date.now() + delay <= deadline) {
             retries.push({ ...p, attempts: p.attempts + 1 });
             wait = Math.max(wait, delay);
-          } else if (delay !== undefined && deadline === undefined) {
+          } else if (delay !== undefined && (deadline === undefined || inline?.queueAfterBudget)) {
             final(p.delivery, p.attempts, { status: 'queued', reason: error.reason, providerCode: error.providerCode, delayMs: delay });
           } else {
             const deactivated = error.deadRecipient !== undefined;
@@ -270,14 +439,121 @@ export class DeliveryEngine {
       pending = retries;
     }
 
-    await repo.deactivateDeadSubscriptions(this.options.db, dead);
+    await repo.deactivateDeadRecipients(this.options.db, dead);
     await this.record(this.options.db, updates);
+    // The cap counts email a provider accepted: what was reserved and did not go is given back.
+    const sent = new Set(results.filter((r) => r.status === 'sent').map((r) => r.deliveryId));
+    for (const [projectId, ids] of quota.drawn) {
+      await refundEmailQuota(this.options.db, projectId, ids.filter((id) => !sent.has(id)).length, quota.at);
+    }
     if (this.options.onBatchRecorded) {
       await this.options.onBatchRecorded([...messages.values()]).catch((error: unknown) =>
         this.options.logger?.error({ err: error }, 'batch-recorded hook failed'),
       );
     }
     return results;
+  }
+
+  /**
+   * Splits deliveries cleared to send into those that may go now — their live provider's rate has a slot for them,
+   * or they draw from none — and those that wait: `nextSlotMs` is when their rate's next slot frees, `turnMs` when
+   * each one's turn comes (one interval later per delivery ahead of it, so held deliveries come back one at a time).
+   * Only the slots that go are reserved; a turn is a guess, as every worker draws from the same rate meanwhile. A
+   * rate with a 24-hour quota (a sandbox account's) is drawn from too, by those given a slot: what it has no room
+   * for is `exhausted` until its oldest sends leave the window (`freesInMs`).
+   */
+  private async throttle(pending: Pending[]): Promise<{
+    going: Pending[];
+    waiting: { p: Pending; nextSlotMs: number; turnMs: number }[];
+    exhausted: { p: Pending; freesInMs: number }[];
+  }> {
+    const going: Pending[] = [];
+    const rated = new Map<string, { rate: ProviderRate; items: Pending[] }>();
+    for (const p of pending) {
+      // The sandbox provider sends nothing, so it draws from no provider's rate.
+      const rate = p.message.sandbox ? undefined : p.adapter.rate?.(p.item);
+      if (!rate) {
+        going.push(p);
+        continue;
+      }
+      const entry = rated.get(rate.key) ?? { rate, items: [] };
+      entry.items.push(p);
+      rated.set(rate.key, entry);
+    }
+    const waiting: { p: Pending; nextSlotMs: number; turnMs: number }[] = [];
+    const exhausted: { p: Pending; freesInMs: number }[] = [];
+    // Not knowing a rate's state, nothing of it goes: a provider's rate is not exceeded for a store's outage.
+    const unknown = (key: string) => (error: unknown) => {
+      this.options.logger?.warn({ err: error, key }, 'send rate unavailable; its deliveries wait');
+      return { granted: 0, waitMs: this.settings.pollIntervalMs };
+    };
+    await Promise.all(
+      [...rated].map(async ([key, { rate, items }]) => {
+        const slots = await this.sendRate.reserve(key, items.length, rate.perSecond).catch(unknown(key));
+        let granted = items.slice(0, slots.granted);
+        items.slice(slots.granted).forEach((p, i) => waiting.push({ p, nextSlotMs: slots.waitMs, turnMs: slots.waitMs + Math.ceil((i * 1000) / rate.perSecond) }));
+        if (rate.per24Hours !== undefined && granted.length > 0) {
+          const quota = await reserveWindowSends(this.options.db, key, granted.length, rate.per24Hours).catch((error: unknown) => {
+            const { waitMs } = unknown(key)(error);
+            granted.forEach((p) => waiting.push({ p, nextSlotMs: waitMs, turnMs: waitMs }));
+            return undefined;
+          });
+          granted.slice(quota?.granted ?? 0).forEach((p) => quota && exhausted.push({ p, freesInMs: quota.waitMs }));
+          granted = granted.slice(0, quota?.granted ?? 0);
+        }
+        going.push(...granted);
+      }),
+    );
+    return { going, waiting, exhausted };
+  }
+
+  /**
+   * Live email draws from its organization's monthly cap (one reservation per project, exact however many workers
+   * reserve at once): what the cap has no room for is held in the queue until the first of next month, UTC — a
+   * hold, not an attempt, with reason `monthly_cap_reached` meanwhile. Returns the deliveries cleared, and the ids
+   * reserved per project, when.
+   */
+  private async drawMonthlyCap(pending: Pending[], results: DeliveryResult[]): Promise<{ cleared: Pending[]; drawn: Map<string, number[]>; at: Date }> {
+    const at = (this.options.clock ?? (() => new Date()))();
+    const cleared: Pending[] = [];
+    const capped = new Map<string, Pending[]>();
+    for (const p of pending) {
+      if (p.message.channel !== 'email' || p.message.sandbox) cleared.push(p);
+      else if (capped.has(p.delivery.projectId)) capped.get(p.delivery.projectId)!.push(p);
+      else capped.set(p.delivery.projectId, [p]);
+    }
+    const drawn = new Map<string, number[]>();
+    const holds: DeliveryUpdate[] = [];
+    const heldCampaigns = new Map<string, MessageRecord>();
+    const nextMonth = Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + 1, 1);
+    for (const [projectId, group] of capped) {
+      const { granted } = await reserveEmailQuota(this.options.db, projectId, group.length, at);
+      cleared.push(...group.slice(0, granted));
+      drawn.set(projectId, group.slice(0, granted).map((p) => p.delivery.id));
+      for (const { delivery, message } of group.slice(granted)) {
+        if (message.campaignId !== null) heldCampaigns.set(message.id, message);
+        holds.push({ id: delivery.id, fence: delivery.attempts, attempts: delivery.attempts - 1, status: 'queued', reason: 'monthly_cap_reached', providerCode: null, delayMs: nextMonth - at.getTime() });
+        results.push({ deliveryId: delivery.id, subscriberId: delivery.subscriberId, status: 'queued', reason: 'monthly_cap_reached', deactivated: false });
+      }
+    }
+    await this.record(this.options.db, holds);
+    if (heldCampaigns.size > 0 && this.options.onCapReached) {
+      await this.options.onCapReached([...heldCampaigns.values()], new Date(nextMonth)).catch((error: unknown) =>
+        this.options.logger?.error({ err: error }, 'cap-reached hook failed'),
+      );
+    }
+    return { cleared, drawn, at };
+  }
+
+  private wakeAt(at: number): void {
+    if (this.heldWake && this.heldWake.at <= at) return;
+    clearTimeout(this.heldWake?.timer);
+    const timer = setTimeout(() => {
+      this.heldWake = undefined;
+      this.notify();
+    }, Math.max(0, at - Date.now()));
+    timer.unref();
+    this.heldWake = { at, timer };
   }
 
   private async record(db: Db, updates: DeliveryUpdate[]): Promise<void> {
@@ -288,11 +564,11 @@ export class DeliveryEngine {
   }
 
   /**
-   * Campaign deliveries obey their project's delivery policy here, when they go out (transactional sends apply it
-   * before they send). During quiet hours a delivery waits in the queue until they end — a hold, not an attempt;
-   * one over the frequency cap is suppressed. Cap decisions run under the per-subscriber cap lock, and the holds
-   * and suppressions are recorded before it is released: every other `sending` row then is a push really going out.
-   * Returns the candidates cleared to send.
+   * Campaign deliveries obey their project's delivery policy for their channel here, when they go out (transactional
+   * sends apply it before they send). During quiet hours a delivery waits in the queue until they end — a hold, not
+   * an attempt; one over the frequency cap is suppressed. Cap decisions run under the per-recipient cap lock, and the
+   * holds and suppressions are recorded before it is released: every other `sending` row then is a message really
+   * going out. Returns the candidates cleared to send.
    */
   private async obeyPolicy(
     claimed: ClaimedDelivery[],
@@ -300,17 +576,19 @@ export class DeliveryEngine {
     projects: Map<string, SendingProject>,
     results: DeliveryResult[],
   ): Promise<Pending[]> {
+    // Governed candidates by project and channel: each channel has its own policy and its own recipients.
     const governed = new Map<string, Pending[]>();
     const cleared: Pending[] = [];
     for (const candidate of candidates) {
-      const policy = projects.get(candidate.delivery.projectId)!.deliveryPolicy;
+      const policy = channelPolicy(projects.get(candidate.delivery.projectId)!.deliveryPolicy, candidate.message.channel);
       if (candidate.message.source !== 'campaign' || (!policy?.quietHours && !policy?.frequencyCap)) {
         cleared.push(candidate);
         continue;
       }
-      const group = governed.get(candidate.delivery.projectId) ?? [];
+      const key = `${candidate.delivery.projectId}:${candidate.message.channel}`;
+      const group = governed.get(key) ?? [];
       group.push(candidate);
-      governed.set(candidate.delivery.projectId, group);
+      governed.set(key, group);
     }
     if (governed.size === 0) return cleared;
 
@@ -320,10 +598,11 @@ export class DeliveryEngine {
     const going = new Set(cleared.map((c) => c.delivery.id));
     const undecided = claimed.filter((d) => !going.has(d.id)).map((d) => d.id);
 
-    for (const [projectId, group] of governed) {
-      const targets = group.map(({ delivery }) => ({ subscriberId: delivery.subscriberId, timezone: delivery.subscriberTimezone }));
+    for (const group of governed.values()) {
+      const { projectId, channel } = group[0]!.delivery;
+      const targets = group.map(({ delivery }) => ({ recipient: delivery.destination ?? delivery.subscriberId, timezone: delivery.subscriberTimezone }));
       await this.options.db.transaction(async (tx) => {
-        const decisions = await policyRepo.decidePolicy(tx, projects.get(projectId)!, targets, now, undecided);
+        const decisions = await policyRepo.decidePolicy(tx, projects.get(projectId)!, channel, targets, now, undecided);
         const updates: DeliveryUpdate[] = [];
         group.forEach((candidate, i) => {
           const decision = decisions[i]!;
@@ -353,22 +632,6 @@ export class DeliveryEngine {
     return cleared;
   }
 
-  private pushItem(delivery: ClaimedDelivery, message: MessageRecord, project: SendingProject): PushItem {
-    return {
-      deliveryId: delivery.id,
-      endpoint: delivery.endpoint!,
-      p256dh: delivery.p256dh!,
-      auth: delivery.auth!,
-      payload: pushPayload(message.content, trackingUrl(this.options.config.publicUrl, this.options.tracking.sign(delivery.id))),
-      options: message.options,
-      vapid: {
-        publicKey: project.vapidPublicKey,
-        privateKey: project.vapidPrivateKey,
-        subject: project.vapidSubject ?? this.options.config.push.vapidSubject,
-      },
-    };
-  }
-
   private async loadMessages(claimed: ClaimedDelivery[]): Promise<Map<string, MessageRecord>> {
     const missing = [...new Set(claimed.map((d) => d.messageId))].filter((id) => !this.messages.has(id));
     if (missing.length > 0) {
@@ -380,31 +643,75 @@ export class DeliveryEngine {
     return new Map(claimed.map((d) => [d.messageId, this.messages.get(d.messageId)!]));
   }
 
-  private async loadProjects(claimed: ClaimedDelivery[]): Promise<Map<string, SendingProject>> {
+  /** Projects' sending settings, their credentials opened: cached while the engine hears of their changes. */
+  async sendingProjects(projectIds: readonly string[]): Promise<Map<string, SendingProject>> {
     const version = this.projects.version();
     const found = new Map<string, SendingProject>();
     const missing: string[] = [];
-    for (const id of new Set(claimed.map((d) => d.projectId))) {
+    for (const id of new Set(projectIds)) {
       const cached = this.projects.get(id);
       if (cached) found.set(id, cached);
       else missing.push(id);
     }
     if (missing.length > 0) {
-      for (const project of await repo.findSendingProjects(this.options.db, missing)) {
+      for (const stored of await repo.findSendingProjects(this.options.db, missing)) {
+        const project = await this.unseal(stored);
         found.set(project.id, project);
         this.projects.set(project.id, project, version);
       }
     }
     return found;
   }
+  private async unseal({ pushCredentials, email, ...project }: StoredSendingProject): Promise<SendingProject> {
+    const push = pushCredentials === undefined ? undefined : await this.options.openCredentials(pushCredentials);
+    return {
+      ...project,
+      vapidPrivateKey: push?.vapidPrivateKey,
+      email: email && { ...email, credentials: await this.options.openCredentials(email.credentials) },
+    };
+  }
+
 }
 
-/** Why a claimed delivery must not be sent at all, checked at send time (the subscriber may have changed). */
-function refusalOf(delivery: ClaimedDelivery, message: MessageRecord): DeliveryReason | undefined {
-  if (delivery.subscriberSandbox !== message.sandbox) return 'subscriber_inactive';
-  if (delivery.subscriberStatus === 'unsubscribed' || !delivery.endpoint || !delivery.p256dh || !delivery.auth) return 'subscriber_unsubscribed';
-  if (delivery.subscriberStatus !== 'active') return 'subscriber_inactive';
-  return undefined;
+/** What one address of a test send came to. */
+export interface TestOutcome {
+  address: string;
+  status: 'sent' | 'failed';
+  reason: DeliveryReason | null;
+  providerCode: string | null;
+}
+
+/** A test send's recipient as the adapters see a claimed delivery: an address no row stands for. */
+const testDelivery = (message: MessageRecord, address: string, mergeFields: SubscriberMergeFields | null): ClaimedDelivery => ({
+  id: 0,
+  projectId: message.projectId,
+  messageId: message.id,
+  subscriberId: 'test',
+  channel: message.channel,
+  attempts: 1,
+  destination: address,
+  destinationStatus: 'reachable',
+  destinationReason: null,
+  endpoint: null,
+  p256dh: null,
+  auth: null,
+  subscriberStatus: 'active',
+  subscriberSandbox: message.sandbox,
+  subscriberTimezone: null,
+  messageCancelled: false,
+  messagePaused: false,
+  mergeFields,
+});
+
+/** A dead push subscription takes its device out; a dead address (email, SMS, WhatsApp) its address on that channel. */
+function markDead(dead: DeadRecipients, delivery: ClaimedDelivery, error: ProviderError): void {
+  if (delivery.destination === null) dead.devices[error.deadRecipient!].push(delivery.subscriberId);
+  else {
+    const { projectId, subscriberSandbox: sandbox, channel, destination: address } = delivery;
+    // On email a dead address is a hard bounce: the suppression list's own word for it.
+    const reason = channel === 'email' ? 'bounced' : error.providerCode;
+    dead.addresses.push({ projectId, sandbox, channel, address, status: 'unreachable', reason, source: 'provider' });
+  }
 }
 
 const missingOutcome = (provider: string) =>

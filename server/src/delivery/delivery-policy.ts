@@ -1,6 +1,6 @@
-// A project's delivery policy (quiet hours, frequency cap) as pure decisions, for transactional sends and campaigns.
+// A channel's delivery policy (quiet hours, frequency cap) as pure decisions, for transactional sends and campaigns.
 import { DateTime, IANAZone } from 'luxon';
-import type { DeliveryPolicy } from '../db/schema.js';
+import type { ChannelDeliveryPolicy } from '../db/schema.js';
 
 export type PolicyDecision =
   | { allowed: true }
@@ -8,11 +8,11 @@ export type PolicyDecision =
   | { allowed: false; reason: 'quiet_hours'; until: Date }
   | { allowed: false; reason: 'frequency_capped' };
 
-/** What the policy needs to know of one subscriber (one device). */
+/** What the policy needs to know of one recipient (a push device, or an address). */
 export interface PolicySubject {
   /** IANA zone its local time is read in (see `localZone`). */
   zone: string;
-  /** Pushes it got within the cap window, plus those in flight (`recentSendCounts`). */
+  /** Messages of the channel it got within the cap window, plus those in flight (`recentSendCounts`). */
   recentSends: number;
 }
 
@@ -50,7 +50,7 @@ export function quietHoursEnd(quietHours: { start: string; end: string }, zone: 
 }
 
 /** Where the frequency cap window of a push sent at `now` starts, or undefined when the project has no cap. */
-export function capWindowStart(policy: DeliveryPolicy | undefined, now: Date): Date | undefined {
+export function capWindowStart(policy: ChannelDeliveryPolicy | undefined, now: Date): Date | undefined {
   const cap = policy?.frequencyCap;
   return cap ? new Date(now.getTime() - cap.windowSeconds * 1000) : undefined;
 }
@@ -59,7 +59,7 @@ export function capWindowStart(policy: DeliveryPolicy | undefined, now: Date): D
  * May one more push go to this subscriber now? Quiet hours are checked first: a push held for them is judged
  * against the cap again when it goes out.
  */
-export function checkDeliveryPolicy(policy: DeliveryPolicy | undefined, subject: PolicySubject, now: Date): PolicyDecision {
+export function checkDeliveryPolicy(policy: ChannelDeliveryPolicy | undefined, subject: PolicySubject, now: Date): PolicyDecision {
   if (policy?.quietHours) {
     const until = quietHoursEnd(policy.quietHours, subject.zone, now);
     if (until) return { allowed: false, reason: 'quiet_hours', until };

@@ -2,17 +2,43 @@
 // Claimed rows are the authority here: the engine works across projects, and every row carries its project id.
 import { sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../db/database.js';
-import { messageStats, messages, type DeliveryPolicy, type PushContent, type PushOptions } from '../db/schema.js';
+import { messageStats, messages, type AddressStatus, type Channel, type ChannelMessage, type DeliveryPolicy } from '../db/schema.js';
+import { recordAddressStates, type AddressState } from './address-states.repository.js';
 import type { DeadRecipient, DeliveryReason } from './channel.js';
 
-export interface MessageRecord {
+/** A message: `channel` chooses the engine's adapter and types its content and options. */
+export type MessageRecord<C extends Channel = Channel> = {
   id: string;
   projectId: string;
   source: 'transactional' | 'campaign';
   campaignId: string | null;
   sandbox: boolean;
-  content: PushContent;
-  options: PushOptions;
+} & ChannelMessage<C>;
+
+/** What a personalized email's merge tags may read of its subscriber (the email channel names them for templates). */
+export interface SubscriberMergeFields {
+  attributes: Record<string, unknown>;
+  externalId: string | null;
+  country: string | null;
+  city: string | null;
+  language: string | null;
+  timezone: string | null;
+}
+
+/** A subscriber row's merge fields as one JSON object (`SubscriberMergeFields`), read from the row aliased `s`. */
+const MERGE_FIELDS = sql`jsonb_build_object('attributes', s.attributes, 'externalId', s.external_id, 'country', s.country,
+  'city', s.city, 'language', s.language, 'timezone', s.timezone)`;
+
+/**
+ * The merge fields of the subscriber holding `address` in a project's environment (the one seen last), or null: what
+ * a test send renders an email campaign with.
+ */
+export async function findMergeFields(db: Db, projectId: string, sandbox: boolean, address: string): Promise<SubscriberMergeFields | null> {
+  const { rows } = await db.execute<{ fields: SubscriberMergeFields }>(sql`
+    SELECT ${MERGE_FIELDS} AS fields
+    FROM subscribers s WHERE s.project_id = ${projectId} AND s.sandbox = ${sandbox} AND lower(s.email) = ${address.toLowerCase()}
+    ORDER BY s.last_seen_at DESC, s.id LIMIT 1`);
+  return rows[0]?.fields ?? null;
 }
 
 /** A delivery this process holds the lease of, with what sending it needs from its subscriber. */
@@ -21,8 +47,15 @@ export interface ClaimedDelivery {
   projectId: string;
   messageId: string;
   subscriberId: string;
+  channel: Channel;
   /** Attempts made including this one; also the fencing token of the claim. */
   attempts: number;
+  /** The address it goes to on email, SMS or WhatsApp; null for push (the device's subscription). */
+  destination: string | null;
+  /** What `channel_addresses` says of the destination now; null for push. */
+  destinationStatus: AddressStatus | null;
+  /** Why the destination is not reachable (on email, its suppression reason: `unsubscribed`, `complained` …). */
+  destinationReason: string | null;
   endpoint: string | null;
   p256dh: string | null;
   auth: string | null;
@@ -32,6 +65,10 @@ export interface ClaimedDelivery {
   subscriberTimezone: string | null;
   /** Its message was withdrawn (a cancelled campaign) after the delivery was queued. */
   messageCancelled: boolean;
+  /** Its message is paused: the delivery goes back to `paused`, unsent and its attempt not counted. */
+  messagePaused: boolean;
+  /** Read for an email of a personalized message only; null for every other delivery. */
+  mergeFields: SubscriberMergeFields | null;
 }
 
 /** The final or next state of a claimed delivery. */
@@ -40,15 +77,18 @@ export interface DeliveryUpdate {
   /** The claim's `attempts`: an update whose claim was taken over by another worker is dropped. */
   fence: number;
   attempts: number;
-  status: 'queued' | 'sent' | 'failed' | 'suppressed';
+  /** `paused`: put back unsent, its message paused. */
+  status: 'queued' | 'paused' | 'sent' | 'failed' | 'suppressed';
   reason: DeliveryReason | null;
   providerCode: string | null;
+  /** For `sent`: the provider's id of the message, when it gives one. */
+  providerMessageId?: string | undefined;
   /** For `queued`: wait this long before the next attempt. */
   delayMs: number;
 }
 
 export async function insertMessage(db: Db, message: MessageRecord): Promise<void> {
-  await db.insert(messages).values({ ...message, channel: 'push' });
+  await db.insert(messages).values(message);
 }
 
 /** Starts counting a message's deliveries (`message_stats`); messages without a row are not counted. */
@@ -56,23 +96,56 @@ export async function insertMessageStats(db: Db, messageId: string): Promise<voi
   await db.insert(messageStats).values({ messageId }).onConflictDoNothing();
 }
 
+/** Who a message goes to: a predicate over `subscribers`, and the address one recipient is, when not the row. */
+export interface SnapshotAudience {
+  where: SQL;
+  address: SQL | undefined;
+}
+
 /**
- * Snapshots an audience into queued deliveries in one set-based statement: each subscriber of the project matching
- * `audience` (a predicate over `subscribers`) gets one delivery, and a re-run adds nobody twice (unique message and
- * subscriber). The rows created are added to the message's `queued` counter; run both inside one transaction.
+ * When each recipient of a local-time send is due: `wallClock` in its subscriber's zone, or `defaultZone` for one
+ * without a zone PostgreSQL knows. A wall time that happens twice (fall back) is its earlier occurrence and one the
+ * clocks skip moves forward by the gap, as a campaign's own sendAt is read (campaign-schedule.ts).
  */
-export async function snapshotDeliveries(db: Db, projectId: string, messageId: string, audience: SQL): Promise<number> {
+export interface LocalDue {
+  wallClock: string;
+  defaultZone: string;
+}
+
+/**
+ * Snapshots an audience into queued deliveries in one set-based statement: each recipient matching `audience` gets
+ * one delivery — each subscriber, or with an `address` each distinct address, through the subscriber seen last — and
+ * a re-run adds nobody twice (unique message and subscriber, message and destination). The rows created are added to
+ * the message's `queued` counter; run both inside one transaction. Due now, or with `localDue` at that local time
+ * (a time already past is due now).
+ */
+export async function snapshotDeliveries(
+  db: Db,
+  message: Pick<MessageRecord, 'id' | 'projectId' | 'channel'>,
+  audience: SnapshotAudience,
+  localDue?: LocalDue,
+): Promise<number> {
+  const { id: messageId, projectId, channel } = message;
+  const zone = localDue && sql`CASE WHEN timezone IN (SELECT name FROM pg_timezone_names) THEN timezone ELSE ${localDue.defaultZone} END`;
+  // The earlier of the two readings an hour apart is the first occurrence of an ambiguous wall time; elsewhere they agree.
+  const due = localDue
+    ? sql`least(${localDue.wallClock}::timestamp AT TIME ZONE ${zone}, (${localDue.wallClock}::timestamp - interval '1 hour') AT TIME ZONE ${zone} + interval '1 hour')`
+    : sql`now()`;
+  const recipients = audience.address
+    ? sql`SELECT DISTINCT ON (${audience.address}) id, ${audience.address} AS destination, ${due} AS due FROM subscribers
+          WHERE project_id = ${projectId} AND ${audience.where} ORDER BY ${audience.address}, last_seen_at DESC, id`
+    : sql`SELECT id, NULL::text AS destination, ${due} AS due FROM subscribers WHERE project_id = ${projectId} AND ${audience.where}`;
   const inserted = await db.execute(sql`
-    INSERT INTO deliveries (project_id, message_id, subscriber_id)
-    SELECT ${projectId}, ${messageId}, id FROM subscribers WHERE project_id = ${projectId} AND ${audience}
-    ON CONFLICT (message_id, subscriber_id) DO NOTHING`);
+    INSERT INTO deliveries (project_id, message_id, subscriber_id, channel, destination, next_attempt_at)
+    SELECT ${projectId}, ${messageId}, r.id, ${channel}, r.destination, greatest(r.due, now()) FROM (${recipients}) r
+    ON CONFLICT DO NOTHING`);
   const count = inserted.rowCount ?? 0;
   await db.execute(sql`UPDATE message_stats SET queued = queued + ${count}, updated_at = now() WHERE message_id = ${messageId}`);
   return count;
 }
 
 /**
- * Withdraws a message (a cancelled campaign): its queued deliveries become `suppressed` (`campaign_cancelled`) and
+ * Withdraws a message (a cancelled campaign): its queued (or paused) deliveries become `suppressed` (`campaign_cancelled`) and
  * are counted, and the engine suppresses any it claims later (a retry, a lease taken over); deliveries being sent
  * finish. Returns how many were suppressed here.
  */
@@ -82,7 +155,7 @@ export async function withdrawMessage(db: Db, projectId: string, messageId: stri
       UPDATE messages SET cancelled_at = coalesce(cancelled_at, now()) WHERE id = ${messageId} AND project_id = ${projectId}
     ), suppressed AS (
       UPDATE deliveries SET status = 'suppressed', reason = 'campaign_cancelled', failed_at = now(), updated_at = now()
-      WHERE message_id = ${messageId} AND project_id = ${projectId} AND status = 'queued'
+      WHERE message_id = ${messageId} AND project_id = ${projectId} AND status IN ('queued', 'paused')
       RETURNING 1
     ), counted AS (
       UPDATE message_stats SET suppressed = suppressed + (SELECT count(*) FROM suppressed)::int, updated_at = now()
@@ -92,72 +165,149 @@ export async function withdrawMessage(db: Db, projectId: string, messageId: stri
   return rows[0]?.suppressed ?? 0;
 }
 
+/**
+ * Pauses a message: its deliveries still waiting become `paused` (each keeping when it is due) and no worker claims
+ * them until `resumeMessage`; one a worker claims meanwhile (a retry recorded in the instant of the pause) is put
+ * back unsent. Those being sent finish. Returns how many were held.
+ */
+export async function pauseMessage(db: Db, projectId: string, messageId: string): Promise<number> {
+  const { rows } = await db.execute<{ held: number }>(sql`
+    WITH paused AS (
+      UPDATE messages SET paused_at = now() WHERE id = ${messageId} AND project_id = ${projectId}
+    ), held AS (
+      UPDATE deliveries SET status = 'paused', updated_at = now()
+      WHERE message_id = ${messageId} AND project_id = ${projectId} AND status = 'queued'
+      RETURNING 1
+    )
+    SELECT count(*)::int AS held FROM held`);
+  return rows[0]?.held ?? 0;
+}
+
+/**
+ * Puts a paused message's deliveries back in the queue as they were due (those overdue go first); those the monthly
+ * cap held are due now, so a raised cap takes effect at once (and a cap still reached holds them again). Returns how
+ * many.
+ */
+export async function resumeMessage(db: Db, projectId: string, messageId: string): Promise<number> {
+  const { rows } = await db.execute<{ queued: number }>(sql`
+    WITH resumed AS (
+      UPDATE messages SET paused_at = NULL WHERE id = ${messageId} AND project_id = ${projectId}
+    ), queued AS (
+      UPDATE deliveries SET status = 'queued', updated_at = now(),
+        next_attempt_at = CASE WHEN reason = 'monthly_cap_reached' THEN now() ELSE next_attempt_at END
+      WHERE message_id = ${messageId} AND project_id = ${projectId} AND status = 'paused'
+      RETURNING 1
+    )
+    SELECT count(*)::int AS queued FROM queued`);
+  return rows[0]?.queued ?? 0;
+}
+
 export async function findMessages(db: Db, ids: readonly string[]): Promise<MessageRecord[]> {
   const { rows } = await db.execute<{
     id: string;
     project_id: string;
+    channel: Channel;
     source: MessageRecord['source'];
     campaign_id: string | null;
     sandbox: boolean;
-    content: PushContent;
-    options: PushOptions;
-  }>(sql`SELECT id, project_id, source, campaign_id, sandbox, content, options FROM messages WHERE id = ANY(${sql.param([...ids])})`);
-  return rows.map((r) => ({
-    id: r.id,
-    projectId: r.project_id,
-    source: r.source,
-    campaignId: r.campaign_id,
-    sandbox: r.sandbox,
-    content: r.content,
-    options: r.options,
-  }));
+    content: MessageRecord['content'];
+    options: MessageRecord['options'];
+  }>(sql`SELECT id, project_id, channel, source, campaign_id, sandbox, content, options FROM messages WHERE id = ANY(${sql.param([...ids])})`);
+  return rows.map(
+    (r) =>
+      // Stored by insertMessage from a MessageRecord: the content is its channel's.
+      ({
+        id: r.id,
+        projectId: r.project_id,
+        source: r.source,
+        campaignId: r.campaign_id,
+        sandbox: r.sandbox,
+        ...({ channel: r.channel, content: r.content, options: r.options } as ChannelMessage),
+      }),
+  );
 }
 
 export interface SendingProject {
   id: string;
-  vapidPublicKey: string;
-  vapidPrivateKey: string;
+  /** Its web push key pair (push channel configuration); undefined without one. */
+  vapidPublicKey: string | undefined;
+  vapidPrivateKey: string | undefined;
   vapidSubject: string | undefined;
   /** Campaign deliveries obey it in the engine (transactional sends apply it before they send). */
   deliveryPolicy: DeliveryPolicy | undefined;
   /** The project's zone for subscribers without one (quiet hours). */
   timezone: string | undefined;
+  /** Its email provider (`PUT /projects/:id/channels/email`), credentials opened; undefined while it has chosen none. */
+  email: ProviderConfig | undefined;
 }
 
-export async function findSendingProjects(db: Db, ids: readonly string[]): Promise<SendingProject[]> {
+/** A channel's provider as a project configured it: its name, settings, and credentials. */
+export interface ProviderConfig {
+  provider: string;
+  settings: Record<string, unknown>;
+  credentials: Record<string, string>;
+}
+
+/** A project's sending settings as stored: its credentials still sealed. */
+export type StoredSendingProject = Omit<SendingProject, 'vapidPrivateKey' | 'email'> & {
+  pushCredentials: string | undefined;
+  email: (Omit<ProviderConfig, 'credentials'> & { credentials: string }) | undefined;
+};
+
+export async function findSendingProjects(db: Db, ids: readonly string[]): Promise<StoredSendingProject[]> {
   const { rows } = await db.execute<{
     id: string;
-    vapid_public_key: string;
-    vapid_private_key: string;
+    vapid_public_key: string | null;
+    push_credentials: string | null;
     vapid_subject: string | null;
     delivery_policy: DeliveryPolicy | null;
     timezone: string | null;
+    email_provider: string | null;
+    email_settings: Record<string, unknown> | null;
+    email_credentials: string | null;
   }>(
-    sql`SELECT id, vapid_public_key, vapid_private_key, settings->>'vapidSubject' AS vapid_subject,
-          settings->'deliveryPolicy' AS delivery_policy, settings->>'timezone' AS timezone
-        FROM projects WHERE id = ANY(${sql.param([...ids])})`,
+    sql`SELECT p.id, c.settings->>'vapidPublicKey' AS vapid_public_key, c.credentials AS push_credentials,
+          p.settings->>'vapidSubject' AS vapid_subject, p.settings->'deliveryPolicy' AS delivery_policy, p.settings->>'timezone' AS timezone,
+          e.provider AS email_provider, e.settings AS email_settings, e.credentials AS email_credentials
+        FROM projects p
+        LEFT JOIN channel_configs c ON c.project_id = p.id AND c.channel = 'push'
+        -- Provider 'none': the project set its email domain and chose no provider yet.
+        LEFT JOIN channel_configs e ON e.project_id = p.id AND e.channel = 'email' AND e.provider <> 'none'
+        WHERE p.id = ANY(${sql.param([...ids])})`,
   );
   return rows.map((r) => ({
     id: r.id,
-    vapidPublicKey: r.vapid_public_key,
-    vapidPrivateKey: r.vapid_private_key,
+    vapidPublicKey: r.vapid_public_key ?? undefined,
+    pushCredentials: r.push_credentials ?? undefined,
     vapidSubject: r.vapid_subject ?? undefined,
     deliveryPolicy: r.delivery_policy ?? undefined,
     timezone: r.timezone ?? undefined,
+    email: r.email_provider === null ? undefined : { provider: r.email_provider, settings: r.email_settings!, credentials: r.email_credentials! },
   }));
 }
 
-const claimedColumns = sql`c.id::float8 AS id, c.project_id, c.message_id, c.subscriber_id, c.attempts,
+// The destination's state is read only for deliveries that have one (its lateral lookup is gated on it before any
+// index is read): a push claim pays nothing for it. The merge fields likewise only for a personalized email: CASE
+// evaluates them for its rows alone, so no other claim reads (or detoasts) the subscriber's attributes.
+const claimedColumns = sql`c.id::float8 AS id, c.project_id, c.message_id, c.subscriber_id, c.channel, c.attempts, c.destination,
+  CASE WHEN c.destination IS NOT NULL THEN coalesce(a.status, 'reachable') END AS destination_status, a.status_reason AS destination_reason,
   s.endpoint, s.p256dh, s.auth, s.status AS subscriber_status, s.sandbox AS subscriber_sandbox, s.timezone AS subscriber_timezone,
-  m.cancelled_at IS NOT NULL AS message_cancelled`;
-const claimedJoins = sql`JOIN subscribers s ON s.id = c.subscriber_id JOIN messages m ON m.id = c.message_id`;
+  m.cancelled_at IS NOT NULL AS message_cancelled, m.paused_at IS NOT NULL AS message_paused,
+  CASE WHEN c.channel = 'email' AND m.options @> '{"personalized": true}' THEN ${MERGE_FIELDS} END AS merge_fields`;
+const claimedJoins = sql`JOIN subscribers s ON s.id = c.subscriber_id JOIN messages m ON m.id = c.message_id
+  LEFT JOIN LATERAL (SELECT a.status, a.status_reason FROM channel_addresses a WHERE c.destination IS NOT NULL
+    AND a.project_id = c.project_id AND a.sandbox = s.sandbox AND a.channel = c.channel AND a.address = c.destination) a ON true`;
 
 type ClaimedRow = {
   id: number;
   project_id: string;
   message_id: string;
   subscriber_id: string;
+  channel: Channel;
   attempts: number;
+  destination: string | null;
+  destination_status: AddressStatus | null;
+  destination_reason: string | null;
   endpoint: string | null;
   p256dh: string | null;
   auth: string | null;
@@ -165,6 +315,8 @@ type ClaimedRow = {
   subscriber_sandbox: boolean;
   subscriber_timezone: string | null;
   message_cancelled: boolean;
+  message_paused: boolean;
+  merge_fields: SubscriberMergeFields | null;
 };
 
 const toClaimed = (r: ClaimedRow): ClaimedDelivery => ({
@@ -172,7 +324,11 @@ const toClaimed = (r: ClaimedRow): ClaimedDelivery => ({
   projectId: r.project_id,
   messageId: r.message_id,
   subscriberId: r.subscriber_id,
+  channel: r.channel,
   attempts: r.attempts,
+  destination: r.destination,
+  destinationStatus: r.destination_status,
+  destinationReason: r.destination_reason,
   endpoint: r.endpoint,
   p256dh: r.p256dh,
   auth: r.auth,
@@ -180,13 +336,16 @@ const toClaimed = (r: ClaimedRow): ClaimedDelivery => ({
   subscriberSandbox: r.subscriber_sandbox,
   subscriberTimezone: r.subscriber_timezone,
   messageCancelled: r.message_cancelled,
+  messagePaused: r.message_paused,
+  mergeFields: r.merge_fields,
 });
 
 /**
- * Claims up to `limit` due deliveries of any project under a lease: `FOR UPDATE SKIP LOCKED`, so concurrent
- * workers never claim the same row, and the claim itself is the commit that moves the rows to `sending`.
+ * Claims up to `limit` due deliveries of one channel (its lane), of any project, under a lease: `FOR UPDATE SKIP
+ * LOCKED`, so concurrent workers never claim the same row, and the claim itself is the commit that moves the rows to
+ * `sending`.
  */
-export async function claimDue(db: Db, limit: number, leaseSeconds: number): Promise<ClaimedDelivery[]> {
+export async function claimDue(db: Db, channel: Channel, limit: number, leaseSeconds: number): Promise<ClaimedDelivery[]> {
   return db.transaction(async (tx) => {
     // Due rows are read in order from deliveries_due_idx, never sorted. With statistics older than the queue (a
     // fresh table, a campaign just snapshotted) the planner would bitmap-scan and sort every queued row on each
@@ -196,7 +355,7 @@ export async function claimDue(db: Db, limit: number, leaseSeconds: number): Pro
     const { rows } = await tx.execute<ClaimedRow>(sql`
       WITH due AS (
         SELECT id FROM deliveries
-        WHERE status = 'queued' AND next_attempt_at <= now()
+        WHERE status = 'queued' AND channel = ${channel} AND next_attempt_at <= now()
         ORDER BY next_attempt_at
         LIMIT ${limit}
         FOR UPDATE SKIP LOCKED
@@ -204,11 +363,17 @@ export async function claimDue(db: Db, limit: number, leaseSeconds: number): Pro
         UPDATE deliveries d
         SET status = 'sending', attempts = d.attempts + 1, lease_until = now() + make_interval(secs => ${leaseSeconds}), updated_at = now()
         FROM due WHERE d.id = due.id
-        RETURNING d.id, d.project_id, d.message_id, d.subscriber_id, d.attempts
+        RETURNING d.id, d.project_id, d.message_id, d.subscriber_id, d.attempts, d.channel, d.destination
       )
       SELECT ${claimedColumns} FROM c ${claimedJoins}`);
     return rows.map(toClaimed);
   });
+}
+
+/** One recipient of a message the caller sends itself: its subscriber, and the address it goes to off push. */
+export interface ClaimedRecipient {
+  subscriberId: string;
+  destination: string | null;
 }
 
 /**
@@ -217,17 +382,16 @@ export async function claimDue(db: Db, limit: number, leaseSeconds: number): Pro
  */
 export async function insertClaimed(
   db: Db,
-  projectId: string,
-  messageId: string,
-  subscriberIds: readonly string[],
+  message: Pick<MessageRecord, 'id' | 'projectId' | 'channel'>,
+  recipients: readonly ClaimedRecipient[],
   leaseSeconds: number,
 ): Promise<ClaimedDelivery[]> {
   const { rows } = await db.execute<ClaimedRow>(sql`
     WITH c AS (
-      INSERT INTO deliveries (project_id, message_id, subscriber_id, status, attempts, lease_until)
-      SELECT ${projectId}, ${messageId}, sid, 'sending', 1, now() + make_interval(secs => ${leaseSeconds})
-      FROM unnest(${sql.param([...subscriberIds])}::text[]) AS sid
-      RETURNING id, project_id, message_id, subscriber_id, attempts
+      INSERT INTO deliveries (project_id, message_id, subscriber_id, channel, destination, status, attempts, lease_until)
+      SELECT ${message.projectId}, ${message.id}, r.sid, ${message.channel}, r.destination, 'sending', 1, now() + make_interval(secs => ${leaseSeconds})
+      FROM unnest(${sql.param(recipients.map((r) => r.subscriberId))}::text[], ${sql.param(recipients.map((r) => r.destination))}::text[]) AS r(sid, destination)
+      RETURNING id, project_id, message_id, subscriber_id, attempts, channel, destination
     )
     SELECT ${claimedColumns} FROM c ${claimedJoins}`);
   return rows.map(toClaimed);
@@ -238,6 +402,19 @@ export async function requeueExpiredLeases(db: Db): Promise<number> {
   const result = await db.execute(sql`
     UPDATE deliveries SET status = 'queued', lease_until = NULL, next_attempt_at = now(), updated_at = now()
     WHERE status = 'sending' AND lease_until < now()`);
+  return result.rowCount ?? 0;
+}
+
+/**
+ * Extends the lease of rows a live worker still sends (`sending` under its claim, fenced like an outcome): a batch
+ * may take longer than a lease, its sends queued behind a provider's few connections. Returns the rows renewed.
+ */
+export async function renewLeases(db: Db, held: readonly { id: number; fence: number }[], leaseSeconds: number): Promise<number> {
+  if (held.length === 0) return 0;
+  const result = await db.execute(sql`
+    UPDATE deliveries d SET lease_until = now() + make_interval(secs => ${leaseSeconds})
+    FROM unnest(${sql.param(held.map((h) => h.id))}::bigint[], ${sql.param(held.map((h) => h.fence))}::int[]) AS x(id, fence)
+    WHERE d.id = x.id AND d.status = 'sending' AND d.attempts = x.fence`);
   return result.rowCount ?? 0;
 }
 
@@ -257,11 +434,13 @@ export async function recordOutcomes(db: Db, updates: readonly DeliveryUpdate[])
           WHEN x.status <> 'sent' THEN x.status
           WHEN d.clicked_at IS NOT NULL THEN 'clicked'
           WHEN d.dismissed_at IS NOT NULL THEN 'dismissed'
+          WHEN d.opened_at IS NOT NULL THEN 'opened'
           WHEN d.delivered_at IS NOT NULL THEN 'delivered'
           ELSE 'sent' END)::delivery_status,
         attempts = x.attempts,
         reason = x.reason,
         provider_code = x.code,
+        provider_message_id = coalesce(x.message_ref, d.provider_message_id),
         lease_until = NULL,
         updated_at = now(),
         next_attempt_at = CASE WHEN x.status = 'queued' THEN now() + x.delay_ms * interval '1 millisecond' ELSE d.next_attempt_at END,
@@ -270,8 +449,8 @@ export async function recordOutcomes(db: Db, updates: readonly DeliveryUpdate[])
       FROM unnest(
         ${column((u) => u.id)}::bigint[], ${column((u) => u.fence)}::int[], ${column((u) => u.attempts)}::int[],
         ${column((u) => u.status)}::text[], ${column((u) => u.reason)}::text[], ${column((u) => u.providerCode)}::text[],
-        ${column((u) => u.delayMs)}::int[]
-      ) AS x(id, fence, attempts, status, reason, code, delay_ms)
+        ${column((u) => u.delayMs)}::bigint[], ${column((u) => u.providerMessageId ?? null)}::text[]
+      ) AS x(id, fence, attempts, status, reason, code, delay_ms, message_ref)
       WHERE d.id = x.id AND d.status = 'sending' AND d.attempts = x.fence
       RETURNING d.message_id, x.status AS outcome
     ), locked AS (
@@ -293,18 +472,29 @@ export async function recordOutcomes(db: Db, updates: readonly DeliveryUpdate[])
   return rows[0]?.recorded ?? 0;
 }
 
+/** Recipients a provider found dead, by what is dead: a push device (its subscriber), or an address on a channel. */
+export interface DeadRecipients {
+  devices: Record<DeadRecipient, string[]>;
+  addresses: AddressState[];
+}
+
 /**
- * Deactivates subscribers whose push subscription is dead. Gone (404/410): `unsubscribed`, until the browser registers
- * again. Refused by the endpoint guard: `inactive` — Herald's decision, so neither a campaign nor a re-registration of
- * the same endpoint offers it again.
+ * Deactivates what is dead, and only that. A push subscription gone (404/410): its subscriber `unsubscribed`, until
+ * the browser registers again; refused by the endpoint guard: `inactive` — Herald's decision, so neither a campaign
+ * nor a re-registration of the same endpoint offers it again. An address: `unreachable` on its channel
+ * (`recordAddressStates`), for every subscriber carrying it and no other channel (a subscriber's push status is its
+ * device's, never an address's).
  */
-export async function deactivateDeadSubscriptions(db: Db, dead: Record<DeadRecipient, readonly string[]>): Promise<void> {
-  const ids = [...dead.gone, ...dead.refused];
-  if (ids.length === 0) return;
-  await db.execute(sql`
-    UPDATE subscribers
-    SET status = CASE WHEN id = ANY(${sql.param([...dead.refused])}) THEN 'inactive'::subscriber_status ELSE 'unsubscribed'::subscriber_status END,
-        status_reason = CASE WHEN id = ANY(${sql.param([...dead.refused])}) THEN 'push_endpoint_refused' ELSE 'push_subscription_gone' END,
-        updated_at = now()
-    WHERE id = ANY(${sql.param(ids)}) AND status = 'active'`);
+export async function deactivateDeadRecipients(db: Db, dead: DeadRecipients): Promise<void> {
+  const { gone, refused } = dead.devices;
+  const ids = [...gone, ...refused];
+  if (ids.length > 0) {
+    await db.execute(sql`
+      UPDATE subscribers
+      SET status = CASE WHEN id = ANY(${sql.param([...refused])}) THEN 'inactive'::subscriber_status ELSE 'unsubscribed'::subscriber_status END,
+          status_reason = CASE WHEN id = ANY(${sql.param([...refused])}) THEN 'push_endpoint_refused' ELSE 'push_subscription_gone' END,
+          updated_at = now()
+      WHERE id = ANY(${sql.param(ids)}) AND status = 'active'`);
+  }
+  await recordAddressStates(db, dead.addresses);
 }

@@ -8,9 +8,9 @@ import type { ProjectService } from '../modules/projects/project.service.js';
 import { roleAtLeast, type OrganizationTenant, type ProjectScope, type Reach, type Role, type Tenant } from '../modules/tenancy.js';
 import { AppError, forbidden, notFound, unauthorized } from '../shared/errors.js';
 
-export const INVALID_API_KEY = 'Invalid API key';
-export const CROSS_PROJECT = 'Resource belongs to a different project';
-export const PUBLISHABLE_FORBIDDEN =
+const INVALID_API_KEY = 'Invalid API key';
+const CROSS_PROJECT = 'Resource belongs to a different project';
+const PUBLISHABLE_FORBIDDEN =
   'A publishable key may only call the routes a browser SDK needs; call this route from your server with a server key';
 
 /** Where a route names the project it acts on, e.g. `params.projectId` or `body.projectId`. */

@@ -11,17 +11,28 @@ import type { Config } from '../config.js';
 import { apiKeyRoutes } from '../modules/api-keys/api-key.routes.js';
 import { authRoutes } from '../modules/auth/auth.routes.js';
 import { campaignRoutes } from '../modules/campaigns/campaign.routes.js';
+import { emailCampaignAnalyticsRoutes } from '../modules/campaigns/email-campaign-analytics.routes.js';
+import { emailCampaignRoutes } from '../modules/campaigns/email-campaign.routes.js';
+import { emailTemplateRoutes } from '../modules/email-templates/email-template.routes.js';
 import { invitationRoutes } from '../modules/organizations/invitation.routes.js';
 import { organizationRoutes } from '../modules/organizations/organization.routes.js';
+import { preferenceRoutes } from '../modules/preferences/preference.routes.js';
+import { channelConfigRoutes } from '../modules/channels/channel-config.routes.js';
+import { emailDomainRoutes } from '../modules/email-domains/email-domain.routes.js';
 import { projectRoutes } from '../modules/projects/project.routes.js';
 import { segmentRoutes } from '../modules/segments/segment.routes.js';
+import { suppressionRoutes } from '../modules/suppressions/suppression.routes.js';
+import { sesWebhookRoutes } from '../modules/email-webhooks/ses-webhook.routes.js';
 import { contactRoutes } from '../modules/subscribers/contact.routes.js';
 import { subscriberRoutes } from '../modules/subscribers/subscriber.routes.js';
+import { emailTrackingRoutes } from '../modules/tracking/email-tracking.routes.js';
 import { trackingRoutes } from '../modules/tracking/tracking.routes.js';
 import { transactionalRoutes } from '../modules/transactional/transactional.routes.js';
 import type { Services } from '../services.js';
 import access from './access.js';
-import { dashboardRoutes } from './dashboard.js';
+import fastifyStatic from '@fastify/static';
+import { DASHBOARD_DIST, dashboardRoutes } from './dashboard.js';
+import { sdkRoutes } from './sdk.js';
 import { registerCors } from './cors.js';
 import { clientErrorHandler, frameworkErrors, registerErrorHandling } from './errors.js';
 import { healthRoutes } from './health.routes.js';
@@ -41,6 +52,8 @@ export interface AppDeps {
   metrics?: Registry;
   /** The built dashboard served under /app/ (default: dashboard/dist); tests give a directory of their own. */
   dashboardDir?: string;
+  /** The built browser SDK served under /sdk/ (default: sdk/dist). */
+  sdkDir?: string;
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
@@ -110,14 +123,26 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await organizationRoutes(app, deps.services.organizations);
   await invitationRoutes(app, deps.services.invitations);
   await projectRoutes(app, deps.services.projects);
+  await channelConfigRoutes(app, deps.services.channels);
+  await emailDomainRoutes(app, deps.services.emailDomains);
   await apiKeyRoutes(app, deps.services.apiKeys);
   await subscriberRoutes(app, deps.services.subscribers, deps.config);
   await contactRoutes(app, deps.services.contacts);
   await segmentRoutes(app, deps.services.segments);
+  await suppressionRoutes(app, deps.services.suppressions);
+  await sesWebhookRoutes(app, deps.services.sesWebhook);
   await campaignRoutes(app, deps.services.campaigns);
-  await transactionalRoutes(app, deps.services.transactional, deps.services.idempotency);
+  await emailCampaignRoutes(app, deps.services.campaigns);
+  await emailCampaignAnalyticsRoutes(app, deps.services.emailCampaignAnalytics, deps.services.campaigns);
+  await emailTemplateRoutes(app, deps.services.emailTemplates);
+  await transactionalRoutes(app, deps.services.transactional, deps.services.transactionalEmail, deps.services.idempotency);
   await trackingRoutes(app, deps.services.trackingEvents);
+  await emailTrackingRoutes(app, deps.services.emailTracking);
+  await preferenceRoutes(app, deps.services.preferences, deps.config.publicUrl);
+  // Static files are sent by routes that declare each URL with its access and cache rules: no directory is served.
+  await app.register(fastifyStatic, { root: deps.dashboardDir ?? DASHBOARD_DIST, serve: false });
   await dashboardRoutes(app, deps.dashboardDir);
+  await sdkRoutes(app, deps.sdkDir);
   answerPreflights();
   return app;
 }

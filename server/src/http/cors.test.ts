@@ -1,6 +1,6 @@
 // CORS through HTTP: preflights and allowed origins on the publishable routes, nothing on dashboard or server routes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROME_UA, createTenant, pushSubscription, type Tenant } from '../../test/fixtures.js';
+import { CHROME_UA, createTenant, publishableKey, pushSubscription, type Tenant } from '../../test/fixtures.js';
 import { startTestApp, type TestApp } from '../../test/harness.js';
 
 let t: TestApp;
@@ -36,13 +36,7 @@ const corsHeaders = (headers: Record<string, unknown>) => Object.keys(headers).f
 beforeAll(async () => {
   t = await startTestApp();
   owner = await createTenant(t);
-  const key = await t.app.inject({
-    method: 'POST',
-    url: `/projects/${owner.projectId}/api-keys`,
-    headers: owner.jwt,
-    payload: { name: 'browser', mode: 'live', scope: 'publishable' },
-  });
-  publishable = { 'x-api-key': key.json<{ key: string }>().key };
+  publishable = await publishableKey(t, owner);
 });
 afterAll(() => t.close());
 
@@ -54,6 +48,8 @@ describe('preflights', () => {
     ['/subscribers/untag', 'POST'],
     ['/subscribers/seen', 'POST'],
     ['/subscribers/update', 'POST'],
+    ['/subscribers/push-subscription', 'POST'],
+    ['/subscribers/unsubscribe', 'POST'],
     ['/subscribers/token/st_abc', 'GET'],
     ['/projects/prj_any/push-config', 'GET'],
   ])('OPTIONS %s: 204 for any origin, allowing %s with x-api-key and content-type', async (url, method) => {

@@ -13,7 +13,7 @@ const MAX_AGE_SECONDS = 7200;
 const publishableRoute = (request: FastifyRequest) => allowsPublishable(request.routeOptions.config.access);
 
 /** Whether a page of `origin` may use a key of a project with these allowed origins (none listed: any origin). */
-export function originAllowed(allowedOrigins: readonly string[] | undefined, origin: string): boolean {
+function originAllowed(allowedOrigins: readonly string[] | undefined, origin: string): boolean {
   return !allowedOrigins?.length || allowedOrigins.includes(origin.toLowerCase());
 }
 

@@ -2,7 +2,6 @@
 // client-side routes answered with index.html, `/` redirected to /app/, and a strict Content-Security-Policy.
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import fastifyStatic from '@fastify/static';
 import type { FastifyReply } from 'fastify';
 import { z } from 'zod';
 import type { App } from './types.js';
@@ -44,8 +43,6 @@ function secured(reply: FastifyReply) {
 export async function dashboardRoutes(app: App, root: string = DASHBOARD_DIST) {
   const built = existsSync(`${root}/index.html`);
   if (!built) app.log.warn({ root }, 'the dashboard is not built (npm run build): /app/ answers 404');
-  // sendFile only: every route below is declared here, with its access and cache rules.
-  await app.register(fastifyStatic, { root, serve: false });
 
   app.get('/', { config: { access }, schema }, (_request, reply) => reply.redirect('/app/', 302));
   app.get('/app', { config: { access }, schema }, (_request, reply) => reply.redirect('/app/', 301));

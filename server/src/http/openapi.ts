@@ -16,7 +16,7 @@ declare module 'fastify' {
 }
 
 /** The security requirement a route's access declaration means, so /docs shows and sends the right headers. */
-export function securityFor(access: Access): Record<string, string[]>[] {
+function securityFor(access: Access): Record<string, string[]>[] {
   switch (access.auth) {
     case 'public':
       return [];

@@ -112,6 +112,8 @@ describe('key scopes', () => {
       ['POST', '/subscribers/seen', { token }],
       ['POST', '/subscribers/update', { token, email: 'one@example.com' }],
       ['GET', `/subscribers/token/${token}`, undefined],
+      ['POST', '/subscribers/push-subscription', { token, ...pushSubscription(), userAgent: CHROME_UA }],
+      ['POST', '/subscribers/unsubscribe', { token }],
     ];
     for (const [method, url, payload] of calls) {
       const res = await t.app.inject({ method: method as 'POST', url, headers: publishable, ...(payload && { payload }) });
@@ -159,6 +161,8 @@ describe('key scopes', () => {
         'POST /subscribers/seen',
         'POST /subscribers/update',
         'GET /subscribers/token/{token}',
+        'POST /subscribers/push-subscription',
+        'POST /subscribers/unsubscribe',
       ].sort(),
     );
     expect(doc.paths['/subscribers/seen']!.post!.description).toContain('publishable key');

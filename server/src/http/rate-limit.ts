@@ -1,4 +1,5 @@
-// Per-IP rate limits (spec 8): default, ingest and one counter per transactional route, optionally shared via Redis.
+// Per-IP rate limits (spec 8): default, ingest and one counter per transactional route, declared on each route,
+// optionally shared via Redis.
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
@@ -7,19 +8,26 @@ import { AppError } from '../shared/errors.js';
 
 type Group = 'default' | 'ingest' | 'transactional';
 
-/** Which counter a route draws from, decided by its path so no route can be left out. */
-export function rateLimitGroup(url: string): { group: Group; counter: string } {
-  // The send log (/transactional/sends/…) is a read, not a send: it stays in the default group.
-  const transactional = /^\/transactional\/(?!sends(?:\/|$))([^/]+)/.exec(url);
-  if (transactional) return { group: 'transactional', counter: `transactional:${transactional[1]}` };
-  if (url === '/subscribers' || url.startsWith('/subscribers/')) return { group: 'ingest', counter: 'ingest' };
-  return { group: 'default', counter: 'default' };
+/** A route's rate-limit counter, declared beside its access: `ingest`, or `transactional:<route>` (one counter each). */
+export type RateLimitCounter = 'ingest' | `transactional:${string}`;
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Routes that declare none draw from the default counter (`rateLimit` is the plugin's own per-route option). */
+    rateLimitCounter?: RateLimitCounter;
+  }
+}
+
+/** The group (whose limit applies) and the counter a route's declaration means. */
+export function rateLimitGroup(declared: RateLimitCounter | undefined): { group: Group; counter: string } {
+  if (!declared) return { group: 'default', counter: 'default' };
+  return { group: declared === 'ingest' ? 'ingest' : 'transactional', counter: declared };
 }
 
 export async function registerRateLimits(app: FastifyInstance, config: Config, redis: Redis | undefined) {
   if (!config.rateLimit.enabled) return;
   const limits = config.rateLimit;
-  const groupOf = (request: FastifyRequest) => rateLimitGroup(request.routeOptions.url ?? request.url);
+  const groupOf = (request: FastifyRequest) => rateLimitGroup(request.routeOptions.config?.rateLimitCounter);
   await app.register(rateLimit, {
     global: true,
     timeWindow: limits.windowSeconds * 1000,

@@ -1,6 +1,8 @@
 // Schemas shared by every route: the error envelope, pagination and common path parameters.
 import { z } from 'zod';
-import { INSTANT_RANGE_ERROR, isStorableInstant } from '../shared/instants.js';
+import { dateOrDateTime } from '../shared/instants.js';
+
+export { dateOrDateTime, isoDate, isoDateTime } from '../shared/instants.js';
 
 export const errorEnvelope = z
   .object({
@@ -51,32 +53,13 @@ export const pushActions = z
   )
   .max(2);
 
-/**
- * The instant an ISO date or timestamp names as written: a date is its UTC midnight, a local time is read as UTC
- * (its zone, applied later, moves it by less than a day).
- */
-function writtenInstant(value: string): number {
-  if (/^\d{4}-\d{2}-\d{2}$/.test(value)) return Date.parse(`${value}T00:00:00Z`);
-  return Date.parse(/(Z|[+-]\d{2}:\d{2})$/i.test(value) ? value : `${value}Z`);
-}
-
-/** Every date and instant input goes through this bound: PostgreSQL refuses year 0000 and years past 9999 as ISO text. */
-const inRange = <T extends z.ZodType<string>>(schema: T) =>
-  schema.refine((value) => isStorableInstant(writtenInstant(value)), {
-    error: INSTANT_RANGE_ERROR,
-    when: (payload) => payload.issues.length === 0, // a malformed value has its own error already
-  });
-
-/** A calendar day, YYYY-MM-DD, from 0001-01-01 to 9999-12-31. */
-export const isoDate = inRange(z.iso.date());
-
-/** A timestamp with an offset (or Z); `local: true` also takes a wall-clock time without one (e.g. a zoned sendAt). */
-export const isoDateTime = (options: { local?: boolean } = {}) => inRange(z.iso.datetime({ offset: true, local: options.local ?? false }));
-
-/** A range bound: a date (YYYY-MM-DD) or a timestamp with an offset, kept as written. */
-export const dateOrDateTime = inRange(
-  z.union([z.iso.date(), z.iso.datetime({ offset: true })], { error: 'must be an ISO 8601 date (YYYY-MM-DD) or timestamp with an offset' }),
-);
+/** A domain name, lower-cased: a project's email domain, a sending domain. */
+export const domainName = z
+  .string()
+  .trim()
+  .toLowerCase()
+  // Labels of 1-63 letters, digits and inner hyphens (so IDN A-labels such as xn--bcher-kva pass), then a TLD.
+  .regex(/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+([a-z]{2,63}|xn--[a-z0-9-]{1,59})$/, 'must be a domain name such as example.com');
 
 /** A range bound read as its first instant (a date is its UTC midnight). */
 export const instant = dateOrDateTime.transform((value) => new Date(value));

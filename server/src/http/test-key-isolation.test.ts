@@ -226,3 +226,29 @@ describe('subscribers and contacts', () => {
     expect(await row('SELECT * FROM subscribers WHERE id = $1', [id])).toEqual(before);
   });
 });
+
+describe('email templates', () => {
+  it('a test key cannot read, list, rewrite, preview or delete a live template, and a send renders its own environment only', async () => {
+    const created = await request('POST', '/email-templates', tenant.live, {
+      projectId: tenant.projectId,
+      name: 'Live receipt',
+      subject: 'Receipt',
+      html: '<p>Thanks, {{ first_name }}</p>',
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const live = created.json<{ id: string; sandbox: boolean }>();
+    expect(live.sandbox).toBe(false);
+    const before = await row('SELECT name, html, updated_at FROM email_templates WHERE id = $1', [live.id]);
+
+    expectNotFound(await request('GET', `/email-templates/${live.id}`, tenant.test), 'Email template');
+    expectNotFound(await request('PATCH', `/email-templates/${live.id}`, tenant.test, { html: '<p>Pay here</p>' }), 'Email template');
+    expectNotFound(await request('POST', `/email-templates/${live.id}/preview`, tenant.test, { variables: {} }), 'Email template');
+    expectNotFound(await request('DELETE', `/email-templates/${live.id}`, tenant.test), 'Email template');
+    const listed = await request('GET', `/email-templates/project/${tenant.projectId}`, tenant.test);
+    expect(listed.json().data.map((item: { id: string }) => item.id)).not.toContain(live.id);
+    expect(await row('SELECT name, html, updated_at FROM email_templates WHERE id = $1', [live.id])).toEqual(before);
+
+    const scope = { organizationId: tenant.orgId, projectId: tenant.projectId, sandbox: true };
+    expect(await t.services.emailTemplates.render(scope, live.id, { first_name: 'Ada' })).toEqual({ ok: false, reason: 'template_not_found' });
+  });
+});

@@ -1762,6 +1762,2981 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/e/click/{campaignId}/{subscriberId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A tracked link of an email: records the click and redirects to its target
+         * @description 302 to `u`, the target Herald signed into the link with the campaign (or message) and the subscriber. Every click is logged in the delivery's events with its target; the first click of each delivery moves its status and is counted in `clicked`, later ones are logged only. Likely machine clicks (link scanners, HEAD requests, clicks seconds after the send) are flagged in the event. A target, campaign or subscriber the signature does not cover, or no signature → 400 with a small HTML page: never a redirect, nothing recorded.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description The link's signature, as Herald wrote it in the mail */
+                    s?: string;
+                    /** @description The target URL, URL-encoded */
+                    u?: string;
+                };
+                header?: never;
+                path: {
+                    /** @description The campaign's id for campaign mail, the message's id for transactional mail */
+                    campaignId: string;
+                    subscriberId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description `Location`: the target */
+                302: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/e/open/{campaignId}/{subscriberId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The open pixel of an email: records an open
+         * @description A 1×1 transparent GIF, never cached (`Cache-Control: no-store`). Every fetch is logged as an open in the delivery's events; the first open of each delivery moves its status and is counted in `opened`, later ones are logged only. Likely machine opens (Apple Mail Privacy Protection, scanners) are flagged in the event, so human opens can be told apart. A missing or wrong signature → 400 with a small HTML page, nothing recorded.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description The link's signature, as Herald wrote it in the mail */
+                    s?: string;
+                };
+                header?: never;
+                path: {
+                    /** @description The campaign's id for campaign mail, the message's id for transactional mail */
+                    campaignId: string;
+                    subscriberId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description image/gif, 42 bytes */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "image/gif": unknown;
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/email-campaigns": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create an email campaign: sent now, scheduled, or kept as a draft
+         * @description As POST /campaigns for push: immediate → `sending` (stats.totalTargeted counted now, the audience snapshotted into one delivery per address by a background job, `sent` once every delivery reached a final state); scheduled → `scheduled` until sendAt (in the future); draft → kept. Checked when written (422): merge tags parse in every part, the From and Reply-To addresses are on verified sending domains of the project, the content fits an email. A test key makes a sandbox campaign: rendered and recorded for sandbox subscribers, never handed to a provider. The audience is evaluated when the campaign is sent: the subscribers of its segment in its environment that carry an email address, one email per distinct address (the first subscriber holding it), leaving out addresses on the project's suppression list or not `active`/`verified` (emailStatus), and subscribers whose preferences turn email off.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["NewEmailCampaignInput"];
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["EmailCampaign"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/email-campaigns/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One email campaign with its live counters and rates */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["EmailCampaign"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /**
+         * Delete a draft, scheduled, cancelled or failed email campaign
+         * @description sent and archived campaigns answer 409 (archive a sent one instead), sending ones 409 (cancel first).
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /**
+         * Edit a draft email campaign; it stays a draft
+         * @description Only drafts can be edited (409 `campaign_not_draft` otherwise); checked as on create. Nothing is sent until POST /email-campaigns/{id}/send.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            /** @description Any field of the create body; each one given replaces the stored one whole (content, segment, schedule, utm). */
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description What each recipient receives. Merge tags are liquid: `{{ first_name }}`, `{{ first_name | default: "there" }}`, `{% if vip %}…{% endif %}`. In `html` every value is HTML-escaped (`| raw` opts out); subject, text and preheader are plain text and written as given. A variable the render needs and does not get is missing, unless the template gives it a default or only tests it in a condition. No `include`, `render` or `layout` (no files), no unknown filter, no `sample` and no `"now"` date: a render depends on its variables only. Each part is parsed when saved: a problem → 422 naming the part (`subject`, `preheader`, `html`, `text`) with liquid's message and position. docs/CONTEXT.md, "Email templates and merge tags". A campaign's variables are its recipient's: its attributes and standard fields (docs/CONTEXT.md, "Email campaigns"); a recipient missing a variable the content needs without a default is not sent (`template_variables_missing`). Every absolute link of the HTML gets the UTM parameters and a signed click-tracking URL; an unsubscribe footer, the open pixel and List-Unsubscribe headers are added. */
+                        content?: {
+                            /** @description The From */
+                            from: {
+                                /** @description The From address: on a verified sending domain of the project, or a subdomain of one (422 otherwise) */
+                                email: string;
+                                /** @description The display name */
+                                name?: string;
+                            };
+                            /** @description HTML body with merge tags, up to 512 KiB of UTF-8; values are HTML-escaped */
+                            html?: string;
+                            preheader?: string;
+                            /** @description The Reply-To */
+                            replyTo?: {
+                                /** @description The Reply-To address: on a verified sending domain of the project, or a subdomain of one (422 otherwise) */
+                                email: string;
+                                /** @description The display name */
+                                name?: string;
+                            };
+                            /** @description Subject line with merge tags: one line, up to 998 characters */
+                            subject?: string;
+                            /** @description Start from a saved email template of the same project and environment: the parts not given here (subject, preheader, html, text) are copied from it when the campaign is written; later edits of the template do not change the campaign */
+                            templateId?: string;
+                            /** @description The plain-text part with merge tags; absent: each recipient's is generated from its rendered HTML */
+                            text?: string;
+                        };
+                        name?: string;
+                        /** @description The campaign's own project (a campaign cannot move) */
+                        projectId?: string;
+                        /** @description When it is sent */
+                        schedule?: {
+                            /** @description Scheduled only. true: sendAt's wall-clock time is each recipient's own (its subscriber's timezone, else the project's): a campaign for 09:00 goes out over the day as 09:00 comes round the world, and stays `sending` until the last zone has had it. Recipients whose 09:00 has passed when the campaign starts get it then. */
+                            localTime?: boolean;
+                            /**
+                             * @description Required. immediate: sent now; scheduled: sent at sendAt; draft: saved, never sent. On a draft (PATCH) it is stored without sending anything: POST /campaigns/{id}/send then sends it now (immediate or draft) or schedules it (scheduled)
+                             * @enum {string}
+                             */
+                            mode: "immediate" | "scheduled" | "draft";
+                            /** @description Required when mode is scheduled, and then in the future. ISO 8601; without an offset it is a wall-clock time in `timezone`. A local time the clocks skip (spring forward) moves forward by the gap; one that happens twice (fall back) takes the earlier offset, i.e. the first occurrence. Answered as the instant with the offset of `timezone`. */
+                            sendAt?: string | null;
+                            /** @description Optional. IANA zone of sendAt (default: the project's settings.timezone, else UTC) */
+                            timezone?: string | null;
+                        };
+                        /** @description Who receives it: inline `filters`, or a `savedSegmentId` of the same project and environment (422 otherwise: a live campaign never reads a segment a test key may rewrite). Evaluated when the campaign is sent: the active subscribers of the campaign's environment that have a push subscription and have not turned push off. */
+                        segment?: {
+                            filters: components["schemas"]["SegmentFiltersInput"];
+                        } | {
+                            /** @description A saved segment of the same project and environment: a sandbox segment for a test key's campaign, a live one otherwise */
+                            savedSegmentId: string;
+                        };
+                        /** @description null removes the UTM parameters */
+                        utm?: {
+                            campaign?: string;
+                            content?: string;
+                            medium?: string;
+                            source?: string;
+                        } | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["EmailCampaign"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/email-campaigns/{id}/analytics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An email campaign's chart: events per type per time bucket
+         * @description For each bucket of the window (from → to, by default from when the campaign started sending until now): sent, delivered, opened and clicked (each all / unique / human), bounced, softBounced, complained and unsubscribed. The bucket size is chosen from the window's span unless `bucket` names one: the smallest of 1m, 5m, 15m, 1h, 6h, 1d, 1w giving at most 120 buckets (up to 2 hours: minutes; 5 days: hours; 120 days: days). from after to → 422. Found as GET /email-campaigns/{id} finds it: 404 outside the caller's reach (a test key reaches sandbox campaigns only) or for a push campaign.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description The bucket size: 1m, 5m, 15m, 1h, 6h, 1d or 1w. Default: the smallest that cuts the window into at most 120 buckets. A size that would make more than 1000 → 422. */
+                    bucket?: "1m" | "5m" | "15m" | "1h" | "6h" | "1d" | "1w";
+                    /** @description Start of the window (a date is its UTC midnight); default: when the campaign started sending (its creation if it has not) */
+                    from?: string;
+                    /** @description End of the window, exclusive (a date is its UTC midnight); default: now */
+                    to?: string;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["EmailCampaignAnalytics"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/email-campaigns/{id}/archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Archive a sent email campaign
+         * @description Hides it from lists unless status=archived; it stays readable and re-sendable. Other statuses answer 409.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["EmailCampaign"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/email-campaigns/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a scheduled, sending or paused email campaign
+         * @description A scheduled campaign never sends; a sending or paused one stops: emails not yet handed to a worker are suppressed at once, those being sent finish. Other statuses answer 409.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["EmailCampaign"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/email-campaigns/{id}/duplicate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Copy an email campaign into a new draft
+         * @description Any status: the new draft has the name (marked "(copy)"), content, segment, UTM and time zone settings; nothing is sent.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["EmailCampaign"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/email-campaigns/{id}/links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An email campaign's top clicked links
+         * @description Each tracked link clicked at least once, with its clicks (every one logged), unique clickers (recipients) and human clickers (recipients with a click without machine signals), most unique clickers first. Found as GET /email-campaigns/{id} finds it: 404 outside the caller's reach (a test key reaches sandbox campaigns only) or for a push campaign.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description How many links (default 20, at most 100) */
+                    limit?: number;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["EmailCampaignLinks"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/email-campaigns/{id}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause a sending email campaign
+         * @description `sending` → `paused`: the emails still waiting are held (their deliveries `paused`, each keeping when it is due) and no worker takes them; those already being sent finish and are counted. Other statuses answer 409 `campaign_not_pausable`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["EmailCampaign"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/email-campaigns/{id}/recipients.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * CSV stream of an email campaign's recipients and their outcomes
+         * @description Columns, in order: address, subscriberId, status, reason, sentAt, deliveredAt, openedAt, clickedAt, bounced, complained, unsubscribed, opens, clicks, humanOpened, humanClicked. One row per recipient (delivery) of the campaign, in subscriber id order, streamed; none before the campaign is dispatched. address is where the email went; status and reason are the delivery's (docs/CONTEXT.md, Messages and deliveries: e.g. failed with recipient_bounced when the server refused the address); sentAt, deliveredAt, openedAt and clickedAt are the first of each (ISO 8601, empty if none). From the events log: bounced, complained and unsubscribed (true when the provider or the recipient reported it after the send), opens and clicks (every one logged, repeats and machine-flagged ones included), humanOpened and humanClicked (at least one without machine signals). Cells starting with = + - @ tab, CR or NUL are prefixed with an apostrophe so spreadsheets do not run them as formulas. Found as GET /email-campaigns/{id} finds it: 404 outside the caller's reach (a test key reaches sandbox campaigns only) or for a push campaign.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A header row, then one row per recipient */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/csv": string;
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/email-campaigns/{id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume a paused email campaign where it stopped
+         * @description `paused` → `sending`: the held emails go, each as it was due (those overdue first). A recipient already sent is never sent again: every recipient is one delivery row, and only rows still held go. Other statuses answer 409 `campaign_not_resumable`. A paused campaign can also be cancelled.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["EmailCampaign"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/email-campaigns/{id}/send": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a draft, or re-send a finished email campaign as a new one
+         * @description As POST /campaigns/{id}/send: a draft goes as its schedule says (200, the same campaign); a sent, archived, cancelled or failed campaign is re-sent as a new campaign dispatched at once (201), to its segment evaluated now or the `segment` given. Scheduled and sending campaigns answer 409 `campaign_not_resendable`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            /** @description Optional */
+            requestBody?: {
+                content: {
+                    "application/json": {
+                        /** @description Override: send to this segment instead of the original one */
+                        segment?: {
+                            filters: components["schemas"]["SegmentFiltersInput"];
+                        } | {
+                            /** @description A saved segment of the same project and environment: a sandbox segment for a test key's campaign, a live one otherwise */
+                            savedSegmentId: string;
+                        };
+                    } | null;
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["EmailCampaign"];
+                    };
+                };
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["EmailCampaign"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/email-campaigns/{id}/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Live counters of an email campaign (server-sent events)
+         * @description As GET /campaigns/{id}/stream, with the email counters: each event is `data: {"status", "totalTargeted", "sent", "delivered", "opened", "clicked", "bounced", "complained", "unsubscribed", "failed", "suppressed", and the rates}`, one on connect and one whenever something changed (read at most every 400 ms), so the dashboard's counters move within the two seconds of spec 6.3. API-key callers poll GET /email-campaigns/{id}.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Server-sent events: `data:` lines of progress, `: heartbeat` comments */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/event-stream": string;
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/email-campaigns/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send the campaign as it stands to a few addresses, as a test
+         * @description Any status (a draft, typically). Each address gets the email now, its subject marked `[Test]`, rendered with the merge fields of the subscriber holding that address in the campaign's environment (none: only defaults, and a variable without one fails that address with `template_variables_missing`). Not counted in the campaign's stats, not logged as a delivery; its tracked links lead where they should but record nothing. It goes through the project's provider (a test key's campaign: the sandbox, nothing sent), within its rate, a sandbox account's quota and the monthly cap. Each address answers `sent` or `failed` with a reason (spec 7.4 codes and `provider_not_configured`, `monthly_cap_reached`, `sandbox_limit_reached`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description 1 to 5 addresses (compared lower-cased; a repeated one is sent once) */
+                        emails: string[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["EmailCampaignTestSend"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/email-campaigns/export/project/{projectId}.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * CSV stream of a project's email campaigns with their counters and rates
+         * @description Columns, in order: id, name, subject, status, sandbox, createdAt, sentAt, completedAt, totalTargeted, sent, delivered, opened, clicked, bounced, complained, unsubscribed, failed, suppressed, openRate, clickRate, bounceRate, complaintRate, unsubscribeRate. One row per email campaign of the project created within [from, to] (UTC days, both inclusive; archived ones included), oldest first. subject is the content's, merge tags unrendered. Timestamps are ISO 8601 (empty when not reached yet: sentAt = sending started, completedAt = every delivery final); sandbox is true or false; the counters and rates are those of GET /email-campaigns/{id} (openRate = opened / (sent − bounced), clickRate, complaintRate and unsubscribeRate likewise, bounceRate = bounced / sent; 0 to 1). A test key lists sandbox campaigns only. Cells starting with = + - @ tab, CR or NUL are prefixed with an apostrophe so spreadsheets do not run them as formulas.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description YYYY-MM-DD (UTC day, inclusive) */
+                    from?: string;
+                    /** @description YYYY-MM-DD (UTC day, inclusive) */
+                    to?: string;
+                };
+                header?: never;
+                path: {
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A header row, then one row per email campaign */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/csv": string;
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/email-campaigns/project/{projectId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A project's email campaigns, newest first
+         * @description Archived campaigns are left out unless `status=archived`. A test key sees sandbox campaigns only.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Created at or after (a date covers its whole UTC day) */
+                    from?: string;
+                    /** @description 1-based page number */
+                    page?: number;
+                    /** @description Items per page (max 100) */
+                    pageSize?: number;
+                    /** @description Name contains (case-insensitive) */
+                    q?: string;
+                    /** @description Only this status; without it, every campaign except archived ones */
+                    status?: "draft" | "scheduled" | "sending" | "paused" | "sent" | "cancelled" | "failed" | "archived";
+                    /** @description Created at or before (a date covers its whole UTC day) */
+                    to?: string;
+                };
+                header?: never;
+                path: {
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["EmailCampaign"][];
+                            page: number;
+                            pageSize: number;
+                            total: number;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/email-templates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Save an email template
+         * @description Merge tags are liquid: `{{ first_name }}`, `{{ first_name | default: "there" }}`, `{% if vip %}…{% endif %}`. In `html` every value is HTML-escaped (`| raw` opts out); subject, text and preheader are plain text and written as given. A variable the render needs and does not get is missing, unless the template gives it a default or only tests it in a condition. No `include`, `render` or `layout` (no files), no unknown filter, no `sample` and no `"now"` date: a render depends on its variables only. Each part is parsed when saved: a problem → 422 naming the part (`subject`, `preheader`, `html`, `text`) with liquid's message and position. docs/CONTEXT.md, "Email templates and merge tags".
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description HTML body with merge tags, up to 512 KiB of UTF-8; values are HTML-escaped */
+                        html: string;
+                        name: string;
+                        /** @description Preview text inboxes show after the subject, with merge tags, up to 1000 characters (plain text) */
+                        preheader?: string | null;
+                        projectId: string;
+                        /** @description Subject line with merge tags: one line, up to 998 characters */
+                        subject: string;
+                        /** @description Plain-text part with merge tags, up to 256 KiB of UTF-8; null or absent: generated from the rendered HTML */
+                        text?: string | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["EmailTemplate"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/email-templates/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One email template */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["EmailTemplate"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /** Delete an email template */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /**
+         * Change an email template: the fields given (null clears text or preheader)
+         * @description The template as changed is checked as a save is, and its variables listed again. Merge tags are liquid: `{{ first_name }}`, `{{ first_name | default: "there" }}`, `{% if vip %}…{% endif %}`. In `html` every value is HTML-escaped (`| raw` opts out); subject, text and preheader are plain text and written as given. A variable the render needs and does not get is missing, unless the template gives it a default or only tests it in a condition. No `include`, `render` or `layout` (no files), no unknown filter, no `sample` and no `"now"` date: a render depends on its variables only. Each part is parsed when saved: a problem → 422 naming the part (`subject`, `preheader`, `html`, `text`) with liquid's message and position. docs/CONTEXT.md, "Email templates and merge tags".
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description HTML body with merge tags, up to 512 KiB of UTF-8; values are HTML-escaped */
+                        html?: string;
+                        name?: string;
+                        /** @description Preview text inboxes show after the subject, with merge tags, up to 1000 characters (plain text) */
+                        preheader?: string | null;
+                        /** @description Subject line with merge tags: one line, up to 998 characters */
+                        subject?: string;
+                        /** @description Plain-text part with merge tags, up to 256 KiB of UTF-8; null or absent: generated from the rendered HTML */
+                        text?: string | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["EmailTemplate"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/email-templates/{id}/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Render a saved template with variables: what it shows, and the variables it is missing
+         * @description A preview renders what it can: each missing variable renders empty and is named in `missing` (a send would answer template_variables_missing instead). Rendering is bounded (100 ms and 2,000,000 characters per part). A render limit or a failing filter stopped a part: 422 `template_render_failed` naming it.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Values of the template's variables: any JSON (objects for `{{ order.total }}`, arrays for `{% for %}`)
+                         * @default {}
+                         */
+                        variables?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["EmailPreview"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/email-templates/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Render an unsaved template with variables (an editor's live preview); nothing is stored
+         * @description Checked as a save would be (422 naming the part), then rendered as POST /email-templates/{id}/preview. A render limit or a failing filter stopped a part: 422 `template_render_failed` naming it.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description HTML body with merge tags, up to 512 KiB of UTF-8; values are HTML-escaped */
+                        html: string;
+                        /** @description Preview text inboxes show after the subject, with merge tags, up to 1000 characters (plain text) */
+                        preheader?: string | null;
+                        projectId: string;
+                        /** @description Subject line with merge tags: one line, up to 998 characters */
+                        subject: string;
+                        /** @description Plain-text part with merge tags, up to 256 KiB of UTF-8; null or absent: generated from the rendered HTML */
+                        text?: string | null;
+                        /**
+                         * @description Values of the template's variables: any JSON (objects for `{{ order.total }}`, arrays for `{% for %}`)
+                         * @default {}
+                         */
+                        variables?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            html: string;
+                            /** @description Variables the render needed and did not get, as the template writes them (`first_name`, `order.total`); each rendered empty */
+                            missing: string[];
+                            preheader: string | null;
+                            /** @description One line: line breaks in values become spaces */
+                            subject: string;
+                            /** @description The template's text part, or generated from the rendered HTML (links as `text [url]`) */
+                            text: string;
+                            /** @description The variables the template reads */
+                            variables: components["schemas"]["EmailTemplateVariable"][];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/email-templates/project/{projectId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Email templates of a project, newest first, without their bodies (a test key lists only sandbox templates) */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description 1-based page number */
+                    page?: number;
+                    /** @description Items per page (max 100) */
+                    pageSize?: number;
+                    /** @description Only templates whose name contains this (case-insensitive) */
+                    q?: string;
+                };
+                header?: never;
+                path: {
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["EmailTemplateSummary"][];
+                            page: number;
+                            pageSize: number;
+                            total: number;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/email/ses-webhook": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Amazon SES notifications through SNS (bounces, complaints, deliveries, opens, clicks)
+         * @description Point an SNS topic listed in SES_SNS_TOPIC_ARNS here (HTTPS subscription). Each message must carry a valid SNS signature (SignatureVersion 1 or 2, certificate from sns.<region>.amazonaws.com only), come from a listed topic and be at most SNS_MAX_AGE old; otherwise 403 and nothing is recorded. A SubscriptionConfirmation of a listed topic is confirmed. Events land on the delivery whose provider message id is the SES message id; a notification SNS sends again is recorded once (its MessageId). Every Open and Click is logged, likely machine ones flagged as Herald's own tracking links flag them; only a delivery's first open and first click move its status and counters. Other events are recorded once per delivery. A permanent bounce suppresses the address as bounced, a complaint as complained; 3 transient bounces within 7 days count as a permanent one.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Deliveries the notification was recorded on */
+                            applied?: number;
+                            /** @enum {string} */
+                            status: "confirmed" | "ignored" | "recorded";
+                            /** @description 1 when it names a message Herald did not send */
+                            unknown?: number;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -2800,8 +5775,50 @@ export interface paths {
                         settings?: {
                             /** @description Origins (scheme://host[:port]) whose pages may call the publishable routes with an API key; an empty list (the default) allows any origin. Another Origin → 403 origin_not_allowed */
                             allowedOrigins?: string[];
-                            /** @description Limits every push obeys, transactional or campaign; replaced as a whole by a PATCH, and applied at once: to the next transactional send and to every campaign push sent after the PATCH answers */
+                            /** @description Limits every send obeys, transactional or campaign, per channel: the top-level fields are push's, `channels` holds the others'. Replaced as a whole by a PATCH, and applied at once: to the next transactional send and to every campaign message sent after the PATCH answers */
                             deliveryPolicy?: {
+                                /** @description Email, SMS and WhatsApp each have their own policy; a push policy never limits them */
+                                channels?: {
+                                    /** @description The email channel's own limits, per address whatever the devices carrying it; null or absent: none */
+                                    email?: {
+                                        /** @description At most `max` email messages per address in any `windowSeconds` (60 s to 30 days); null: no cap */
+                                        frequencyCap?: {
+                                            max: number;
+                                            windowSeconds: number;
+                                        } | null;
+                                        /** @description No email messages from `start` to `end`, local time of the subscriber (else of settings.timezone, else UTC); may wrap midnight (22:00 to 07:00); null: none */
+                                        quietHours?: {
+                                            end: string;
+                                            start: string;
+                                        } | null;
+                                    } | null;
+                                    /** @description The SMS channel's own limits, per address whatever the devices carrying it; null or absent: none */
+                                    sms?: {
+                                        /** @description At most `max` SMS messages per phone number in any `windowSeconds` (60 s to 30 days); null: no cap */
+                                        frequencyCap?: {
+                                            max: number;
+                                            windowSeconds: number;
+                                        } | null;
+                                        /** @description No SMS messages from `start` to `end`, local time of the subscriber (else of settings.timezone, else UTC); may wrap midnight (22:00 to 07:00); null: none */
+                                        quietHours?: {
+                                            end: string;
+                                            start: string;
+                                        } | null;
+                                    } | null;
+                                    /** @description The WhatsApp channel's own limits, per address whatever the devices carrying it; null or absent: none */
+                                    whatsapp?: {
+                                        /** @description At most `max` WhatsApp messages per phone number in any `windowSeconds` (60 s to 30 days); null: no cap */
+                                        frequencyCap?: {
+                                            max: number;
+                                            windowSeconds: number;
+                                        } | null;
+                                        /** @description No WhatsApp messages from `start` to `end`, local time of the subscriber (else of settings.timezone, else UTC); may wrap midnight (22:00 to 07:00); null: none */
+                                        quietHours?: {
+                                            end: string;
+                                            start: string;
+                                        } | null;
+                                    } | null;
+                                };
                                 /** @description At most `max` pushes per subscriber (device) in any `windowSeconds` (60 s to 30 days); null: no cap */
                                 frequencyCap?: {
                                     max: number;
@@ -3109,8 +6126,50 @@ export interface paths {
                         settings?: {
                             /** @description Origins (scheme://host[:port]) whose pages may call the publishable routes with an API key; an empty list (the default) allows any origin. Another Origin → 403 origin_not_allowed */
                             allowedOrigins?: string[];
-                            /** @description Limits every push obeys, transactional or campaign; replaced as a whole by a PATCH, and applied at once: to the next transactional send and to every campaign push sent after the PATCH answers */
+                            /** @description Limits every send obeys, transactional or campaign, per channel: the top-level fields are push's, `channels` holds the others'. Replaced as a whole by a PATCH, and applied at once: to the next transactional send and to every campaign message sent after the PATCH answers */
                             deliveryPolicy?: {
+                                /** @description Email, SMS and WhatsApp each have their own policy; a push policy never limits them */
+                                channels?: {
+                                    /** @description The email channel's own limits, per address whatever the devices carrying it; null or absent: none */
+                                    email?: {
+                                        /** @description At most `max` email messages per address in any `windowSeconds` (60 s to 30 days); null: no cap */
+                                        frequencyCap?: {
+                                            max: number;
+                                            windowSeconds: number;
+                                        } | null;
+                                        /** @description No email messages from `start` to `end`, local time of the subscriber (else of settings.timezone, else UTC); may wrap midnight (22:00 to 07:00); null: none */
+                                        quietHours?: {
+                                            end: string;
+                                            start: string;
+                                        } | null;
+                                    } | null;
+                                    /** @description The SMS channel's own limits, per address whatever the devices carrying it; null or absent: none */
+                                    sms?: {
+                                        /** @description At most `max` SMS messages per phone number in any `windowSeconds` (60 s to 30 days); null: no cap */
+                                        frequencyCap?: {
+                                            max: number;
+                                            windowSeconds: number;
+                                        } | null;
+                                        /** @description No SMS messages from `start` to `end`, local time of the subscriber (else of settings.timezone, else UTC); may wrap midnight (22:00 to 07:00); null: none */
+                                        quietHours?: {
+                                            end: string;
+                                            start: string;
+                                        } | null;
+                                    } | null;
+                                    /** @description The WhatsApp channel's own limits, per address whatever the devices carrying it; null or absent: none */
+                                    whatsapp?: {
+                                        /** @description At most `max` WhatsApp messages per phone number in any `windowSeconds` (60 s to 30 days); null: no cap */
+                                        frequencyCap?: {
+                                            max: number;
+                                            windowSeconds: number;
+                                        } | null;
+                                        /** @description No WhatsApp messages from `start` to `end`, local time of the subscriber (else of settings.timezone, else UTC); may wrap midnight (22:00 to 07:00); null: none */
+                                        quietHours?: {
+                                            end: string;
+                                            start: string;
+                                        } | null;
+                                    } | null;
+                                };
                                 /** @description At most `max` pushes per subscriber (device) in any `windowSeconds` (60 s to 30 days); null: no cap */
                                 frequencyCap?: {
                                     max: number;
@@ -3216,6 +6275,392 @@ export interface paths {
                 };
             };
         };
+        trace?: never;
+    };
+    "/projects/{id}/channels": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The project's channel configurations (credentials by name only) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["ChannelConfig"][];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/channels/email": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Choose the project's email provider (OWNER or ADMIN): an SMTP server, or an Amazon SES account
+         * @description Replaces the previous provider; the project's sending domain (`emailConfig.domain`) stays. Credentials are sealed at rest with HERALD_SECRET_KEY and never returned: the answer names the credentials set. Email deliveries claimed after the answer go through this account (SMTP connections pooled per server and account). `ratePerSecond` is the account's rate, held across every worker (sends over it wait in the queue).
+         *
+         *     **SES** (API v2): Herald first reads the account with its credentials (`GetAccount`); a refusal (wrong keys, a region the account does not use, sending disabled) is a 422 naming what SES said. Its maximum send rate holds (a lower `ratePerSecond` may be asked for), and an account still in the SES sandbox is held to spec 8: 200 messages per 24 hours and 1 per second across every worker; what is over waits with reason `sandbox_limit_reached` (a transactional send fails with it). The answer's settings show what SES reported (`sandbox`, `ratePerSecond`, `per24Hours`, `checkedAt`); choose the provider again after SES grants production access. Messages are composed and DKIM-signed by Herald with the sending domain's key (Message-ID and Date unsigned: SES replaces them) and sent raw; `configurationSet` names the SES configuration set whose events go to `POST /email/ses-webhook` through SNS.
+         *
+         *     **SMTP**: `sandbox: true` holds an account its provider keeps in a sandbox to the same limits.
+         *
+         *     Without a provider, live email deliveries fail with `provider_not_configured`.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The account; leave out for a relay that takes mail without logging in */
+                        credentials?: {
+                            pass: string;
+                            user: string;
+                        };
+                        /** @enum {string} */
+                        provider: "smtp";
+                        settings: {
+                            /** @description The SMTP server */
+                            host: string;
+                            /** @description Usually 587 (STARTTLS) or 465 (TLS) */
+                            port: number;
+                            /** @description The account's sends per second, if it has a limit */
+                            ratePerSecond?: number;
+                            /** @description The account is in its provider's sandbox: 200 messages per 24 hours, 1 per second */
+                            sandbox?: boolean;
+                            /** @description true: TLS from the first byte (port 465); false: STARTTLS when the server offers it */
+                            secure: boolean;
+                        };
+                    } | {
+                        /** @description An IAM access key allowed ses:SendEmail, ses:SendRawEmail and ses:GetAccount */
+                        credentials: {
+                            accessKeyId: string;
+                            secretAccessKey: string;
+                        };
+                        /** @enum {string} */
+                        provider: "ses";
+                        settings: {
+                            /** @description The configuration set whose event destination is SNS → `POST /email/ses-webhook` */
+                            configurationSet?: string;
+                            /** @description A rate below the account's maximum send rate, if wanted */
+                            ratePerSecond?: number;
+                            /** @description The SES region the account sends from */
+                            region: string;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ChannelConfig"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/channels/push": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Bring the project's own VAPID key pair (OWNER or ADMIN), e.g. when moving from another push service
+         * @description Browsers subscribed with this public key (on the other service) keep receiving pushes once their subscriptions are imported; those subscribed with the key Herald generated stop, until they subscribe again (the SDK does so on their next visit). The private key is sealed at rest with HERALD_SECRET_KEY and never returned. A pair whose halves do not match → 422 naming credentials.vapidPrivateKey.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        credentials: {
+                            vapidPrivateKey: string;
+                        };
+                        settings: {
+                            vapidPublicKey: string;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ChannelConfig"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/projects/{id}/identity-secret": {
@@ -3867,6 +7312,1167 @@ export interface paths {
                 };
             };
         };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{projectId}/email-domains": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The project's sending domains, by name */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["EmailDomain"][];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Add a sending domain (OWNER or ADMIN): Herald generates its DKIM keys and answers the DNS records to publish
+         * @description The domain starts `pending`; publish its `records`, then call verify. A domain the project already has → 409 `email_domain_exists`. A test key cannot add domains (403 `test_key_forbidden`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        domain: string;
+                        /** @description Also generate an Ed25519 key (RFC 8463) for a second DKIM signature. Default false */
+                        ed25519?: boolean;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["EmailDomain"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{projectId}/email-domains/{domainId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One sending domain */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    domainId: string;
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["EmailDomain"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /**
+         * Delete a sending domain and its keys (OWNER or ADMIN); nothing is sent from it any more
+         * @description A test key cannot delete domains (403 `test_key_forbidden`).
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    domainId: string;
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{projectId}/email-domains/{domainId}/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Look the domain's records up now: verified when the ownership and DKIM records match
+         * @description Answers the domain with its new status and `problems`. Records just published may take a while to reach the resolvers Herald asks; call again later. Lookups that get no answer (`lookup_failed`) leave the status as it was.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    domainId: string;
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["EmailDomain"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{projectId}/suppressions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The email suppression list, most recent first
+         * @description Addresses no email goes to, campaign or transactional, in the caller's environment (a test key sees the sandbox list). `q` matches part of the address.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description 1-based page number */
+                    page?: number;
+                    /** @description Items per page (max 100) */
+                    pageSize?: number;
+                    q?: string;
+                    /** @description bounced (hard bounce), complained (marked as spam: permanent), unsubscribed (the recipient asked), manual (the project added it) */
+                    reason?: "bounced" | "complained" | "unsubscribed" | "manual";
+                };
+                header?: never;
+                path: {
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["Suppression"][];
+                            page: number;
+                            pageSize: number;
+                            total: number;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Suppress an address
+         * @description An address already suppressed keeps its reason (a complaint replaces any). With reason unsubscribed, bounced or complained, the subscribers carrying the address take that emailStatus.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Email address; matched case-insensitively */
+                        email: string;
+                        /**
+                         * @description Default manual
+                         * @enum {string}
+                         */
+                        reason?: "bounced" | "complained" | "unsubscribed" | "manual";
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Suppression"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{projectId}/suppressions/{email}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Whether an address is suppressed, and why (404: it is not) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    email: string;
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Suppression"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /**
+         * Lift a suppression: the address takes email again
+         * @description Subscribers whose emailStatus came from the lifted reason are active again. A complaint is permanent: 409 complaint_permanent.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    email: string;
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Lifted */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{projectId}/suppressions/export.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The whole suppression list as CSV
+         * @description Columns: email, reason, source, suppressedAt; importable as it is. Cells that a spreadsheet would run as a formula are prefixed with an apostrophe.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A header row, then one row per address */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/csv": string;
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{projectId}/suppressions/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import up to 100000 suppressions (JSON or CSV), all or nothing
+         * @description JSON {suppressions: [{email, reason?}]} or CSV (Content-Type text/csv) with a header row: email, and optionally reason (default manual). Any bad row → 422 listing rows[<index>].<field> and nothing is written. Addresses already suppressed keep their reason. `suppressed` counts the addresses this import changed.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        suppressions: {
+                            /** @description Email address; matched case-insensitively */
+                            email: string;
+                            /**
+                             * @description Default manual
+                             * @enum {string}
+                             */
+                            reason?: "bounced" | "complained" | "unsubscribed" | "manual";
+                        }[];
+                    };
+                    "text/csv": string;
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            received: number;
+                            suppressed: number;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -4552,7 +9158,7 @@ export interface paths {
         put?: never;
         /**
          * Exact number of active subscribers matching inline filters or a saved segment (cached 30 s)
-         * @description Give exactly one of `filters` and `segmentId`. Counts active subscribers of the caller's environment (sandbox subscribers for a test key, live ones otherwise). With `channel: "push"` it counts those a push campaign to the same filters would queue: with a push subscription, and push not turned off in their preferences. The count is exact; the same (project, channel, filters) within 30 seconds answers from a cache (`cached: true`).
+         * @description Give exactly one of `filters` and `segmentId`. Counts active subscribers of the caller's environment (sandbox subscribers for a test key, live ones otherwise). With `channel` it counts the recipients a send on that channel to the same filters would reach (docs/CONTEXT.md, "Recipients"): `push` counts devices (active, with a push subscription); `email` counts distinct addresses (case-insensitive) whose emailStatus is active or verified, whatever their devices' push status; `sms` and `whatsapp` count distinct phone numbers. Each leaves out those who turned the channel off in preferences.channels. The count is exact; the same (project, channel, filters) within 30 seconds answers from a cache (`cached: true`).
          */
         post: {
             parameters: {
@@ -4565,10 +9171,10 @@ export interface paths {
                 content: {
                     "application/json": {
                         /**
-                         * @description Count a channel's send audience (default: every active subscriber)
+                         * @description Count a channel's recipients (default: every active subscriber)
                          * @enum {string}
                          */
-                        channel?: "push";
+                        channel?: "push" | "email" | "sms" | "whatsapp";
                         filters?: components["schemas"]["SegmentFiltersInput"];
                         projectId: string;
                         segmentId?: string;
@@ -5212,6 +9818,124 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/subscribers/{id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A subscriber's delivery events, newest first
+         * @description What happened to the messages sent to this subscriber, from the events log (docs/CONTEXT.md, "Delivery events"): deliveries confirmed, every open and click — a later one of the same delivery flagged `repeat`, a likely privacy proxy or link scanner flagged `machine` — dismissals, unsubscribes, complaints and bounces, with the campaign or transactional send each belongs to, the URL of a click and the code and diagnostic of a bounce. Email reaches an address through one of the subscribers carrying it, so a person's email events are on the subscriber their deliveries went to. A test key sees only its sandbox subscribers, so only their events.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Only the events of this channel's deliveries */
+                    channel?: "push" | "email" | "sms" | "whatsapp";
+                    /** @description 1-based page number */
+                    page?: number;
+                    /** @description Items per page (max 100) */
+                    pageSize?: number;
+                    /** @description Only events of this type */
+                    type?: "delivered" | "opened" | "clicked" | "dismissed" | "unsubscribed" | "complained" | "bounced" | "soft_bounced";
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["SubscriberEvent"][];
+                            page: number;
+                            pageSize: number;
+                            total: number;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/subscribers/analytics/project/{projectId}": {
         parameters: {
             query?: never;
@@ -5666,6 +10390,133 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/subscribers/push-subscription": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replace a subscriber's push subscription (normally called by the SDK and its service worker)
+         * @description For a browser whose subscription changed: new keys, a new endpoint after a `pushsubscriptionchange` or a changed VAPID key, or a new subscription after the person unsubscribed. The subscriber keeps its id, token, externalId, tags and contact fields. An `unsubscribed` subscriber is `active` again; an `inactive` one stays inactive. Another subscriber of the project holding the endpoint → 409 with that subscriber, as on registration (the SDK adopts it).
+         *
+         *     Callable with a publishable key, cross-origin from the project's allowedOrigins (any origin when empty).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description base64url 16-byte auth secret */
+                        auth: string;
+                        /** @description Push subscription endpoint from PushSubscription.endpoint: an https URL whose host is not a loopback, private, link-local, unique-local or otherwise non-public address literal, nor localhost or a name under it (422 naming `endpoint`). With ALLOW_INSECURE_PUSH_ENDPOINTS (testing only) http and loopback are admitted. */
+                        endpoint: string;
+                        /** @description base64url uncompressed P-256 public key (PushSubscription.getKey("p256dh")) */
+                        p256dh: string;
+                        token: string;
+                        /** @description navigator.userAgent; platform, browser, os and device are derived from it */
+                        userAgent: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Subscriber"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DuplicateSubscriber"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/subscribers/seen": {
         parameters: {
             query?: never;
@@ -5987,6 +10838,121 @@ export interface paths {
         };
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/subscribers/unsubscribe": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Unsubscribe a device from push by its token (the SDK's unsubscribe())
+         * @description An `active` subscriber becomes `unsubscribed` (statusReason `unsubscribed_by_subscriber`) and is left out of every push from then on; transactional pushes to it answer `subscriber_unsubscribed`. Idempotent: any other status is kept and answered. The subscriber and its data stay: a new push subscription from the SDK (POST /subscribers/push-subscription) makes it `active` again.
+         *
+         *     Callable with a publishable key, cross-origin from the project's allowedOrigins (any origin when empty).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        token: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            /** @enum {string} */
+                            status: "active" | "inactive" | "unsubscribed";
+                            updatedAt: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -6435,6 +11401,186 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/transactional/email": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send one email now (API key only)
+         * @description Sends one email now to `to`. API key only. A processed request answers 200 with the envelope; malformed input → 422,
+         *     bad credentials → 401, a publishable key → 403, with the error envelope.
+         *
+         *     **Content.** Either `htmlContent` with `subject` (and optionally `textContent`), or `templateId` — a saved
+         *     template of the key's project and environment — with `variables`; both, or neither → 422. `subject` with a
+         *     template replaces the template's. Everything is rendered when the request is processed, with liquid merge tags and the
+         *     `variables` given (spec 4.8: the template as it is now, the values of this request): `htmlContent` too, so
+         *     `{{ name }}` works without a template (values HTML-escaped; write a literal `{{` as `{% raw %}{{{% endraw %}`). Without
+         *     `textContent` (or a template text part) the plain part is generated from the rendered HTML. Sizes as for templates:
+         *     subject 998 characters, html 512 KiB, text 256 KiB. Every email carries tracked links, an open pixel, an unsubscribe
+         *     footer and List-Unsubscribe, and is DKIM-signed with the key of its sending domain.
+         *
+         *     **Sender.** `senderEmail` is required: Herald has no default sender and never rewrites one. It and `replyTo` must
+         *     each be on a `verified` sending domain of the project or a subdomain of it (`news@mail.example.com` with
+         *     `example.com` verified; not `badexample.com`), else **422 `sender_domain_not_verified`**, `details` naming
+         *     the field; nothing is sent or logged.
+         *
+         *     **Recipient.** The address (compared lower-cased) in the key's environment. An address the project does not know
+         *     becomes a contact (an active subscriber with only that address), as every delivery belongs to a subscriber. Refused
+         *     (200, `status: refused`, nothing sent): `recipient_complained` (permanent), `recipient_bounced`,
+         *     `recipient_suppressed` (on the project's suppression list by its own hand, reason `manual`),
+         *     `recipient_unsubscribed` (unsubscribed from campaigns, or email turned off in its preferences, on any subscriber
+         *     carrying the address) — unless `essential: true` (password resets, receipts), which never overrides the others.
+         *
+         *     **Then, in order:** `template_not_found` (no template with that id in the key's project and environment),
+         *     `template_variables_missing` (`missing` names them), `template_render_failed` (`field`, `error`: a render
+         *     limit, or a rendered part that cannot go as an email), the recipient's refusals above, the project's email delivery
+         *     policy (`quiet_hours`, `frequency_capped`, counted per address), and the organization's monthly email cap
+         *     (`monthly_cap_reached`: nothing is sent until the next month, UTC).
+         *
+         *     **The envelope**: `status` `sent` — the provider accepted it (`reason` null; delivery, opens and bounces are
+         *     known later); `queued` — the provider failed for now and the inline retries (`TRANSACTIONAL_RETRY_BUDGET_MS`) ran
+         *     out: Herald's workers keep trying (`reason` the last failure, null when only waiting for the provider's rate);
+         *     `failed` — it will not be sent (`recipient_bounced`: the server refused the address, now suppressed;
+         *     `provider_error`; `provider_not_configured`: no PUT /projects/{id}/channels/email;
+         *     `sandbox_limit_reached`: the project's provider account is in its sandbox and has sent its 200 messages of the
+         *     last 24 hours — spec 8; it also sends at most 1 per second, so a burst waits and may come back `queued`); `refused` — see above
+         *     (`messageId` null); `sandbox` — a test key's email, rendered, checked and recorded like a live one, never sent
+         *     (`reason` `sandbox`). Every send is logged (GET /transactional/sends/project/{projectId}, `recipient` `{to}`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description Optional, at most 255 characters. The first response to a key is answered again, without processing, to every repeat of the same request for 24 hours (with the header Idempotent-Replayed: true). Keys are scoped per project, route and environment (live or test key). The same key with a different body → 422; a repeat while the first request is still running → 409 idempotency_key_in_use. */
+                    "idempotency-key"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            /** @description Either htmlContent (with subject), or templateId with variables; senderEmail always */
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Herald extra (default false): mail the person needs whatever they unsubscribed from — a password reset, a receipt. It then goes to an address unsubscribed from campaigns (or with email turned off in its preferences); never to one that bounced, complained, or that the project suppressed itself */
+                        essential?: boolean;
+                        /** @description The HTML body, up to 512 KiB: rendered with `variables` like a template (values HTML-escaped). Exactly one of htmlContent and templateId */
+                        htmlContent?: string;
+                        /** @description The Reply-To address: on a verified sending domain of the project too */
+                        replyTo?: string;
+                        /** @description The From address: on a verified sending domain of the project, or a subdomain of one; never rewritten */
+                        senderEmail: string;
+                        /** @description The From display name */
+                        senderName?: string;
+                        /** @description Subject line, with merge tags. Required with htmlContent; with templateId it replaces the template's subject */
+                        subject?: string;
+                        /** @description A saved email template of the key's project and environment (POST /email-templates) */
+                        templateId?: string;
+                        /** @description The plain-text part with htmlContent only, up to 256 KiB, merge tags written as given; absent: generated from the rendered HTML */
+                        textContent?: string;
+                        /** @description The recipient address (compared lower-cased); malformed → 422 */
+                        to: string;
+                        /** @description Values of the merge tags of the template (or of subject, htmlContent and textContent): any JSON, read when the request is processed */
+                        variables?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TransactionalEmailResult"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/transactional/send": {
         parameters: {
             query?: never;
@@ -6619,12 +11765,14 @@ export interface paths {
         };
         /**
          * The transactional send log of a project, newest first, with filters
-         * @description Every send is logged, including refusals and unknown recipients: the key that sent it, the recipient as named, the envelope answered. A test key sees only its sandbox sends.
+         * @description Every send of every channel is logged, including refusals and unknown recipients: the key that sent it, the recipient as named, the envelope answered. A test key sees only its sandbox sends.
          */
         get: {
             parameters: {
                 query?: {
-                    /** @description true: delivered sends (reason null); false: the others */
+                    /** @description Sends of this route: push (/transactional/send) or email (/transactional/email) */
+                    channel?: "push" | "email";
+                    /** @description true: sends answered without a reason (a push delivered, an email sent); false: the others */
                     delivered?: "true" | "false";
                     /** @description ISO date or timestamp; sent at or after it */
                     from?: string;
@@ -6633,7 +11781,7 @@ export interface paths {
                     /** @description Items per page (max 100) */
                     pageSize?: number;
                     /** @description Sends answered with this reason */
-                    reason?: "subscriber_not_found" | "subscriber_unsubscribed" | "subscriber_inactive" | "frequency_capped" | "quiet_hours" | "provider_error" | "payload_too_large" | "sandbox";
+                    reason?: ("subscriber_not_found" | "subscriber_unsubscribed" | "subscriber_inactive" | "frequency_capped" | "quiet_hours" | "provider_error" | "payload_too_large" | "sandbox") | ("recipient_bounced" | "recipient_complained" | "recipient_unsubscribed" | "recipient_suppressed" | "template_not_found" | "template_variables_missing" | "template_render_failed" | "quiet_hours" | "frequency_capped" | "monthly_cap_reached" | "sandbox_limit_reached" | "provider_error" | "provider_not_configured" | "sandbox");
                     /** @description ISO date or timestamp; sent strictly before it */
                     to?: string;
                 };
@@ -6952,6 +12100,38 @@ export interface components {
             /** @description Kept back on purpose: frequency cap, or the campaign was cancelled */
             suppressed: number;
         };
+        ChannelConfig: {
+            /** @enum {string} */
+            channel: "push" | "email" | "sms" | "whatsapp";
+            /** @description ISO 8601 timestamp */
+            createdAt: string;
+            /** @description The names of the credentials set (e.g. `vapidPrivateKey`): their values are sealed at rest and never returned */
+            credentials: string[];
+            /** @description `web-push` for push; `smtp` or `ses` for email (`none` until chosen); SMS and WhatsApp providers come with those channels */
+            provider: string;
+            /** @description What may be shown, e.g. `vapidPublicKey` */
+            settings: {
+                [key: string]: unknown;
+            };
+            /** @description ISO 8601 timestamp */
+            updatedAt: string;
+        };
+        ChannelConfigInput: {
+            /** @enum {string} */
+            channel: "push" | "email" | "sms" | "whatsapp";
+            /** @description ISO 8601 timestamp */
+            createdAt: string;
+            /** @description The names of the credentials set (e.g. `vapidPrivateKey`): their values are sealed at rest and never returned */
+            credentials: string[];
+            /** @description `web-push` for push; `smtp` or `ses` for email (`none` until chosen); SMS and WhatsApp providers come with those channels */
+            provider: string;
+            /** @description What may be shown, e.g. `vapidPublicKey` */
+            settings: {
+                [key: string]: unknown;
+            };
+            /** @description ISO 8601 timestamp */
+            updatedAt: string;
+        };
         ContactImportResult: {
             /** @description New contacts */
             created: number;
@@ -6967,6 +12147,36 @@ export interface components {
             total: number;
             /** @description Rows that matched existing subscribers (every match is updated) */
             updated: number;
+        };
+        DnsRecord: {
+            /** @description Whether verification looks for it; false: a recommendation (SPF, DMARC), never checked */
+            checked: boolean;
+            /** @description The full name to publish it at */
+            name: string;
+            /**
+             * @description `dkim`: the RSA key receivers verify signatures with; `dkim_ed25519`: the optional second key (RFC 8463); `ownership`: proves the project controls the domain; `spf`: merge the include into the domain's one SPF record if it has one; `dmarc`: a policy to start with (`p=none`), tightened once reports are clean
+             * @enum {string}
+             */
+            purpose: "dkim" | "dkim_ed25519" | "ownership" | "spf" | "dmarc";
+            /** @constant */
+            type: "TXT";
+            /** @description The record value; a DNS provider that limits strings to 255 characters splits a longer one into several, which is fine */
+            value: string;
+        };
+        DnsRecordInput: {
+            /** @description Whether verification looks for it; false: a recommendation (SPF, DMARC), never checked */
+            checked: boolean;
+            /** @description The full name to publish it at */
+            name: string;
+            /**
+             * @description `dkim`: the RSA key receivers verify signatures with; `dkim_ed25519`: the optional second key (RFC 8463); `ownership`: proves the project controls the domain; `spf`: merge the include into the domain's one SPF record if it has one; `dmarc`: a policy to start with (`p=none`), tightened once reports are clean
+             * @enum {string}
+             */
+            purpose: "dkim" | "dkim_ed25519" | "ownership" | "spf" | "dmarc";
+            /** @constant */
+            type: "TXT";
+            /** @description The record value; a DNS provider that limits strings to 255 characters splits a longer one into several, which is fine */
+            value: string;
         };
         DuplicateSubscriber: {
             /** @description Stable machine-readable error code */
@@ -7001,6 +12211,618 @@ export interface components {
             statusCode: number;
             /** @description The subscriber already registered with this endpoint (left out when the caller may not see it) */
             subscriber?: components["schemas"]["SubscriberInput"];
+        };
+        EmailCampaign: {
+            archivedAt: string | null;
+            cancelledAt: string | null;
+            /** @description When every delivery reached a final state (status sent) */
+            completedAt: string | null;
+            content: {
+                /** @description The From */
+                from: {
+                    /**
+                     * Format: email
+                     * @description The From address: on a verified sending domain of the project, or a subdomain of one (422 otherwise)
+                     */
+                    email: string;
+                    /** @description The display name */
+                    name?: string;
+                };
+                /** @description HTML body with merge tags, up to 512 KiB of UTF-8; values are HTML-escaped */
+                html: string;
+                preheader?: string;
+                /** @description The Reply-To */
+                replyTo?: {
+                    /**
+                     * Format: email
+                     * @description The Reply-To address: on a verified sending domain of the project, or a subdomain of one (422 otherwise)
+                     */
+                    email: string;
+                    /** @description The display name */
+                    name?: string;
+                };
+                /** @description Subject line with merge tags: one line, up to 998 characters */
+                subject: string;
+                /** @description Start from a saved email template of the same project and environment: the parts not given here (subject, preheader, html, text) are copied from it when the campaign is written; later edits of the template do not change the campaign */
+                templateId?: string;
+                text?: string;
+            };
+            /** @description ISO 8601 timestamp */
+            createdAt: string;
+            failureReason: string | null;
+            id: string;
+            name: string;
+            /** @description Why a paused campaign is paused: `manual` (POST /email-campaigns/{id}/pause), or `monthly_cap_reached` — the organization's monthly email cap held its emails: it resumes by itself on the first of next month (UTC), or now with POST /email-campaigns/{id}/resume once the plan allows more. null unless paused */
+            pauseReason: ("manual" | "monthly_cap_reached") | null;
+            projectId: string;
+            /** @description The campaign this one re-sends */
+            resentFrom: string | null;
+            /** @description Made with a test key: sent to sandbox subscribers only, rendered and recorded, never handed to a provider */
+            sandbox: boolean;
+            schedule: {
+                localTime: boolean;
+                /** @description A local-time send's span: when the first zone on Earth (UTC+14) and the last (UTC−12) reach sendAt's wall-clock time, 26 hours apart; the campaign is dispatched at `from` and stays `sending` at least until `to`. null otherwise */
+                localWindow: {
+                    /** @description ISO 8601 timestamp */
+                    from: string;
+                    /** @description ISO 8601 timestamp */
+                    to: string;
+                } | null;
+                /** @enum {string} */
+                mode: "immediate" | "scheduled" | "draft";
+                /** @description The resolved instant, with the offset of timezone */
+                sendAt: string | null;
+                timezone: string | null;
+            };
+            /** @description Who receives it: inline `filters`, or a `savedSegmentId` of the same project and environment (422 otherwise: a live campaign never reads a segment a test key may rewrite). Evaluated when the campaign is sent: the active subscribers of the campaign's environment that have a push subscription and have not turned push off. */
+            segment: {
+                filters: components["schemas"]["SegmentFilters"];
+            } | {
+                /** @description A saved segment of the same project and environment: a sandbox segment for a test key's campaign, a live one otherwise */
+                savedSegmentId: string;
+            };
+            /** @description When sending started */
+            sentAt: string | null;
+            stats: components["schemas"]["EmailCampaignStats"];
+            /**
+             * @description As push campaigns (draft, scheduled, sending, sent, cancelled, failed, archived), and paused: sending held by POST /email-campaigns/{id}/pause
+             * @enum {string}
+             */
+            status: "draft" | "scheduled" | "sending" | "paused" | "sent" | "cancelled" | "failed" | "archived";
+            /** @description ISO 8601 timestamp */
+            updatedAt: string;
+            utm: {
+                campaign?: string;
+                content?: string;
+                medium?: string;
+                source?: string;
+            } | null;
+        };
+        /** @description An email campaign's events per type and time bucket, from its deliveries (sent) and its events log (every other type). Buckets are UTC and aligned: on whole minutes, hours and days, and weeks start on Monday. Opens and clicks come three ways: all (every logged event), unique (per delivery, its first: sums to the counters) and human (per delivery, its first without machine signals). Over the default window, totals.opened.human / (stats.sent − stats.bounced) of GET /email-campaigns/{id} is the human open rate, as openRate is opened / (sent − bounced). */
+        EmailCampaignAnalytics: {
+            /**
+             * @description The bucket size used
+             * @enum {string}
+             */
+            bucket: "1m" | "5m" | "15m" | "1h" | "6h" | "1d" | "1w";
+            /** @description Every bucket of the window, oldest first, empty ones included (zeros) */
+            buckets: {
+                /** @description Hard bounces reported after the provider accepted the email (once per delivery) */
+                bounced: number;
+                /** @description Clicks of tracked links */
+                clicked: {
+                    /** @description Every click logged: first ones, repeats and those flagged as machine clicks */
+                    all: number;
+                    /** @description Deliveries whose first click without machine signals (detail.machine) is in the bucket, repeat or not: a person's click after a proxy's or a scanner's counts at the person's. Summed over the buckets: the distinct human clickers */
+                    human: number;
+                    /** @description Deliveries whose first click is in the bucket: what the campaign's `clicked` counter counts */
+                    unique: number;
+                };
+                /** @description Spam complaints (once per delivery) */
+                complained: number;
+                /** @description Deliveries reported delivered, or implied by an open or a click (once per delivery) */
+                delivered: number;
+                /** @description Opens of the open pixel (Herald's, or SES's with its open tracking) */
+                opened: {
+                    /** @description Every open logged: first ones, repeats and those flagged as machine opens */
+                    all: number;
+                    /** @description Deliveries whose first open without machine signals (detail.machine) is in the bucket, repeat or not: a person's open after a proxy's or a scanner's counts at the person's. Summed over the buckets: the distinct human openers */
+                    human: number;
+                    /** @description Deliveries whose first open is in the bucket: what the campaign's `opened` counter counts */
+                    unique: number;
+                };
+                /** @description Deliveries the provider accepted (their sent_at; the events log has no send event) */
+                sent: number;
+                /** @description Soft bounces (once per delivery): the address is suppressed at its third in 7 days */
+                softBounced: number;
+                /** @description The bucket's first instant; it lasts bucketSeconds */
+                start: string;
+                /** @description Unsubscribes through the email: footer link, preference center, List-Unsubscribe (once per delivery) */
+                unsubscribed: number;
+            }[];
+            /** @description The bucket size in seconds */
+            bucketSeconds: number;
+            campaignId: string;
+            /** @description The window's start: the asked start moved back to its bucket's start */
+            from: string;
+            /** @description The window's end, exclusive: the asked end moved forward to its bucket's end */
+            to: string;
+            /** @description The buckets summed: the window's figures */
+            totals: {
+                /** @description Hard bounces reported after the provider accepted the email (once per delivery) */
+                bounced: number;
+                /** @description Clicks of tracked links */
+                clicked: {
+                    /** @description Every click logged: first ones, repeats and those flagged as machine clicks */
+                    all: number;
+                    /** @description Deliveries whose first click without machine signals (detail.machine) is in the bucket, repeat or not: a person's click after a proxy's or a scanner's counts at the person's. Summed over the buckets: the distinct human clickers */
+                    human: number;
+                    /** @description Deliveries whose first click is in the bucket: what the campaign's `clicked` counter counts */
+                    unique: number;
+                };
+                /** @description Spam complaints (once per delivery) */
+                complained: number;
+                /** @description Deliveries reported delivered, or implied by an open or a click (once per delivery) */
+                delivered: number;
+                /** @description Opens of the open pixel (Herald's, or SES's with its open tracking) */
+                opened: {
+                    /** @description Every open logged: first ones, repeats and those flagged as machine opens */
+                    all: number;
+                    /** @description Deliveries whose first open without machine signals (detail.machine) is in the bucket, repeat or not: a person's open after a proxy's or a scanner's counts at the person's. Summed over the buckets: the distinct human openers */
+                    human: number;
+                    /** @description Deliveries whose first open is in the bucket: what the campaign's `opened` counter counts */
+                    unique: number;
+                };
+                /** @description Deliveries the provider accepted (their sent_at; the events log has no send event) */
+                sent: number;
+                /** @description Soft bounces (once per delivery): the address is suppressed at its third in 7 days */
+                softBounced: number;
+                /** @description Unsubscribes through the email: footer link, preference center, List-Unsubscribe (once per delivery) */
+                unsubscribed: number;
+            };
+        };
+        /** @description An email campaign's events per type and time bucket, from its deliveries (sent) and its events log (every other type). Buckets are UTC and aligned: on whole minutes, hours and days, and weeks start on Monday. Opens and clicks come three ways: all (every logged event), unique (per delivery, its first: sums to the counters) and human (per delivery, its first without machine signals). Over the default window, totals.opened.human / (stats.sent − stats.bounced) of GET /email-campaigns/{id} is the human open rate, as openRate is opened / (sent − bounced). */
+        EmailCampaignAnalyticsInput: {
+            /**
+             * @description The bucket size used
+             * @enum {string}
+             */
+            bucket: "1m" | "5m" | "15m" | "1h" | "6h" | "1d" | "1w";
+            /** @description Every bucket of the window, oldest first, empty ones included (zeros) */
+            buckets: {
+                /** @description Hard bounces reported after the provider accepted the email (once per delivery) */
+                bounced: number;
+                /** @description Clicks of tracked links */
+                clicked: {
+                    /** @description Every click logged: first ones, repeats and those flagged as machine clicks */
+                    all: number;
+                    /** @description Deliveries whose first click without machine signals (detail.machine) is in the bucket, repeat or not: a person's click after a proxy's or a scanner's counts at the person's. Summed over the buckets: the distinct human clickers */
+                    human: number;
+                    /** @description Deliveries whose first click is in the bucket: what the campaign's `clicked` counter counts */
+                    unique: number;
+                };
+                /** @description Spam complaints (once per delivery) */
+                complained: number;
+                /** @description Deliveries reported delivered, or implied by an open or a click (once per delivery) */
+                delivered: number;
+                /** @description Opens of the open pixel (Herald's, or SES's with its open tracking) */
+                opened: {
+                    /** @description Every open logged: first ones, repeats and those flagged as machine opens */
+                    all: number;
+                    /** @description Deliveries whose first open without machine signals (detail.machine) is in the bucket, repeat or not: a person's open after a proxy's or a scanner's counts at the person's. Summed over the buckets: the distinct human openers */
+                    human: number;
+                    /** @description Deliveries whose first open is in the bucket: what the campaign's `opened` counter counts */
+                    unique: number;
+                };
+                /** @description Deliveries the provider accepted (their sent_at; the events log has no send event) */
+                sent: number;
+                /** @description Soft bounces (once per delivery): the address is suppressed at its third in 7 days */
+                softBounced: number;
+                /** @description The bucket's first instant; it lasts bucketSeconds */
+                start: string;
+                /** @description Unsubscribes through the email: footer link, preference center, List-Unsubscribe (once per delivery) */
+                unsubscribed: number;
+            }[];
+            /** @description The bucket size in seconds */
+            bucketSeconds: number;
+            campaignId: string;
+            /** @description The window's start: the asked start moved back to its bucket's start */
+            from: string;
+            /** @description The window's end, exclusive: the asked end moved forward to its bucket's end */
+            to: string;
+            /** @description The buckets summed: the window's figures */
+            totals: {
+                /** @description Hard bounces reported after the provider accepted the email (once per delivery) */
+                bounced: number;
+                /** @description Clicks of tracked links */
+                clicked: {
+                    /** @description Every click logged: first ones, repeats and those flagged as machine clicks */
+                    all: number;
+                    /** @description Deliveries whose first click without machine signals (detail.machine) is in the bucket, repeat or not: a person's click after a proxy's or a scanner's counts at the person's. Summed over the buckets: the distinct human clickers */
+                    human: number;
+                    /** @description Deliveries whose first click is in the bucket: what the campaign's `clicked` counter counts */
+                    unique: number;
+                };
+                /** @description Spam complaints (once per delivery) */
+                complained: number;
+                /** @description Deliveries reported delivered, or implied by an open or a click (once per delivery) */
+                delivered: number;
+                /** @description Opens of the open pixel (Herald's, or SES's with its open tracking) */
+                opened: {
+                    /** @description Every open logged: first ones, repeats and those flagged as machine opens */
+                    all: number;
+                    /** @description Deliveries whose first open without machine signals (detail.machine) is in the bucket, repeat or not: a person's open after a proxy's or a scanner's counts at the person's. Summed over the buckets: the distinct human openers */
+                    human: number;
+                    /** @description Deliveries whose first open is in the bucket: what the campaign's `opened` counter counts */
+                    unique: number;
+                };
+                /** @description Deliveries the provider accepted (their sent_at; the events log has no send event) */
+                sent: number;
+                /** @description Soft bounces (once per delivery): the address is suppressed at its third in 7 days */
+                softBounced: number;
+                /** @description Unsubscribes through the email: footer link, preference center, List-Unsubscribe (once per delivery) */
+                unsubscribed: number;
+            };
+        };
+        EmailCampaignInput: {
+            archivedAt: string | null;
+            cancelledAt: string | null;
+            /** @description When every delivery reached a final state (status sent) */
+            completedAt: string | null;
+            content: {
+                /** @description The From */
+                from: {
+                    /** @description The From address: on a verified sending domain of the project, or a subdomain of one (422 otherwise) */
+                    email: string;
+                    /** @description The display name */
+                    name?: string;
+                };
+                /** @description HTML body with merge tags, up to 512 KiB of UTF-8; values are HTML-escaped */
+                html: string;
+                preheader?: string;
+                /** @description The Reply-To */
+                replyTo?: {
+                    /** @description The Reply-To address: on a verified sending domain of the project, or a subdomain of one (422 otherwise) */
+                    email: string;
+                    /** @description The display name */
+                    name?: string;
+                };
+                /** @description Subject line with merge tags: one line, up to 998 characters */
+                subject: string;
+                /** @description Start from a saved email template of the same project and environment: the parts not given here (subject, preheader, html, text) are copied from it when the campaign is written; later edits of the template do not change the campaign */
+                templateId?: string;
+                text?: string;
+            };
+            /** @description ISO 8601 timestamp */
+            createdAt: string;
+            failureReason: string | null;
+            id: string;
+            name: string;
+            /** @description Why a paused campaign is paused: `manual` (POST /email-campaigns/{id}/pause), or `monthly_cap_reached` — the organization's monthly email cap held its emails: it resumes by itself on the first of next month (UTC), or now with POST /email-campaigns/{id}/resume once the plan allows more. null unless paused */
+            pauseReason: ("manual" | "monthly_cap_reached") | null;
+            projectId: string;
+            /** @description The campaign this one re-sends */
+            resentFrom: string | null;
+            /** @description Made with a test key: sent to sandbox subscribers only, rendered and recorded, never handed to a provider */
+            sandbox: boolean;
+            schedule: {
+                localTime: boolean;
+                /** @description A local-time send's span: when the first zone on Earth (UTC+14) and the last (UTC−12) reach sendAt's wall-clock time, 26 hours apart; the campaign is dispatched at `from` and stays `sending` at least until `to`. null otherwise */
+                localWindow: {
+                    /** @description ISO 8601 timestamp */
+                    from: string;
+                    /** @description ISO 8601 timestamp */
+                    to: string;
+                } | null;
+                /** @enum {string} */
+                mode: "immediate" | "scheduled" | "draft";
+                /** @description The resolved instant, with the offset of timezone */
+                sendAt: string | null;
+                timezone: string | null;
+            };
+            /** @description Who receives it: inline `filters`, or a `savedSegmentId` of the same project and environment (422 otherwise: a live campaign never reads a segment a test key may rewrite). Evaluated when the campaign is sent: the active subscribers of the campaign's environment that have a push subscription and have not turned push off. */
+            segment: {
+                filters: components["schemas"]["SegmentFiltersInput"];
+            } | {
+                /** @description A saved segment of the same project and environment: a sandbox segment for a test key's campaign, a live one otherwise */
+                savedSegmentId: string;
+            };
+            /** @description When sending started */
+            sentAt: string | null;
+            stats: components["schemas"]["EmailCampaignStatsInput"];
+            /**
+             * @description As push campaigns (draft, scheduled, sending, sent, cancelled, failed, archived), and paused: sending held by POST /email-campaigns/{id}/pause
+             * @enum {string}
+             */
+            status: "draft" | "scheduled" | "sending" | "paused" | "sent" | "cancelled" | "failed" | "archived";
+            /** @description ISO 8601 timestamp */
+            updatedAt: string;
+            utm: {
+                campaign?: string;
+                content?: string;
+                medium?: string;
+                source?: string;
+            } | null;
+        };
+        /** @description An email campaign's clicked links, most unique clickers first (then most clicks, then by URL), over the campaign's whole life. */
+        EmailCampaignLinks: {
+            campaignId: string;
+            data: {
+                /** @description Every click logged on it: repeats and machine-flagged ones included */
+                clicks: number;
+                /** @description Deliveries that clicked it at least once without machine signals */
+                humanClickers: number;
+                /** @description Deliveries (recipients) that clicked it at least once */
+                uniqueClickers: number;
+                /** @description The link's target as signed into the email (with the campaign's UTM parameters) */
+                url: string;
+            }[];
+        };
+        /** @description An email campaign's clicked links, most unique clickers first (then most clicks, then by URL), over the campaign's whole life. */
+        EmailCampaignLinksInput: {
+            campaignId: string;
+            data: {
+                /** @description Every click logged on it: repeats and machine-flagged ones included */
+                clicks: number;
+                /** @description Deliveries that clicked it at least once without machine signals */
+                humanClickers: number;
+                /** @description Deliveries (recipients) that clicked it at least once */
+                uniqueClickers: number;
+                /** @description The link's target as signed into the email (with the campaign's UTM parameters) */
+                url: string;
+            }[];
+        };
+        /** @description Spec 2.3's live counters, from the delivery rows and the events log, each transition counted once whatever the workers and however often an event repeats. totalTargeted − sent − failed − suppressed is still to go. */
+        EmailCampaignStats: {
+            /** @description Bounced after the provider accepted it (hard bounces: the address is suppressed) */
+            bounced: number;
+            /** @description bounced / sent */
+            bounceRate: number;
+            /** @description Clicked at least once (the first click per recipient) */
+            clicked: number;
+            /** @description clicked / (sent − bounced) */
+            clickRate: number;
+            /** @description Marked as spam by the recipient (the address is suppressed for good) */
+            complained: number;
+            /** @description complained / (sent − bounced) */
+            complaintRate: number;
+            /** @description Reported delivered by the provider, or implied by an open or a click */
+            delivered: number;
+            /** @description Will not be sent: refused by the provider, missing merge-tag variables, retries exhausted */
+            failed: number;
+            /** @description Opened at least once (the first open per recipient; machine opens included, flagged in the events log) */
+            opened: number;
+            /** @description opened / (sent − bounced), from 0 to 1 (4 decimals); 0 while nothing was sent */
+            openRate: number;
+            /** @description Accepted by the email provider (including those later delivered, opened, bounced …) */
+            sent: number;
+            /** @description Kept back on purpose: the frequency cap, or the campaign was cancelled */
+            suppressed: number;
+            /** @description Recipients: the audience counted when dispatched, replaced by the snapshot size (one per distinct address) once written */
+            totalTargeted: number;
+            /** @description Unsubscribed through this email (its footer, preference center or List-Unsubscribe) */
+            unsubscribed: number;
+            /** @description unsubscribed / (sent − bounced) */
+            unsubscribeRate: number;
+        };
+        /** @description Spec 2.3's live counters, from the delivery rows and the events log, each transition counted once whatever the workers and however often an event repeats. totalTargeted − sent − failed − suppressed is still to go. */
+        EmailCampaignStatsInput: {
+            /** @description Bounced after the provider accepted it (hard bounces: the address is suppressed) */
+            bounced: number;
+            /** @description bounced / sent */
+            bounceRate: number;
+            /** @description Clicked at least once (the first click per recipient) */
+            clicked: number;
+            /** @description clicked / (sent − bounced) */
+            clickRate: number;
+            /** @description Marked as spam by the recipient (the address is suppressed for good) */
+            complained: number;
+            /** @description complained / (sent − bounced) */
+            complaintRate: number;
+            /** @description Reported delivered by the provider, or implied by an open or a click */
+            delivered: number;
+            /** @description Will not be sent: refused by the provider, missing merge-tag variables, retries exhausted */
+            failed: number;
+            /** @description Opened at least once (the first open per recipient; machine opens included, flagged in the events log) */
+            opened: number;
+            /** @description opened / (sent − bounced), from 0 to 1 (4 decimals); 0 while nothing was sent */
+            openRate: number;
+            /** @description Accepted by the email provider (including those later delivered, opened, bounced …) */
+            sent: number;
+            /** @description Kept back on purpose: the frequency cap, or the campaign was cancelled */
+            suppressed: number;
+            /** @description Recipients: the audience counted when dispatched, replaced by the snapshot size (one per distinct address) once written */
+            totalTargeted: number;
+            /** @description Unsubscribed through this email (its footer, preference center or List-Unsubscribe) */
+            unsubscribed: number;
+            /** @description unsubscribed / (sent − bounced) */
+            unsubscribeRate: number;
+        };
+        EmailCampaignTestSend: {
+            data: {
+                email: string;
+                /** @description Why it was not sent; null when sent */
+                reason: string | null;
+                /** @enum {string} */
+                status: "sent" | "failed";
+            }[];
+        };
+        EmailCampaignTestSendInput: {
+            data: {
+                email: string;
+                /** @description Why it was not sent; null when sent */
+                reason: string | null;
+                /** @enum {string} */
+                status: "sent" | "failed";
+            }[];
+        };
+        /** @description A domain the project sends email from, with DKIM keys Herald generated (the private keys are sealed at rest and never returned). Verified when the ownership and DKIM records are found with their values; domains verified once are looked up again every hour. */
+        EmailDomain: {
+            /** @description ISO 8601 timestamp */
+            createdAt: string;
+            /** @description Lower case; an internationalized name in A-labels (xn--…) */
+            domain: string;
+            id: string;
+            /** @description When its records were last looked up (verify, or the hourly re-check) */
+            lastCheckedAt: string | null;
+            /** @description What the last check found wrong, one entry per record; empty when verified or never checked */
+            problems: {
+                name: string;
+                /**
+                 * @description `missing`: no TXT record at the name; `wrong_value`: none with the expected value; `lookup_failed`: DNS gave no answer
+                 * @enum {string}
+                 */
+                problem: "missing" | "wrong_value" | "lookup_failed";
+                /** @enum {string} */
+                record: "ownership" | "dkim" | "dkim_ed25519";
+            }[];
+            projectId: string;
+            /** @description The records to publish */
+            records: components["schemas"]["DnsRecord"][];
+            /**
+             * @description `pending`: not verified yet; `verified`: the ownership and DKIM records were found as published here, and mail may be sent from the domain and its subdomains; `failing`: verified once, its records since found missing or changed — nothing is sent from it until a check finds them again
+             * @enum {string}
+             */
+            status: "pending" | "verified" | "failing";
+            /** @description ISO 8601 timestamp */
+            updatedAt: string;
+            /** @description When it last became verified */
+            verifiedAt: string | null;
+        };
+        /** @description A domain the project sends email from, with DKIM keys Herald generated (the private keys are sealed at rest and never returned). Verified when the ownership and DKIM records are found with their values; domains verified once are looked up again every hour. */
+        EmailDomainInput: {
+            /** @description ISO 8601 timestamp */
+            createdAt: string;
+            /** @description Lower case; an internationalized name in A-labels (xn--…) */
+            domain: string;
+            id: string;
+            /** @description When its records were last looked up (verify, or the hourly re-check) */
+            lastCheckedAt: string | null;
+            /** @description What the last check found wrong, one entry per record; empty when verified or never checked */
+            problems: {
+                name: string;
+                /**
+                 * @description `missing`: no TXT record at the name; `wrong_value`: none with the expected value; `lookup_failed`: DNS gave no answer
+                 * @enum {string}
+                 */
+                problem: "missing" | "wrong_value" | "lookup_failed";
+                /** @enum {string} */
+                record: "ownership" | "dkim" | "dkim_ed25519";
+            }[];
+            projectId: string;
+            /** @description The records to publish */
+            records: components["schemas"]["DnsRecordInput"][];
+            /**
+             * @description `pending`: not verified yet; `verified`: the ownership and DKIM records were found as published here, and mail may be sent from the domain and its subdomains; `failing`: verified once, its records since found missing or changed — nothing is sent from it until a check finds them again
+             * @enum {string}
+             */
+            status: "pending" | "verified" | "failing";
+            /** @description ISO 8601 timestamp */
+            updatedAt: string;
+            /** @description When it last became verified */
+            verifiedAt: string | null;
+        };
+        EmailPreview: {
+            html: string;
+            /** @description Variables the render needed and did not get, as the template writes them (`first_name`, `order.total`); each rendered empty */
+            missing: string[];
+            preheader: string | null;
+            /** @description One line: line breaks in values become spaces */
+            subject: string;
+            /** @description The template's text part, or generated from the rendered HTML (links as `text [url]`) */
+            text: string;
+        };
+        EmailPreviewInput: {
+            html: string;
+            /** @description Variables the render needed and did not get, as the template writes them (`first_name`, `order.total`); each rendered empty */
+            missing: string[];
+            preheader: string | null;
+            /** @description One line: line breaks in values become spaces */
+            subject: string;
+            /** @description The template's text part, or generated from the rendered HTML (links as `text [url]`) */
+            text: string;
+        };
+        /** @description A template belongs to an environment, like segments: a test key saves sandbox templates and sees and changes only those (another template is 404); a live key sees both environments of its project; dashboard users every template of their organization. A send renders a template of its own environment only. */
+        EmailTemplate: {
+            /** @description ISO 8601 timestamp */
+            createdAt: string;
+            html: string;
+            id: string;
+            name: string;
+            preheader: string | null;
+            projectId: string;
+            /** @description Saved with a test key: test keys see and change only these; only sandbox sends render them */
+            sandbox: boolean;
+            subject: string;
+            /** @description null: generated from the rendered HTML */
+            text: string | null;
+            /** @description ISO 8601 timestamp */
+            updatedAt: string;
+            /** @description The variables subject, preheader, html and text read, in order of first appearance */
+            variables: components["schemas"]["EmailTemplateVariable"][];
+        };
+        /** @description A template belongs to an environment, like segments: a test key saves sandbox templates and sees and changes only those (another template is 404); a live key sees both environments of its project; dashboard users every template of their organization. A send renders a template of its own environment only. */
+        EmailTemplateInput: {
+            /** @description ISO 8601 timestamp */
+            createdAt: string;
+            html: string;
+            id: string;
+            name: string;
+            preheader: string | null;
+            projectId: string;
+            /** @description Saved with a test key: test keys see and change only these; only sandbox sends render them */
+            sandbox: boolean;
+            subject: string;
+            /** @description null: generated from the rendered HTML */
+            text: string | null;
+            /** @description ISO 8601 timestamp */
+            updatedAt: string;
+            /** @description The variables subject, preheader, html and text read, in order of first appearance */
+            variables: components["schemas"]["EmailTemplateVariableInput"][];
+        };
+        /** @description A template without its html and text */
+        EmailTemplateSummary: {
+            /** @description ISO 8601 timestamp */
+            createdAt: string;
+            id: string;
+            name: string;
+            preheader: string | null;
+            projectId: string;
+            /** @description Saved with a test key: test keys see and change only these; only sandbox sends render them */
+            sandbox: boolean;
+            subject: string;
+            /** @description ISO 8601 timestamp */
+            updatedAt: string;
+            /** @description The variables subject, preheader, html and text read, in order of first appearance */
+            variables: components["schemas"]["EmailTemplateVariable"][];
+        };
+        /** @description A template without its html and text */
+        EmailTemplateSummaryInput: {
+            /** @description ISO 8601 timestamp */
+            createdAt: string;
+            id: string;
+            name: string;
+            preheader: string | null;
+            projectId: string;
+            /** @description Saved with a test key: test keys see and change only these; only sandbox sends render them */
+            sandbox: boolean;
+            subject: string;
+            /** @description ISO 8601 timestamp */
+            updatedAt: string;
+            /** @description The variables subject, preheader, html and text read, in order of first appearance */
+            variables: components["schemas"]["EmailTemplateVariableInput"][];
+        };
+        EmailTemplateVariable: {
+            /** @description Every use gives a default (`| default:`) or only tests it (`if`, `unless`, `case`): rendering never fails without it */
+            hasDefault: boolean;
+            /** @description A top-level name the template reads, e.g. `first_name` or `order` for `{{ order.total }}` */
+            name: string;
+        };
+        EmailTemplateVariableInput: {
+            /** @description Every use gives a default (`| default:`) or only tests it (`if`, `unless`, `case`): rendering never fails without it */
+            hasDefault: boolean;
+            /** @description A top-level name the template reads, e.g. `first_name` or `order` for `{{ order.total }}` */
+            name: string;
         };
         Error: {
             /** @description Stable machine-readable error code */
@@ -7216,6 +13038,134 @@ export interface components {
                 source?: string;
             };
         };
+        /** @description Required: name, projectId, content (subject, html and from, or templateId and from), segment, schedule.mode. The rest is optional. */
+        NewEmailCampaign: {
+            /** @description What each recipient receives. Merge tags are liquid: `{{ first_name }}`, `{{ first_name | default: "there" }}`, `{% if vip %}…{% endif %}`. In `html` every value is HTML-escaped (`| raw` opts out); subject, text and preheader are plain text and written as given. A variable the render needs and does not get is missing, unless the template gives it a default or only tests it in a condition. No `include`, `render` or `layout` (no files), no unknown filter, no `sample` and no `"now"` date: a render depends on its variables only. Each part is parsed when saved: a problem → 422 naming the part (`subject`, `preheader`, `html`, `text`) with liquid's message and position. docs/CONTEXT.md, "Email templates and merge tags". A campaign's variables are its recipient's: its attributes and standard fields (docs/CONTEXT.md, "Email campaigns"); a recipient missing a variable the content needs without a default is not sent (`template_variables_missing`). Every absolute link of the HTML gets the UTM parameters and a signed click-tracking URL; an unsubscribe footer, the open pixel and List-Unsubscribe headers are added. */
+            content: {
+                /** @description The From */
+                from: {
+                    /**
+                     * Format: email
+                     * @description The From address: on a verified sending domain of the project, or a subdomain of one (422 otherwise)
+                     */
+                    email: string;
+                    /** @description The display name */
+                    name?: string;
+                };
+                /** @description HTML body with merge tags, up to 512 KiB of UTF-8; values are HTML-escaped */
+                html?: string;
+                preheader?: string;
+                /** @description The Reply-To */
+                replyTo?: {
+                    /**
+                     * Format: email
+                     * @description The Reply-To address: on a verified sending domain of the project, or a subdomain of one (422 otherwise)
+                     */
+                    email: string;
+                    /** @description The display name */
+                    name?: string;
+                };
+                /** @description Subject line with merge tags: one line, up to 998 characters */
+                subject?: string;
+                /** @description Start from a saved email template of the same project and environment: the parts not given here (subject, preheader, html, text) are copied from it when the campaign is written; later edits of the template do not change the campaign */
+                templateId?: string;
+                /** @description The plain-text part with merge tags; absent: each recipient's is generated from its rendered HTML */
+                text?: string;
+            };
+            /** @description Required */
+            name: string;
+            /** @description Required */
+            projectId: string;
+            /** @description When it is sent */
+            schedule: {
+                /** @description Scheduled only. true: sendAt's wall-clock time is each recipient's own (its subscriber's timezone, else the project's): a campaign for 09:00 goes out over the day as 09:00 comes round the world, and stays `sending` until the last zone has had it. Recipients whose 09:00 has passed when the campaign starts get it then. */
+                localTime?: boolean;
+                /**
+                 * @description Required. immediate: sent now; scheduled: sent at sendAt; draft: saved, never sent. On a draft (PATCH) it is stored without sending anything: POST /campaigns/{id}/send then sends it now (immediate or draft) or schedules it (scheduled)
+                 * @enum {string}
+                 */
+                mode: "immediate" | "scheduled" | "draft";
+                /** @description Required when mode is scheduled, and then in the future. ISO 8601; without an offset it is a wall-clock time in `timezone`. A local time the clocks skip (spring forward) moves forward by the gap; one that happens twice (fall back) takes the earlier offset, i.e. the first occurrence. Answered as the instant with the offset of `timezone`. */
+                sendAt?: string | null;
+                /** @description Optional. IANA zone of sendAt (default: the project's settings.timezone, else UTC) */
+                timezone?: string | null;
+            };
+            /** @description Who receives it: inline `filters`, or a `savedSegmentId` of the same project and environment (422 otherwise: a live campaign never reads a segment a test key may rewrite). Evaluated when the campaign is sent: the active subscribers of the campaign's environment that have a push subscription and have not turned push off. */
+            segment: {
+                filters: components["schemas"]["SegmentFilters"];
+            } | {
+                /** @description A saved segment of the same project and environment: a sandbox segment for a test key's campaign, a live one otherwise */
+                savedSegmentId: string;
+            };
+            /** @description Optional. Appended as utm_source, utm_medium, utm_campaign and utm_content to every absolute http(s) link of the HTML when the campaign is sent (not to mailto:, tel:, #anchors or relative links, nor the unsubscribe footer): a parameter of the same name already in the URL is replaced, every other parameter and the fragment are kept exactly as written. */
+            utm?: {
+                campaign?: string;
+                content?: string;
+                medium?: string;
+                source?: string;
+            };
+        };
+        /** @description Required: name, projectId, content (subject, html and from, or templateId and from), segment, schedule.mode. The rest is optional. */
+        NewEmailCampaignInput: {
+            /** @description What each recipient receives. Merge tags are liquid: `{{ first_name }}`, `{{ first_name | default: "there" }}`, `{% if vip %}…{% endif %}`. In `html` every value is HTML-escaped (`| raw` opts out); subject, text and preheader are plain text and written as given. A variable the render needs and does not get is missing, unless the template gives it a default or only tests it in a condition. No `include`, `render` or `layout` (no files), no unknown filter, no `sample` and no `"now"` date: a render depends on its variables only. Each part is parsed when saved: a problem → 422 naming the part (`subject`, `preheader`, `html`, `text`) with liquid's message and position. docs/CONTEXT.md, "Email templates and merge tags". A campaign's variables are its recipient's: its attributes and standard fields (docs/CONTEXT.md, "Email campaigns"); a recipient missing a variable the content needs without a default is not sent (`template_variables_missing`). Every absolute link of the HTML gets the UTM parameters and a signed click-tracking URL; an unsubscribe footer, the open pixel and List-Unsubscribe headers are added. */
+            content: {
+                /** @description The From */
+                from: {
+                    /** @description The From address: on a verified sending domain of the project, or a subdomain of one (422 otherwise) */
+                    email: string;
+                    /** @description The display name */
+                    name?: string;
+                };
+                /** @description HTML body with merge tags, up to 512 KiB of UTF-8; values are HTML-escaped */
+                html?: string;
+                preheader?: string;
+                /** @description The Reply-To */
+                replyTo?: {
+                    /** @description The Reply-To address: on a verified sending domain of the project, or a subdomain of one (422 otherwise) */
+                    email: string;
+                    /** @description The display name */
+                    name?: string;
+                };
+                /** @description Subject line with merge tags: one line, up to 998 characters */
+                subject?: string;
+                /** @description Start from a saved email template of the same project and environment: the parts not given here (subject, preheader, html, text) are copied from it when the campaign is written; later edits of the template do not change the campaign */
+                templateId?: string;
+                /** @description The plain-text part with merge tags; absent: each recipient's is generated from its rendered HTML */
+                text?: string;
+            };
+            /** @description Required */
+            name: string;
+            /** @description Required */
+            projectId: string;
+            /** @description When it is sent */
+            schedule: {
+                /** @description Scheduled only. true: sendAt's wall-clock time is each recipient's own (its subscriber's timezone, else the project's): a campaign for 09:00 goes out over the day as 09:00 comes round the world, and stays `sending` until the last zone has had it. Recipients whose 09:00 has passed when the campaign starts get it then. */
+                localTime?: boolean;
+                /**
+                 * @description Required. immediate: sent now; scheduled: sent at sendAt; draft: saved, never sent. On a draft (PATCH) it is stored without sending anything: POST /campaigns/{id}/send then sends it now (immediate or draft) or schedules it (scheduled)
+                 * @enum {string}
+                 */
+                mode: "immediate" | "scheduled" | "draft";
+                /** @description Required when mode is scheduled, and then in the future. ISO 8601; without an offset it is a wall-clock time in `timezone`. A local time the clocks skip (spring forward) moves forward by the gap; one that happens twice (fall back) takes the earlier offset, i.e. the first occurrence. Answered as the instant with the offset of `timezone`. */
+                sendAt?: string | null;
+                /** @description Optional. IANA zone of sendAt (default: the project's settings.timezone, else UTC) */
+                timezone?: string | null;
+            };
+            /** @description Who receives it: inline `filters`, or a `savedSegmentId` of the same project and environment (422 otherwise: a live campaign never reads a segment a test key may rewrite). Evaluated when the campaign is sent: the active subscribers of the campaign's environment that have a push subscription and have not turned push off. */
+            segment: {
+                filters: components["schemas"]["SegmentFiltersInput"];
+            } | {
+                /** @description A saved segment of the same project and environment: a sandbox segment for a test key's campaign, a live one otherwise */
+                savedSegmentId: string;
+            };
+            /** @description Optional. Appended as utm_source, utm_medium, utm_campaign and utm_content to every absolute http(s) link of the HTML when the campaign is sent (not to mailto:, tel:, #anchors or relative links, nor the unsubscribe footer): a parameter of the same name already in the URL is replaced, every other parameter and the fragment are kept exactly as written. */
+            utm?: {
+                campaign?: string;
+                content?: string;
+                medium?: string;
+                source?: string;
+            };
+        };
         Project: {
             /** @description ISO 8601 timestamp */
             createdAt: string;
@@ -7231,8 +13181,8 @@ export interface components {
             };
             /** @description ISO 8601 timestamp */
             updatedAt: string;
-            /** @description VAPID public key (base64url) for web push subscriptions */
-            vapidPublicKey: string;
+            /** @description VAPID public key (base64url) for web push subscriptions; null without a push configuration */
+            vapidPublicKey: string | null;
         };
         ProjectInput: {
             /** @description ISO 8601 timestamp */
@@ -7249,8 +13199,8 @@ export interface components {
             };
             /** @description ISO 8601 timestamp */
             updatedAt: string;
-            /** @description VAPID public key (base64url) for web push subscriptions */
-            vapidPublicKey: string;
+            /** @description VAPID public key (base64url) for web push subscriptions; null without a push configuration */
+            vapidPublicKey: string | null;
         };
         /** @description A saved segment belongs to an environment, like subscribers: a test key saves sandbox segments and sees and changes only those (another segment is 404); a live key sees both environments of its project; dashboard users every segment of their organization. A campaign uses a saved segment of its own environment only. */
         Segment: {
@@ -7456,7 +13406,7 @@ export interface components {
              * @description Where the delivery is now (docs/CONTEXT.md, "Deliveries")
              * @enum {string}
              */
-            status: "queued" | "sending" | "sent" | "delivered" | "clicked" | "dismissed" | "failed" | "suppressed";
+            status: "queued" | "paused" | "sending" | "sent" | "delivered" | "opened" | "clicked" | "dismissed" | "unsubscribed" | "complained" | "bounced" | "failed" | "suppressed";
         };
         SubscriberDeliveryInput: {
             /** @description The campaign, when source is campaign */
@@ -7481,7 +13431,65 @@ export interface components {
              * @description Where the delivery is now (docs/CONTEXT.md, "Deliveries")
              * @enum {string}
              */
-            status: "queued" | "sending" | "sent" | "delivered" | "clicked" | "dismissed" | "failed" | "suppressed";
+            status: "queued" | "paused" | "sending" | "sent" | "delivered" | "opened" | "clicked" | "dismissed" | "unsubscribed" | "complained" | "bounced" | "failed" | "suppressed";
+        };
+        SubscriberEvent: {
+            /** @description For a bounce or soft bounce: the reporter's code — a delivery status notification's enhanced status code (RFC 3463, e.g. `5.1.1`), or SES's bounce type and subtype (e.g. `Permanent/NoEmail`); null otherwise or when not reported */
+            bounceCode: string | null;
+            /** @description The campaign, when source is campaign */
+            campaignId: string | null;
+            /** @description Its name; null for a transactional send or a deleted campaign */
+            campaignName: string | null;
+            /** @enum {string} */
+            channel: "push" | "email" | "sms" | "whatsapp";
+            /** @description For a bounce or soft bounce: the receiving server's diagnostic, e.g. `smtp; 550 5.1.1 user unknown`; null otherwise or when not reported */
+            diagnostic: string | null;
+            /** @description Likely made by a machine rather than the person: a privacy proxy fetching images as mail arrives (Apple Mail Privacy Protection) or a security scanner following links (docs/CONTEXT.md, "Machine events") */
+            machine: boolean;
+            /** @description The message whose delivery it happened to */
+            messageId: string;
+            /** @description When it happened, as its reporter said */
+            occurredAt: string;
+            /** @description A later open or click of the same delivery: logged, counted nowhere (the first of each moved the delivery and its counters) */
+            repeat: boolean;
+            /** @enum {string} */
+            source: "campaign" | "transactional";
+            /**
+             * @description What happened: delivered, opened, clicked, dismissed (a push closed without a click), unsubscribed, complained (marked as spam), bounced (hard: the address is suppressed), soft_bounced (a temporary failure)
+             * @enum {string}
+             */
+            type: "delivered" | "opened" | "clicked" | "dismissed" | "unsubscribed" | "complained" | "bounced" | "soft_bounced";
+            /** @description For a click: the URL followed (the target of Herald's tracked link, or the link SES reports); null otherwise or when not reported */
+            url: string | null;
+        };
+        SubscriberEventInput: {
+            /** @description For a bounce or soft bounce: the reporter's code — a delivery status notification's enhanced status code (RFC 3463, e.g. `5.1.1`), or SES's bounce type and subtype (e.g. `Permanent/NoEmail`); null otherwise or when not reported */
+            bounceCode: string | null;
+            /** @description The campaign, when source is campaign */
+            campaignId: string | null;
+            /** @description Its name; null for a transactional send or a deleted campaign */
+            campaignName: string | null;
+            /** @enum {string} */
+            channel: "push" | "email" | "sms" | "whatsapp";
+            /** @description For a bounce or soft bounce: the receiving server's diagnostic, e.g. `smtp; 550 5.1.1 user unknown`; null otherwise or when not reported */
+            diagnostic: string | null;
+            /** @description Likely made by a machine rather than the person: a privacy proxy fetching images as mail arrives (Apple Mail Privacy Protection) or a security scanner following links (docs/CONTEXT.md, "Machine events") */
+            machine: boolean;
+            /** @description The message whose delivery it happened to */
+            messageId: string;
+            /** @description When it happened, as its reporter said */
+            occurredAt: string;
+            /** @description A later open or click of the same delivery: logged, counted nowhere (the first of each moved the delivery and its counters) */
+            repeat: boolean;
+            /** @enum {string} */
+            source: "campaign" | "transactional";
+            /**
+             * @description What happened: delivered, opened, clicked, dismissed (a push closed without a click), unsubscribed, complained (marked as spam), bounced (hard: the address is suppressed), soft_bounced (a temporary failure)
+             * @enum {string}
+             */
+            type: "delivered" | "opened" | "clicked" | "dismissed" | "unsubscribed" | "complained" | "bounced" | "soft_bounced";
+            /** @description For a click: the URL followed (the target of Herald's tracked link, or the link SES reports); null otherwise or when not reported */
+            url: string | null;
         };
         /** @description A subscriber; the push keys p256dh and auth are write-only and never returned */
         SubscriberInput: {
@@ -7544,6 +13552,70 @@ export interface components {
             /** @description Opaque subscriber token: keep it in the SDK for identify, tag, untag and seen */
             token: string;
         };
+        Suppression: {
+            /** @description The address, lower-cased */
+            email: string;
+            /**
+             * @description bounced (hard bounce), complained (marked as spam: permanent), unsubscribed (the recipient asked), manual (the project added it)
+             * @enum {string}
+             */
+            reason: "bounced" | "complained" | "unsubscribed" | "manual";
+            /** @description Who said so: provider, recipient, api or import */
+            source: string | null;
+            /** @description ISO 8601 timestamp */
+            suppressedAt: string;
+        };
+        SuppressionInput: {
+            /** @description The address, lower-cased */
+            email: string;
+            /**
+             * @description bounced (hard bounce), complained (marked as spam: permanent), unsubscribed (the recipient asked), manual (the project added it)
+             * @enum {string}
+             */
+            reason: "bounced" | "complained" | "unsubscribed" | "manual";
+            /** @description Who said so: provider, recipient, api or import */
+            source: string | null;
+            /** @description ISO 8601 timestamp */
+            suppressedAt: string;
+        };
+        TransactionalEmailResult: {
+            /** @description template_render_failed: what stopped it */
+            error?: string;
+            /** @description template_render_failed: the part that could not be rendered */
+            field?: string;
+            /** @description The message written (sent, queued, failed, sandbox); null when refused */
+            messageId: string | null;
+            /** @description template_variables_missing: every variable the render needed and did not get */
+            missing?: string[];
+            /** @description null when sent; otherwise why not (queued: the last failure) */
+            reason: ("recipient_bounced" | "recipient_complained" | "recipient_unsubscribed" | "recipient_suppressed" | "template_not_found" | "template_variables_missing" | "template_render_failed" | "quiet_hours" | "frequency_capped" | "monthly_cap_reached" | "sandbox_limit_reached" | "provider_error" | "provider_not_configured" | "sandbox") | null;
+            /**
+             * @description `sent`: the provider accepted it (not yet delivered: delivery, opens and bounces come later); `queued`: the provider failed for now, Herald keeps trying; `failed`: it will not be sent; `refused`: kept back before sending, nothing written but the send log; `sandbox`: a test key's send, rendered and recorded, never sent
+             * @enum {string}
+             */
+            status: "sent" | "queued" | "failed" | "refused" | "sandbox";
+            /** @description The request was processed: true on every 200 */
+            success: boolean;
+        };
+        TransactionalEmailResultInput: {
+            /** @description template_render_failed: what stopped it */
+            error?: string;
+            /** @description template_render_failed: the part that could not be rendered */
+            field?: string;
+            /** @description The message written (sent, queued, failed, sandbox); null when refused */
+            messageId: string | null;
+            /** @description template_variables_missing: every variable the render needed and did not get */
+            missing?: string[];
+            /** @description null when sent; otherwise why not (queued: the last failure) */
+            reason: ("recipient_bounced" | "recipient_complained" | "recipient_unsubscribed" | "recipient_suppressed" | "template_not_found" | "template_variables_missing" | "template_render_failed" | "quiet_hours" | "frequency_capped" | "monthly_cap_reached" | "sandbox_limit_reached" | "provider_error" | "provider_not_configured" | "sandbox") | null;
+            /**
+             * @description `sent`: the provider accepted it (not yet delivered: delivery, opens and bounces come later); `queued`: the provider failed for now, Herald keeps trying; `failed`: it will not be sent; `refused`: kept back before sending, nothing written but the send log; `sandbox`: a test key's send, rendered and recorded, never sent
+             * @enum {string}
+             */
+            status: "sent" | "queued" | "failed" | "refused" | "sandbox";
+            /** @description The request was processed: true on every 200 */
+            success: boolean;
+        };
         TransactionalSend: {
             /** @description The API key that sent it */
             apiKeyId: string | null;
@@ -7553,12 +13625,12 @@ export interface components {
             createdAt: string;
             id: string;
             idempotencyKey: string | null;
-            /** @description The message created, when any device was sent to */
+            /** @description The message created, when one was */
             messageId: string | null;
             /** @description The response envelope, as answered */
-            outcome: components["schemas"]["TransactionalSendResult"];
-            reason: ("subscriber_not_found" | "subscriber_unsubscribed" | "subscriber_inactive" | "frequency_capped" | "quiet_hours" | "provider_error" | "payload_too_large" | "sandbox") | null;
-            /** @description The recipient as the request named it: {externalId} or {token}; {} once that subscriber was deleted */
+            outcome: components["schemas"]["TransactionalSendResult"] | components["schemas"]["TransactionalEmailResult"];
+            reason: (("subscriber_not_found" | "subscriber_unsubscribed" | "subscriber_inactive" | "frequency_capped" | "quiet_hours" | "provider_error" | "payload_too_large" | "sandbox") | ("recipient_bounced" | "recipient_complained" | "recipient_unsubscribed" | "recipient_suppressed" | "template_not_found" | "template_variables_missing" | "template_render_failed" | "quiet_hours" | "frequency_capped" | "monthly_cap_reached" | "sandbox_limit_reached" | "provider_error" | "provider_not_configured" | "sandbox")) | null;
+            /** @description The recipient as the request named it: {externalId} or {token} (push), {to} (email); {} once that subscriber was deleted */
             recipient: {
                 [key: string]: string;
             };
@@ -7574,12 +13646,12 @@ export interface components {
             createdAt: string;
             id: string;
             idempotencyKey: string | null;
-            /** @description The message created, when any device was sent to */
+            /** @description The message created, when one was */
             messageId: string | null;
             /** @description The response envelope, as answered */
-            outcome: components["schemas"]["TransactionalSendResultInput"];
-            reason: ("subscriber_not_found" | "subscriber_unsubscribed" | "subscriber_inactive" | "frequency_capped" | "quiet_hours" | "provider_error" | "payload_too_large" | "sandbox") | null;
-            /** @description The recipient as the request named it: {externalId} or {token}; {} once that subscriber was deleted */
+            outcome: components["schemas"]["TransactionalSendResultInput"] | components["schemas"]["TransactionalEmailResultInput"];
+            reason: (("subscriber_not_found" | "subscriber_unsubscribed" | "subscriber_inactive" | "frequency_capped" | "quiet_hours" | "provider_error" | "payload_too_large" | "sandbox") | ("recipient_bounced" | "recipient_complained" | "recipient_unsubscribed" | "recipient_suppressed" | "template_not_found" | "template_variables_missing" | "template_render_failed" | "quiet_hours" | "frequency_capped" | "monthly_cap_reached" | "sandbox_limit_reached" | "provider_error" | "provider_not_configured" | "sandbox")) | null;
+            /** @description The recipient as the request named it: {externalId} or {token} (push), {to} (email); {} once that subscriber was deleted */
             recipient: {
                 [key: string]: string;
             };

@@ -40,7 +40,7 @@ export function revokeApiKey(db: Db, projectId: string, keyId: string): Promise<
 }
 
 /** Delivered to the listeners when the caller's transaction commits (at once outside a transaction). */
-export async function notifyKeyChange(db: Db, change: { keyId: string }): Promise<void> {
+async function notifyKeyChange(db: Db, change: { keyId: string }): Promise<void> {
   await db.execute(sql`select pg_notify(${KEY_CHANGES_CHANNEL}, ${JSON.stringify(change)})`);
 }
 

@@ -22,7 +22,7 @@ const KEY_FORMAT = /^hrd_(pub_)?(live|test)_[0-9a-z]{32}$/;
  * The scope shows in the prefix and the mode ends it (spec 5.2.2: a live key's prefix ends in `_live_`): server keys
  * keep the original `hrd_live_` / `hrd_test_`, publishable keys are `hrd_pub_live_` / `hrd_pub_test_`.
  */
-export const keyPrefix = (scope: KeyScope, mode: KeyMode) => `hrd_${scope === 'publishable' ? 'pub_' : ''}${mode}_`;
+const keyPrefix = (scope: KeyScope, mode: KeyMode) => `hrd_${scope === 'publishable' ? 'pub_' : ''}${mode}_`;
 // last_used_at is written at most once a minute per key (and process), so a busy key does not turn reads into writes.
 const TOUCH_INTERVAL_MS = 60_000;
 

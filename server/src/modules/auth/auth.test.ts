@@ -136,13 +136,14 @@ describe('JWT', () => {
   });
 
   it('expires after JWT_TTL', async () => {
-    const short = await startTestApp({ JWT_TTL: '1s' });
+    // `iat` and `exp` are whole seconds: a 2 s lifetime leaves at least 1 s for the first call on a loaded machine.
+    const short = await startTestApp({ JWT_TTL: '2s' });
     try {
       const other = await createTenant(short);
       const token = await login(short, other.email, other.password);
       const call = () => short.app.inject({ method: 'GET', url: '/auth/me', headers: { authorization: `Bearer ${token}` } });
       expect((await call()).statusCode).toBe(200);
-      await new Promise((resolve) => setTimeout(resolve, 2100));
+      await new Promise((resolve) => setTimeout(resolve, 3100));
       expect((await call()).statusCode).toBe(401);
     } finally {
       await short.close();

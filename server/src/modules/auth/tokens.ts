@@ -10,7 +10,7 @@ export interface TokenService {
 }
 
 /** How far in the future a token's `iat` may be: the clocks of the instances that sign and verify may differ. */
-export const CLOCK_TOLERANCE_SECONDS = 60;
+const CLOCK_TOLERANCE_SECONDS = 60;
 
 /**
  * Tokens expire: `exp` and `iat` are required, a lifetime (`exp - iat`) longer than the configured one is refused

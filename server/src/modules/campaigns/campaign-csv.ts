@@ -1,6 +1,6 @@
 // The campaign CSV export: its columns, documented once, and one row per campaign, formula-injection safe.
 import { escapeCell } from '../../http/csv.js';
-import type { Campaign } from './campaign.service.js';
+import type { Campaign } from './push-campaign.js';
 
 export const CAMPAIGN_CSV_COLUMNS = [
   'id',

@@ -30,3 +30,17 @@ export function resolveSendAt(sendAt: string, zone: string): Date {
 export function localIso(instant: Date, zone: string): string {
   return DateTime.fromJSDate(instant, { zone }).toISO()!;
 }
+
+/** The zones furthest ahead of and behind UTC: a local-time send spans the 26 hours between them. */
+const FIRST_ZONE = 'UTC+14';
+const LAST_ZONE = 'UTC-12';
+
+/**
+ * A local-time send of `sendAt` (read in `zone`): its wall-clock time (`2026-12-01T09:00:00`), which each recipient
+ * gets in its own zone, and when the first and the last zones on Earth reach it.
+ */
+export function localTimeWindow(sendAt: Date, zone: string): { wallClock: string; first: Date; last: Date } {
+  const wallClock = DateTime.fromJSDate(sendAt, { zone }).toFormat("yyyy-MM-dd'T'HH:mm:ss.SSS");
+  const at = (edge: string) => new Date(DateTime.fromISO(wallClock, { zone: edge }).toMillis());
+  return { wallClock, first: at(FIRST_ZONE), last: at(LAST_ZONE) };
+}

@@ -1,11 +1,12 @@
 // Campaign rows and their counters. Calls are confined to the caller's project(s) (a test key sees sandbox campaigns
-// only); the dispatcher and the sweep, like the delivery engine, act on the campaign a job or a message names.
+// only) and to one channel's campaigns; the dispatcher and the sweep, like the delivery engine, act on the campaign a
+// job or a message names.
 import { and, asc, count, desc, eq, gte, inArray, lt, lte, ne, or, sql, type SQL } from 'drizzle-orm';
 import type { SelectedFields } from 'drizzle-orm/pg-core';
 import type { Db } from '../../db/database.js';
 import { isForeignKeyViolation } from '../../db/pg-errors.js';
-import { campaigns, messageStats, projects, type CAMPAIGN_STATUSES } from '../../db/schema.js';
-import { projectOfTenant } from '../../db/tenant-scope.js';
+import { campaigns, messageStats, projects, type CAMPAIGN_STATUSES, type CampaignChannel } from '../../db/schema.js';
+import { reachableRows } from '../../db/tenant-scope.js';
 import type { ProjectScope, Reach } from '../tenancy.js';
 
 export type CampaignRow = typeof campaigns.$inferSelect;
@@ -13,29 +14,33 @@ export type NewCampaignRow = typeof campaigns.$inferInsert;
 export type CampaignStatus = (typeof CAMPAIGN_STATUSES)[number];
 
 /** The counters of a campaign's message (zero before it is dispatched). */
-interface Counters {
+export interface Counters {
   sent: number;
   delivered: number;
+  opened: number;
   clicked: number;
   dismissed: number;
+  unsubscribed: number;
+  complained: number;
+  bounced: number;
   failed: number;
   suppressed: number;
 }
 
 export type CampaignWithCounters = CampaignRow & { counters: Counters };
 
-function visibleTo(db: Db, reach: Reach): SQL {
-  if ('kind' in reach && reach.kind === 'organization') return projectOfTenant(db, reach, campaigns.projectId);
-  const scope = reach as ProjectScope;
-  const project = eq(campaigns.projectId, scope.projectId);
-  return scope.sandbox ? and(project, eq(campaigns.sandbox, true))! : project;
-}
+/** The campaigns of one channel a caller may reach. */
+export const visibleTo = (db: Db, reach: Reach, channel: CampaignChannel): SQL => and(reachableRows(db, reach, campaigns), eq(campaigns.channel, channel))!;
 
 const counterColumns = {
   sent: messageStats.sent,
   delivered: messageStats.delivered,
+  opened: messageStats.opened,
   clicked: messageStats.clicked,
   dismissed: messageStats.dismissed,
+  unsubscribed: messageStats.unsubscribed,
+  complained: messageStats.complained,
+  bounced: messageStats.bounced,
   failed: messageStats.failed,
   suppressed: messageStats.suppressed,
 };
@@ -47,7 +52,7 @@ function selectWithCounters<Extra extends SelectedFields>(db: Db, extra: Extra =
     .leftJoin(messageStats, eq(messageStats.messageId, campaigns.messageId));
 }
 
-const ZERO: Counters = { sent: 0, delivered: 0, clicked: 0, dismissed: 0, failed: 0, suppressed: 0 };
+const ZERO: Counters = { sent: 0, delivered: 0, opened: 0, clicked: 0, dismissed: 0, unsubscribed: 0, complained: 0, bounced: 0, failed: 0, suppressed: 0 };
 const withCounters = (row: { campaign: CampaignRow; counters: Counters | null }): CampaignWithCounters => ({
   ...row.campaign,
   counters: row.counters ?? ZERO,
@@ -74,8 +79,8 @@ export async function insertCampaign(db: Db, row: NewCampaignRow): Promise<Campa
   return inserted!;
 }
 
-export async function findCampaign(db: Db, reach: Reach, id: string): Promise<CampaignWithCounters | undefined> {
-  const [row] = await selectWithCounters(db).where(and(visibleTo(db, reach), eq(campaigns.id, id)));
+export async function findCampaign(db: Db, reach: Reach, channel: CampaignChannel, id: string): Promise<CampaignWithCounters | undefined> {
+  const [row] = await selectWithCounters(db).where(and(visibleTo(db, reach, channel), eq(campaigns.id, id)));
   return row && withCounters(row);
 }
 
@@ -94,18 +99,18 @@ interface ListFilters extends CreatedRange {
   nameContains?: string | undefined;
 }
 
-function listWhere(db: Db, scope: ProjectScope, filters: ListFilters): SQL {
+function listWhere(db: Db, scope: ProjectScope, channel: CampaignChannel, filters: ListFilters): SQL {
   const like = filters.nameContains?.replace(/[\\%_]/g, (c) => `\\${c}`);
   return and(
-    visibleTo(db, scope),
+    visibleTo(db, scope, channel),
     filters.status !== undefined ? eq(campaigns.status, filters.status) : ne(campaigns.status, 'archived'),
     createdWithin(filters),
     like !== undefined ? sql`${campaigns.name} ILIKE ${`%${like}%`}` : undefined,
   )!;
 }
 
-export async function listCampaigns(db: Db, scope: ProjectScope, filters: ListFilters, limit: number, offset: number) {
-  const where = listWhere(db, scope, filters);
+export async function listCampaigns(db: Db, scope: ProjectScope, channel: CampaignChannel, filters: ListFilters, limit: number, offset: number) {
+  const where = listWhere(db, scope, channel, filters);
   const [rows, [total]] = await Promise.all([
     selectWithCounters(db).where(where).orderBy(desc(campaigns.createdAt), desc(campaigns.id)).limit(limit).offset(offset),
     db.select({ total: count() }).from(campaigns).where(where),
@@ -123,6 +128,7 @@ export interface PageCursor {
 export async function pageCampaigns(
   db: Db,
   scope: ProjectScope,
+  channel: CampaignChannel,
   range: CreatedRange,
   after: PageCursor | undefined,
   limit: number,
@@ -130,7 +136,7 @@ export async function pageCampaigns(
   const rows = await selectWithCounters(db, { exactCreatedAt: sql<string>`${campaigns.createdAt}::text` })
     .where(
       and(
-        visibleTo(db, scope),
+        visibleTo(db, scope, channel),
         createdWithin(range),
         after && sql`(${campaigns.createdAt}, ${campaigns.id}) > (${after.createdAt}::timestamptz, ${after.id})`,
       ),
@@ -158,6 +164,7 @@ export async function progressOf(
 export async function transition(
   db: Db,
   reach: Reach,
+  channel: CampaignChannel,
   id: string,
   from: readonly CampaignStatus[],
   change: Partial<NewCampaignRow>,
@@ -166,16 +173,43 @@ export async function transition(
     db
       .update(campaigns)
       .set({ ...change, updatedAt: sql`now()` })
-      .where(and(visibleTo(db, reach), eq(campaigns.id, id), inArray(campaigns.status, [...from])))
+      .where(and(visibleTo(db, reach, channel), eq(campaigns.id, id), inArray(campaigns.status, [...from])))
       .returning(),
   );
   return row;
 }
 
-export async function deleteCampaign(db: Db, reach: Reach, id: string, from: readonly CampaignStatus[]): Promise<boolean> {
+/**
+ * The same guard for the system's own transitions (a job, the engine's hooks), by project and id: `pauseReason`, when
+ * given, must match too.
+ */
+export async function transitionOwn(
+  db: Db,
+  projectId: string,
+  id: string,
+  from: readonly CampaignStatus[],
+  change: Partial<NewCampaignRow>,
+  pauseReason?: NonNullable<CampaignRow['pauseReason']>,
+): Promise<CampaignRow | undefined> {
+  const [row] = await db
+    .update(campaigns)
+    .set({ ...change, updatedAt: sql`now()` })
+    .where(
+      and(
+        eq(campaigns.projectId, projectId),
+        eq(campaigns.id, id),
+        inArray(campaigns.status, [...from]),
+        pauseReason && eq(campaigns.pauseReason, pauseReason),
+      ),
+    )
+    .returning();
+  return row;
+}
+
+export async function deleteCampaign(db: Db, reach: Reach, channel: CampaignChannel, id: string, from: readonly CampaignStatus[]): Promise<boolean> {
   const deleted = await db
     .delete(campaigns)
-    .where(and(visibleTo(db, reach), eq(campaigns.id, id), inArray(campaigns.status, [...from])))
+    .where(and(visibleTo(db, reach, channel), eq(campaigns.id, id), inArray(campaigns.status, [...from])))
     .returning({ id: campaigns.id });
   return deleted.length > 0;
 }
@@ -228,9 +262,9 @@ export async function completeFinished(db: Db, targets?: readonly { projectId: s
  * Campaigns whose dispatch job should have run by `before` and has not finished: scheduled ones past their time, and
  * sending ones without an audience snapshot (their dispatcher died holding the job). Across projects: the sweep.
  */
-export async function findStalled(db: Db, before: Date): Promise<{ projectId: string; id: string }[]> {
+export async function findStalled(db: Db, before: Date): Promise<{ projectId: string; id: string; channel: CampaignChannel }[]> {
   return db
-    .select({ projectId: campaigns.projectId, id: campaigns.id })
+    .select({ projectId: campaigns.projectId, id: campaigns.id, channel: campaigns.channel })
     .from(campaigns)
     .where(
       or(

@@ -52,7 +52,7 @@ export async function campaignRoutes(app: App, campaigns: CampaignService, timin
     },
     async (request, reply) => {
       const { projectId: _scopedByGuard, ...input } = request.body;
-      return reply.status(201).send(await campaigns.create(projectOf(request), input));
+      return reply.status(201).send(await campaigns.create(projectOf(request), 'push', input));
     },
   );
 
@@ -71,7 +71,7 @@ export async function campaignRoutes(app: App, campaigns: CampaignService, timin
     },
     (request) => {
       const { page, pageSize, ...filters } = request.query;
-      return campaigns.list(projectOf(request), filters, page, pageSize);
+      return campaigns.list(projectOf(request), 'push', filters, page, pageSize);
     },
   );
 
@@ -90,7 +90,7 @@ export async function campaignRoutes(app: App, campaigns: CampaignService, timin
       },
     },
     async (request, reply) => {
-      const rows = campaigns.openExport(projectOf(request), request.query);
+      const rows = campaigns.openExport(projectOf(request), 'push', request.query);
       return sendCsv(request, reply, {
         filename: `campaigns-${request.params.projectId}.csv`,
         columns: CAMPAIGN_CSV_COLUMNS,
@@ -106,7 +106,7 @@ export async function campaignRoutes(app: App, campaigns: CampaignService, timin
       config: { access: { auth: 'project' } },
       schema: { tags, summary: 'One campaign with its full stats', description: STATS_DOC, params: idParams, response: { 200: campaign, ...commonErrors } },
     },
-    (request) => campaigns.get(reachOf(request), request.params.id),
+    (request) => campaigns.get(reachOf(request), 'push', request.params.id),
   );
 
   app.patch(
@@ -125,7 +125,7 @@ export async function campaignRoutes(app: App, campaigns: CampaignService, timin
         response: { 200: campaign, ...withConflict },
       },
     },
-    (request) => campaigns.update(reachOf(request), request.params.id, request.body),
+    (request) => campaigns.update(reachOf(request), 'push', request.params.id, request.body),
   );
 
   app.delete(
@@ -143,7 +143,7 @@ export async function campaignRoutes(app: App, campaigns: CampaignService, timin
       },
     },
     async (request, reply) => {
-      await campaigns.remove(reachOf(request), request.params.id);
+      await campaigns.remove(reachOf(request), 'push', request.params.id);
       return reply.status(204).send(null);
     },
   );
@@ -171,7 +171,7 @@ export async function campaignRoutes(app: App, campaigns: CampaignService, timin
       },
     },
     async (request, reply) => {
-      const { campaign: sent, created } = await campaigns.send(reachOf(request), request.params.id, request.body?.segment);
+      const { campaign: sent, created } = await campaigns.send(reachOf(request), 'push', request.params.id, request.body?.segment);
       return reply.status(created ? 201 : 200).send(sent);
     },
   );
@@ -190,7 +190,7 @@ export async function campaignRoutes(app: App, campaigns: CampaignService, timin
         response: { 200: campaign, ...withConflict },
       },
     },
-    (request) => campaigns.cancel(reachOf(request), request.params.id),
+    (request) => campaigns.cancel(reachOf(request), 'push', request.params.id),
   );
 
   app.post(
@@ -205,7 +205,7 @@ export async function campaignRoutes(app: App, campaigns: CampaignService, timin
         response: { 200: campaign, ...withConflict },
       },
     },
-    (request) => campaigns.archive(reachOf(request), request.params.id),
+    (request) => campaigns.archive(reachOf(request), 'push', request.params.id),
   );
 
   app.get(
@@ -230,9 +230,9 @@ export async function campaignRoutes(app: App, campaigns: CampaignService, timin
     },
     async (request, reply) => {
       const { id } = request.params;
-      const first = await campaigns.progress(reachOf(request), id);
+      const first = await campaigns.progress(reachOf(request), 'push', id);
       reply.hijack();
-      streams.stream(id, () => campaigns.progressOf(id), first, request.raw, reply.raw, reply.getHeaders());
+      streams.stream(id, () => campaigns.progressOf('push', id), first, request.raw, reply.raw, reply.getHeaders());
     },
   );
 }

@@ -4,6 +4,9 @@ import { CAMPAIGN_MODES, CAMPAIGN_STATUSES } from '../../db/schema.js';
 import { dateOrDateTime, isoDate, isoDateTime, paginationQuery, pushActions, timestamp, timezone, webUrl } from '../../http/schemas.js';
 import { segmentFilterSchema } from '../segments/segment-filter.js';
 
+/** A push campaign is never paused (email campaigns are). */
+const pushStatuses = z.enum(CAMPAIGN_STATUSES).exclude(['paused']);
+
 const campaignContent = z
   .strictObject({
     title: z.string().trim().min(1).max(250).describe('Required. Notification title'),
@@ -27,7 +30,7 @@ export const campaignSegment = z
       'sent: the active subscribers of the campaign\'s environment that have a push subscription and have not turned push off.',
   );
 
-const campaignSchedule = z
+export const campaignSchedule = z
   .strictObject({
     mode: z.enum(CAMPAIGN_MODES).describe('Required. immediate: sent now; scheduled: sent at sendAt; draft: saved, never sent. On a draft (PATCH) it is ' +
         'stored without sending anything: POST /campaigns/{id}/send then sends it now (immediate or draft) or schedules it (scheduled)'),
@@ -54,11 +57,11 @@ const campaignUtm = z
       'a parameter of the same name already in the URL is replaced, every other parameter and the fragment are kept exactly as written.',
   );
 
-const name = z.string().trim().min(1).max(200);
+export const campaignName = z.string().trim().min(1).max(200);
 
 export const createCampaignBody = z
   .strictObject({
-    name: name.describe('Required'),
+    name: campaignName.describe('Required'),
     projectId: z.string().min(1).describe('Required'),
     content: campaignContent,
     segment: campaignSegment,
@@ -69,7 +72,7 @@ export const createCampaignBody = z
 
 export const updateCampaignBody = z
   .strictObject({
-    name: name.optional(),
+    name: campaignName.optional(),
     projectId: z.string().min(1).optional().describe("The campaign's own project (a campaign cannot move)"),
     content: campaignContent.optional(),
     segment: campaignSegment.optional(),
@@ -108,9 +111,7 @@ export const campaign = z
     id: z.string(),
     projectId: z.string(),
     name: z.string(),
-    status: z
-      .enum(CAMPAIGN_STATUSES)
-      .describe(
+    status: pushStatuses.describe(
         'draft; scheduled (waits for sendAt); sending; sent (every delivery reached a final state); cancelled; failed (see failureReason: ' +
           'schedule_missed: its time passed beyond the grace window while Herald was down); archived (a sent campaign ' +
           'hidden from lists)',
@@ -138,13 +139,17 @@ export const campaign = z
 
 const day = isoDate.describe('YYYY-MM-DD (UTC day, inclusive)');
 
-export const listQuery = z.strictObject({
-  ...paginationQuery,
-  status: z.enum(CAMPAIGN_STATUSES).optional().describe('Only this status; without it, every campaign except archived ones'),
-  from: dateOrDateTime.optional().describe('Created at or after (a date covers its whole UTC day)'),
-  to: dateOrDateTime.optional().describe('Created at or before (a date covers its whole UTC day)'),
-  q: z.string().trim().min(1).max(200).optional().describe('Name contains (case-insensitive)'),
-});
+/** A channel's campaign list query: `statuses` are those its campaigns can be in. */
+export const listQueryOf = <Status extends string>(statuses: z.ZodType<Status>) =>
+  z.strictObject({
+    ...paginationQuery,
+    status: statuses.optional().describe('Only this status; without it, every campaign except archived ones'),
+    from: dateOrDateTime.optional().describe('Created at or after (a date covers its whole UTC day)'),
+    to: dateOrDateTime.optional().describe('Created at or before (a date covers its whole UTC day)'),
+    q: z.string().trim().min(1).max(200).optional().describe('Name contains (case-insensitive)'),
+  });
+
+export const listQuery = listQueryOf(pushStatuses);
 
 export const exportQuery = z.strictObject({ from: day.optional(), to: day.optional() });
 

@@ -1,30 +1,30 @@
-// Push campaigns: the status machine of spec 3.1, dispatch (audience snapshot into deliveries), stats, re-send, export.
+// Campaigns on every channel: the status machine of spec 3.1, dispatch (audience snapshot into deliveries), stats,
+// re-send, export. What differs by channel (content, its checks, its message, its answer) is its kind's.
 import type { z } from 'zod';
 import type { Db } from '../../db/database.js';
-import type { CampaignContent, CampaignSegment, CampaignUtm, PushContent } from '../../db/schema.js';
-import { DEFAULT_PUSH_TTL_SECONDS } from '../../delivery/channel.js';
-import { MAX_PLAINTEXT_BYTES } from '../../delivery/channels/push/push-encryption.js';
-import { pushPayload } from '../../delivery/delivery-engine.js';
-import { announceDeliveries } from '../../delivery/delivery-notifications.js';
-import * as deliveryRepo from '../../delivery/delivery.repository.js';
-import type { MessageRecord } from '../../delivery/delivery.repository.js';
-import { TRACKING_TOKEN_LENGTH, trackingUrl } from '../../delivery/tracking-token.js';
+import type { CampaignChannel, CampaignContent, CampaignSegment, CampaignUtm, EmailCampaignContent } from '../../db/schema.js';
+import * as delivery from '../../delivery/delivery-face.js';
+import type { DeliveryEngine } from '../../delivery/delivery-face.js';
 import { enqueueJob, removeJob } from '../../jobs/enqueue.js';
 import { conflict, notFound, validationFailed } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import { INSTANT_RANGE_ERROR, isStorableInstant } from '../../shared/instants.js';
 import { compileSegmentFilter, rangeAfter, rangeStart, type SegmentFilter } from '../segments/segment-filter.js';
-import { countAudience, pushAudience } from '../segments/segment.repository.js';
+import { channelAudience, countAudience } from '../segments/segment.repository.js';
 import { storedFilter, type SegmentService } from '../segments/segment.service.js';
 import type { ProjectScope, Reach } from '../tenancy.js';
-import { localIso, resolveSendAt } from './campaign-schedule.js';
+import type { CampaignKind } from './campaign-kind.js';
+import { localTimeWindow, resolveSendAt } from './campaign-schedule.js';
 import * as repo from './campaign.repository.js';
-import type { campaign, campaignSegment, campaignStats, createCampaignBody, updateCampaignBody } from './campaign.schemas.js';
-import { applyUtm } from './utm.js';
+import type { campaignSegment } from './campaign.schemas.js';
+import type { EmailCampaign, EmailCampaignInput } from './email-campaign.js';
+import type { Campaign } from './push-campaign.js';
 
 export const DISPATCH_TASK = 'campaign-dispatch';
 export const SWEEP_TASK = 'campaign-sweep';
+export const RESUME_TASK = 'campaign-resume';
 export const dispatchJobKey = (campaignId: string) => `campaign-dispatch:${campaignId}`;
+const resumeJobKey = (campaignId: string) => `campaign-resume:${campaignId}`;
 
 /** A dispatch job this late has lost its worker (or never got one): the sweep queues it again. */
 const STALLED_AFTER_MS = 60_000;
@@ -32,81 +32,56 @@ const EXPORT_BATCH = 500;
 
 type Mode = repo.CampaignRow['mode'];
 type CampaignSegmentInput = z.output<typeof campaignSegment>;
-type CampaignInput = Omit<z.output<typeof createCampaignBody>, 'projectId' | 'utm'> & { utm?: CampaignUtm | null | undefined };
-type CampaignPatch = z.output<typeof updateCampaignBody>;
-type CampaignStats = z.output<typeof campaignStats>;
-/** A campaign as answered; its stored segment keeps the filters as written. */
-export type Campaign = Omit<z.output<typeof campaign>, 'segment'> & { segment: CampaignSegment };
 
-/** What the progress stream sends: status and every counter. */
-export type CampaignProgress = { status: repo.CampaignStatus } & CampaignStats;
+/** What each channel's campaigns are given, carry and answer. */
+export interface CampaignInputs {
+  push: CampaignContent;
+  email: EmailCampaignInput;
+}
+export interface CampaignContents {
+  push: CampaignContent;
+  email: EmailCampaignContent;
+}
+export interface CampaignViews {
+  push: Campaign;
+  email: EmailCampaign;
+}
+export type CampaignKinds = { [C in CampaignChannel]: CampaignKind<CampaignInputs[C], CampaignContents[C], CampaignViews[C]> };
+
+/** A campaign as its create body gives it (UTM null: none). */
+export interface CampaignInput<C extends CampaignChannel> {
+  name: string;
+  content: CampaignInputs[C];
+  segment: CampaignSegmentInput;
+  schedule: { mode: Mode; sendAt?: string | null | undefined; timezone?: string | null | undefined; localTime?: boolean | undefined };
+  utm?: CampaignUtm | null | undefined;
+}
+export type CampaignPatch<C extends CampaignChannel> = Partial<CampaignInput<C>> & { projectId?: string | undefined };
+
+/** What the progress stream sends: status and every counter of the campaign's stats. */
+export type CampaignProgress = { status: repo.CampaignStatus } & { [counter: string]: number | string };
 
 /** Statuses after which nothing changes any more (the progress stream ends on them). */
 export const FINAL_STATUSES: ReadonlySet<repo.CampaignStatus> = new Set(['sent', 'cancelled', 'failed', 'archived']);
 
-const rate = (part: number, whole: number) => (whole === 0 ? 0 : Math.round((part / whole) * 10_000) / 10_000);
-
-function statsOf(row: Pick<repo.CampaignWithCounters, 'audienceSize' | 'counters'>): CampaignStats {
-  const { counters } = row;
-  return {
-    queued: row.audienceSize,
-    ...counters,
-    ctr: rate(counters.clicked, counters.sent),
-    deliveryRate: rate(counters.delivered, counters.sent),
-  };
-}
-
-const iso = (date: Date | null) => date?.toISOString() ?? null;
-
-function toCampaign(row: repo.CampaignWithCounters): Campaign {
-  return {
-    id: row.id,
-    projectId: row.projectId,
-    name: row.name,
-    status: row.status,
-    sandbox: row.sandbox,
-    content: row.content,
-    segment: row.segment,
-    schedule: { mode: row.mode, sendAt: row.sendAt && localIso(row.sendAt, row.timezone ?? 'UTC'), timezone: row.timezone },
-    utm: row.utm,
-    stats: statsOf(row),
-    failureReason: row.failureReason,
-    resentFrom: row.resentFrom,
-    createdAt: row.createdAt.toISOString(),
-    updatedAt: row.updatedAt.toISOString(),
-    sentAt: iso(row.sentAt),
-    completedAt: iso(row.completedAt),
-    cancelledAt: iso(row.cancelledAt),
-    archivedAt: iso(row.archivedAt),
-  };
-}
-
-const toPushContent = (content: CampaignContent): PushContent => ({
-  title: content.title,
-  body: content.body,
-  url: content.clickUrl,
-  iconUrl: content.iconUrl,
-  imageUrl: content.imageUrl,
-  actions: content.actions,
-});
-
 export interface CampaignServiceOptions {
   clock: () => Date;
+  /** The engine's test sends (`DeliveryEngine.sendTest`). */
+  sendTest: DeliveryEngine['sendTest'];
   /** How late a scheduled campaign may still go out (CAMPAIGN_SCHEDULE_GRACE); later, it fails as schedule_missed. */
   scheduleGraceSeconds: number;
-  /** Tracking links in the payload start with it (the 4 KB check counts them). */
-  publicUrl: string;
 }
 
 /** Everything a validated create or update turns into, ready to be written. */
 interface Plan {
   name: string;
-  content: CampaignContent;
+  content: CampaignContent | EmailCampaignContent;
   segment: CampaignSegment;
   filters: SegmentFilter;
   mode: Mode;
   sendAt: Date | null;
   timezone: string | null;
+  localTime: boolean;
   utm: CampaignUtm | null;
 }
 
@@ -117,6 +92,7 @@ export class CampaignService {
   constructor(
     private readonly db: Db,
     private readonly segments: SegmentService,
+    private readonly kinds: CampaignKinds,
     private readonly options: CampaignServiceOptions,
   ) {}
 
@@ -124,27 +100,35 @@ export class CampaignService {
    * Creates a campaign. immediate: answered `sending` with stats.queued = the audience counted now, while a job
    * snapshots the audience into deliveries; scheduled: a job waits for sendAt; draft: nothing runs.
    */
-  async create(scope: ProjectScope, input: CampaignInput, resentFrom: string | null = null): Promise<Campaign> {
-    const plan = await this.plan(scope, input, { sendAtChecked: true });
+  async create<C extends CampaignChannel>(scope: ProjectScope, channel: C, input: CampaignInput<C>, resentFrom: string | null = null): Promise<CampaignViews[C]> {
+    const plan = await this.plan(scope, channel, input, { sendAtChecked: true });
     const id = newId('cmp');
-    const audienceSize = plan.mode === 'immediate' ? await this.countAudience(scope, plan.filters) : 0;
+    const audienceSize = plan.mode === 'immediate' ? await this.countAudience(scope, channel, plan.filters) : 0;
     await this.writingPlan(async (tx) => {
       await repo.insertCampaign(tx, {
         id,
         projectId: scope.projectId,
+        channel,
         sandbox: scope.sandbox,
         resentFrom,
         ...this.rowOf(plan, statusOf(plan.mode), audienceSize),
       });
       await this.schedule(tx, scope.projectId, id, plan);
     });
-    return this.get(scope, id);
+    return this.get(scope, channel, id);
   }
 
-  async list(scope: ProjectScope, query: { status?: repo.CampaignStatus | undefined; from?: string | undefined; to?: string | undefined; q?: string | undefined }, page: number, pageSize: number) {
+  async list<C extends CampaignChannel>(
+    scope: ProjectScope,
+    channel: C,
+    query: { status?: repo.CampaignStatus | undefined; from?: string | undefined; to?: string | undefined; q?: string | undefined },
+    page: number,
+    pageSize: number,
+  ) {
     const { rows, total } = await repo.listCampaigns(
       this.db,
       scope,
+      channel,
       {
         status: query.status,
         ...createdRange(query),
@@ -153,23 +137,23 @@ export class CampaignService {
       pageSize,
       (page - 1) * pageSize,
     );
-    return { data: rows.map(toCampaign), page, pageSize, total };
+    return { data: rows.map((row) => this.kinds[channel].view(row)), page, pageSize, total };
   }
 
-  async get(reach: Reach, id: string): Promise<Campaign> {
-    return toCampaign(await this.find(reach, id));
+  async get<C extends CampaignChannel>(reach: Reach, channel: C, id: string): Promise<CampaignViews[C]> {
+    return this.kinds[channel].view(await this.find(reach, channel, id));
   }
 
   /** Status and counters only, for the progress stream: its first event (checking the caller may see the campaign). */
-  async progress(reach: Reach, id: string): Promise<CampaignProgress> {
-    const row = await this.find(reach, id);
-    return { status: row.status, ...statsOf(row) };
+  async progress(reach: Reach, channel: CampaignChannel, id: string): Promise<CampaignProgress> {
+    const row = await this.find(reach, channel, id);
+    return { status: row.status, ...this.kinds[channel].stats(row) };
   }
 
   /** The progress stream's later reads, by id alone (access was checked on connect); undefined once it is deleted. */
-  async progressOf(id: string): Promise<CampaignProgress | undefined> {
+  async progressOf(channel: CampaignChannel, id: string): Promise<CampaignProgress | undefined> {
     const row = await repo.progressOf(this.db, id);
-    return row && { status: row.status, ...statsOf(row) };
+    return row && { status: row.status, ...this.kinds[channel].stats(row) };
   }
 
   /**
@@ -177,15 +161,16 @@ export class CampaignService {
    * are stored as what `send` will do. A sendAt given in this edit must be in the future; one stored earlier may have
    * passed meanwhile, and `send` refuses it then.
    */
-  async update(reach: Reach, id: string, patch: CampaignPatch): Promise<Campaign> {
-    const current = await this.find(reach, id);
+  async update<C extends CampaignChannel>(reach: Reach, channel: C, id: string, patch: CampaignPatch<C>): Promise<CampaignViews[C]> {
+    const current = await this.find(reach, channel, id);
     if (current.status !== 'draft') throw notDraft(current.status);
     if (patch.projectId !== undefined && patch.projectId !== current.projectId) {
       throw validationFailed([{ field: 'projectId', error: 'a campaign cannot move to another project' }]);
     }
-    const stored = storedInput(current);
+    const stored = storedInput<C>(current);
     const plan = await this.plan(
       this.scopeOf(reach, current),
+      channel,
       {
         name: patch.name ?? stored.name,
         content: patch.content ?? stored.content,
@@ -196,10 +181,10 @@ export class CampaignService {
       { sendAtChecked: patch.schedule !== undefined },
     );
     await this.writingPlan(async (tx) => {
-      const row = await repo.transition(tx, reach, id, ['draft'], this.rowOf(plan, 'draft', 0));
+      const row = await repo.transition(tx, reach, channel, id, ['draft'], this.rowOf(plan, 'draft', 0));
       if (!row) throw notDraft('no longer a draft');
     });
-    return this.get(reach, id);
+    return this.get(reach, channel, id);
   }
 
   /**
@@ -207,11 +192,16 @@ export class CampaignService {
    * `draft`) → sending now, scheduled → scheduled for sendAt, which must still be in the future (422 otherwise). A sent,
    * archived, cancelled or failed campaign is re-sent as a new campaign (`created`). Others answer 409.
    */
-  async send(reach: Reach, id: string, segment: CampaignSegmentInput | undefined): Promise<{ campaign: Campaign; created: boolean }> {
-    const current = await this.find(reach, id);
-    if (current.status === 'draft') return { campaign: await this.sendDraft(reach, current, segment), created: false };
+  async send<C extends CampaignChannel>(
+    reach: Reach,
+    channel: C,
+    id: string,
+    segment: CampaignSegmentInput | undefined,
+  ): Promise<{ campaign: CampaignViews[C]; created: boolean }> {
+    const current = await this.find(reach, channel, id);
+    if (current.status === 'draft') return { campaign: await this.sendDraft(reach, channel, current, segment), created: false };
     if (['sent', 'archived', 'cancelled', 'failed'].includes(current.status)) {
-      return { campaign: await this.resend(reach, current, segment), created: true };
+      return { campaign: await this.resend(reach, channel, current, segment), created: true };
     }
     throw conflict(
       `A ${current.status} campaign cannot be sent: drafts are sent, sent and cancelled ones re-sent`,
@@ -219,35 +209,35 @@ export class CampaignService {
     );
   }
 
-  private async sendDraft(reach: Reach, draft: repo.CampaignRow, segment: CampaignSegmentInput | undefined): Promise<Campaign> {
+  private async sendDraft<C extends CampaignChannel>(reach: Reach, channel: C, draft: repo.CampaignRow, segment: CampaignSegmentInput | undefined): Promise<CampaignViews[C]> {
     if (segment !== undefined) {
       throw validationFailed([{ field: 'segment', error: 'a draft is sent to its own segment: change it with PATCH first' }]);
     }
-    const stored = storedInput(draft);
+    const stored = storedInput<C>(draft);
     const mode = stored.schedule.mode === 'scheduled' ? 'scheduled' : 'immediate';
     const scope = this.scopeOf(reach, draft);
-    const plan = await this.plan(scope, { ...stored, schedule: { ...stored.schedule, mode } }, { sendAtChecked: true });
-    const audienceSize = plan.mode === 'immediate' ? await this.countAudience(scope, plan.filters) : 0;
+    const plan = await this.plan(scope, channel, { ...stored, schedule: { ...stored.schedule, mode } }, { sendAtChecked: true });
+    const audienceSize = plan.mode === 'immediate' ? await this.countAudience(scope, channel, plan.filters) : 0;
     await this.writingPlan(async (tx) => {
-      const row = await repo.transition(tx, reach, draft.id, ['draft'], this.rowOf(plan, statusOf(plan.mode), audienceSize));
+      const row = await repo.transition(tx, reach, channel, draft.id, ['draft'], this.rowOf(plan, statusOf(plan.mode), audienceSize));
       if (!row) throw conflict('This campaign is no longer a draft: it was sent or deleted meanwhile', 'campaign_not_resendable');
       await this.schedule(tx, row.projectId, draft.id, plan);
     });
-    return this.get(reach, draft.id);
+    return this.get(reach, channel, draft.id);
   }
 
   /** Removes a draft, scheduled, cancelled or failed campaign; sent, archived and sending ones answer 409. */
-  async remove(reach: Reach, id: string): Promise<void> {
+  async remove(reach: Reach, channel: CampaignChannel, id: string): Promise<void> {
     const removed = await this.db.transaction(async (tx) => {
-      const deleted = await repo.deleteCampaign(tx, reach, id, ['draft', 'scheduled', 'cancelled', 'failed']);
+      const deleted = await repo.deleteCampaign(tx, reach, channel, id, ['draft', 'scheduled', 'cancelled', 'failed']);
       if (deleted) await removeJob(tx, dispatchJobKey(id));
       return deleted;
     });
     if (removed) return;
-    const { status } = await this.find(reach, id);
+    const { status } = await this.find(reach, channel, id);
     throw conflict(
-      status === 'sending'
-        ? 'A sending campaign cannot be deleted: cancel it first'
+      status === 'sending' || status === 'paused'
+        ? `A ${status} campaign cannot be deleted: cancel it first`
         : `A ${status} campaign cannot be deleted: it is the record of what was sent${status === 'sent' ? '; archive it instead' : ''}`,
       'campaign_not_deletable',
     );
@@ -257,45 +247,117 @@ export class CampaignService {
    * Cancels a scheduled campaign (it never sends) or a sending one: deliveries still queued are suppressed at once
    * and the rest finish; the counters keep what happened.
    */
-  async cancel(reach: Reach, id: string): Promise<Campaign> {
+  async cancel<C extends CampaignChannel>(reach: Reach, channel: C, id: string): Promise<CampaignViews[C]> {
     const cancelled = await this.db.transaction(async (tx) => {
-      const row = await repo.transition(tx, reach, id, ['scheduled', 'sending'], {
+      const row = await repo.transition(tx, reach, channel, id, ['scheduled', 'sending', 'paused'], {
         status: 'cancelled',
         cancelledAt: new Date(),
         pendingSegmentId: null,
       });
       if (!row) return false;
       await removeJob(tx, dispatchJobKey(id));
-      if (row.messageId) await deliveryRepo.withdrawMessage(tx, row.projectId, row.messageId);
+      await removeJob(tx, resumeJobKey(id));
+      if (row.messageId) await delivery.withdrawMessage(tx, row.projectId, row.messageId);
       return true;
     });
     if (!cancelled) {
-      const { status } = await this.find(reach, id);
-      throw conflict(`A ${status} campaign cannot be cancelled: only scheduled and sending ones can`, 'campaign_not_cancellable');
+      const { status } = await this.find(reach, channel, id);
+      throw conflict(`A ${status} campaign cannot be cancelled: only scheduled, sending and paused ones can`, 'campaign_not_cancellable');
     }
-    return this.get(reach, id);
+    return this.get(reach, channel, id);
+  }
+
+  /**
+   * Pauses a sending campaign: its deliveries still waiting are held where they are (each keeps when it is due) and
+   * no worker takes them; those being sent finish. Its counters keep moving for what went.
+   */
+  async pause<C extends CampaignChannel>(reach: Reach, channel: C, id: string): Promise<CampaignViews[C]> {
+    const paused = await this.db.transaction(async (tx) => {
+      const row = await repo.transition(tx, reach, channel, id, ['sending'], { status: 'paused', pausedAt: new Date(), pauseReason: 'manual' });
+      if (row?.messageId) await delivery.pauseMessage(tx, row.projectId, row.messageId);
+      return row !== undefined;
+    });
+    if (!paused) {
+      const { status } = await this.find(reach, channel, id);
+      throw conflict(`A ${status} campaign cannot be paused: only sending ones can`, 'campaign_not_pausable');
+    }
+    return this.get(reach, channel, id);
+  }
+
+  /**
+   * Resumes a paused campaign where it stopped: only the deliveries it held go, each once — a recipient already sent
+   * is never sent again. One paused before its audience was snapshotted is dispatched now.
+   */
+  async resume<C extends CampaignChannel>(reach: Reach, channel: C, id: string): Promise<CampaignViews[C]> {
+    const current = await this.find(reach, channel, id);
+    const resumed = await this.db.transaction(async (tx) => {
+      const row = await repo.transition(tx, reach, channel, id, ['paused'], { status: 'sending', pauseReason: null });
+      return row !== undefined && (await this.resumed(tx, row), true);
+    });
+    if (!resumed) throw conflict(`A ${current.status} campaign cannot be resumed: only paused ones can`, 'campaign_not_resumable');
+    await this.afterResume(current.projectId, id);
+    return this.get(reach, channel, id);
+  }
+
+  /**
+   * The engine held campaigns' email for their organization's monthly cap: each one still sending pauses, reason
+   * `monthly_cap_reached`, and resumes on its own when the cap frees (`until`) — or earlier, by hand, once the plan
+   * allows more.
+   */
+  async onCapReached(messages: readonly delivery.MessageRecord[], until: Date): Promise<void> {
+    for (const { projectId, campaignId } of messages) {
+      await this.db.transaction(async (tx) => {
+        const row = await repo.transitionOwn(tx, projectId, campaignId!, ['sending'], { status: 'paused', pausedAt: new Date(), pauseReason: 'monthly_cap_reached' });
+        if (!row) return;
+        if (row.messageId) await delivery.pauseMessage(tx, projectId, row.messageId);
+        await enqueueJob(tx, RESUME_TASK, { projectId, campaignId }, { runAt: until, jobKey: resumeJobKey(campaignId!) });
+      });
+    }
+  }
+
+  /** The `campaign-resume` job: a campaign the monthly cap paused goes on when the month turns. */
+  async resumeAfterCap(projectId: string, campaignId: string): Promise<void> {
+    const resumed = await this.db.transaction(async (tx) => {
+      const row = await repo.transitionOwn(tx, projectId, campaignId, ['paused'], { status: 'sending', pauseReason: null }, 'monthly_cap_reached');
+      return row !== undefined && (await this.resumed(tx, row), true);
+    });
+    if (resumed) await this.afterResume(projectId, campaignId);
+  }
+
+  /** What resuming does in the transaction that moved the campaign back to sending. */
+  private async resumed(tx: Db, row: repo.CampaignRow): Promise<void> {
+    await removeJob(tx, resumeJobKey(row.id));
+    if (row.messageId) await delivery.resumeMessage(tx, row.projectId, row.messageId);
+    else await enqueueJob(tx, DISPATCH_TASK, { projectId: row.projectId, campaignId: row.id }, { jobKey: dispatchJobKey(row.id) });
+  }
+
+  private async afterResume(projectId: string, campaignId: string): Promise<void> {
+    await delivery.announceDeliveries(this.db);
+    // Paused with nothing left to send, it is complete now.
+    await repo.completeFinished(this.db, [{ projectId, campaignId }]);
   }
 
   /** Hides a sent campaign from default lists (the status filter `archived` shows it). */
-  async archive(reach: Reach, id: string): Promise<Campaign> {
-    const row = await repo.transition(this.db, reach, id, ['sent'], { status: 'archived', archivedAt: new Date() });
+  async archive<C extends CampaignChannel>(reach: Reach, channel: C, id: string): Promise<CampaignViews[C]> {
+    const row = await repo.transition(this.db, reach, channel, id, ['sent'], { status: 'archived', archivedAt: new Date() });
     if (!row) {
-      const { status } = await this.find(reach, id);
+      const { status } = await this.find(reach, channel, id);
       throw conflict(`A ${status} campaign cannot be archived: only sent ones can`, 'campaign_not_archivable');
     }
-    return this.get(reach, id);
+    return this.get(reach, channel, id);
   }
 
   /**
    * Sends a finished campaign (sent, archived, cancelled or failed) again as a new campaign dispatched at once: same
    * name, content, UTM and environment, the original segment or `segment`. The original and its stats are unchanged.
    */
-  private resend(reach: Reach, original: repo.CampaignRow, segment: CampaignSegmentInput | undefined): Promise<Campaign> {
+  private resend<C extends CampaignChannel>(reach: Reach, channel: C, original: repo.CampaignRow, segment: CampaignSegmentInput | undefined): Promise<CampaignViews[C]> {
     return this.create(
       this.scopeOf(reach, original),
+      channel,
       {
         name: original.name,
-        content: original.content,
+        content: original.content as CampaignInputs[C],
         segment: segment ?? segmentInput(original),
         schedule: { mode: 'immediate' },
         utm: original.utm,
@@ -304,16 +366,46 @@ export class CampaignService {
     );
   }
 
+  /** A new draft with the campaign's name (marked as a copy), content, segment, UTM and environment; nothing is sent. */
+  async duplicate<C extends CampaignChannel>(reach: Reach, channel: C, id: string): Promise<CampaignViews[C]> {
+    const original = await this.find(reach, channel, id);
+    const stored = storedInput<C>(original);
+    return this.create(this.scopeOf(reach, original), channel, {
+      ...stored,
+      name: `${original.name} (copy)`.slice(0, 200),
+      schedule: { mode: 'draft', timezone: stored.schedule.timezone, localTime: stored.schedule.localTime },
+    });
+  }
+
+  /**
+   * Sends the campaign, whatever its status, to a few addresses as a test: its content as it stands, the subject
+   * marked `[Test]`, each address rendered with the merge fields of the subscriber holding it in the campaign's
+   * environment (none: defaults apply, and a variable without one fails that address). Nothing is counted or logged.
+   */
+  async testSend(reach: Reach, channel: CampaignChannel, id: string, addresses: readonly string[]): Promise<delivery.TestOutcome[]> {
+    const row = await this.find(reach, channel, id);
+    const message = this.kinds[channel].message(row.content as never, row.utm);
+    const test = message.channel === 'email' ? { ...message, content: { ...message.content, subject: `[Test] ${message.content.subject}` } } : message;
+    const recipients = await Promise.all(
+      [...new Set(addresses.map((a) => a.toLowerCase()))].map(async (address) => ({
+        address,
+        mergeFields: await delivery.findMergeFields(this.db, row.projectId, row.sandbox, address),
+      })),
+    );
+    return this.options.sendTest({ id: newId('msg'), projectId: row.projectId, source: 'campaign', campaignId: row.id, sandbox: row.sandbox, ...test }, recipients);
+  }
+
   /** Checks the range now, then yields the project's campaigns created within it, oldest first, batch by batch. */
-  openExport(scope: ProjectScope, range: { from?: string | undefined; to?: string | undefined }): AsyncGenerator<Campaign> {
+  openExport<C extends CampaignChannel>(scope: ProjectScope, channel: C, range: { from?: string | undefined; to?: string | undefined }): AsyncGenerator<CampaignViews[C]> {
     const { from, before } = createdRange(range);
     if (from && before && from >= before) throw validationFailed([{ field: 'query.from', error: 'must not be after to' }]);
     const db = this.db;
+    const kind = this.kinds[channel];
     return (async function* () {
       let after: repo.PageCursor | undefined;
       for (;;) {
-        const page = await repo.pageCampaigns(db, scope, { from, before }, after, EXPORT_BATCH);
-        for (const row of page.rows) yield toCampaign(row);
+        const page = await repo.pageCampaigns(db, scope, channel, { from, before }, after, EXPORT_BATCH);
+        for (const row of page.rows) yield kind.view(row);
         if (page.rows.length < EXPORT_BATCH) return;
         after = page.cursor;
       }
@@ -344,28 +436,26 @@ export class CampaignService {
       const scope = { organizationId: locked.organizationId, projectId, sandbox: row.sandbox };
       const filters = await this.filtersOf(scope, row);
       const messageId = newId('msg');
-      await deliveryRepo.insertMessage(tx, {
-        id: messageId,
-        projectId,
-        source: 'campaign',
-        campaignId,
-        sandbox: row.sandbox,
-        content: toPushContent(applyUtm(row.content, row.utm)),
-        options: { ttlSeconds: DEFAULT_PUSH_TTL_SECONDS, urgency: 'normal' },
-      });
-      await deliveryRepo.insertMessageStats(tx, messageId);
-      const size = await deliveryRepo.snapshotDeliveries(tx, projectId, messageId, pushAudience(scope, compileSegmentFilter(filters)));
+      const message = this.kinds[row.channel].message(row.content as never, row.utm);
+      await delivery.insertMessage(tx, { id: messageId, projectId, source: 'campaign', campaignId, sandbox: row.sandbox, ...message });
+      await delivery.insertMessageStats(tx, messageId);
+      const size = await delivery.snapshotDeliveries(
+        tx,
+        { id: messageId, projectId, channel: row.channel },
+        channelAudience(scope, row.channel, compileSegmentFilter(filters)),
+        row.localTime ? await this.localDue(row) : undefined,
+      );
       await repo.updateLocked(tx, projectId, campaignId, { messageId, audienceSize: size, snapshotAt: now, pendingSegmentId: null });
       return true;
     });
     if (!snapshotted) return;
-    await announceDeliveries(this.db);
+    await delivery.announceDeliveries(this.db);
     // An empty audience (or one the workers finished already) is complete now.
     await repo.completeFinished(this.db, [{ projectId, campaignId }]);
   }
 
   /** The engine recorded a batch: the campaigns among its messages may have just finished. */
-  async onDeliveriesRecorded(messages: readonly MessageRecord[]): Promise<void> {
+  async onDeliveriesRecorded(messages: readonly delivery.MessageRecord[]): Promise<void> {
     const targets = messages.flatMap((m) => (m.campaignId ? [{ projectId: m.projectId, campaignId: m.campaignId }] : []));
     if (targets.length > 0) await repo.completeFinished(this.db, targets);
   }
@@ -381,9 +471,9 @@ export class CampaignService {
     }
   }
 
-  private async find(reach: Reach, id: string): Promise<repo.CampaignWithCounters> {
-    const row = await repo.findCampaign(this.db, reach, id);
-    if (!row) throw notFound('Campaign');
+  private async find(reach: Reach, channel: CampaignChannel, id: string): Promise<repo.CampaignWithCounters> {
+    const row = await repo.findCampaign(this.db, reach, channel, id);
+    if (!row) throw notFound(channel === 'email' ? 'Email campaign' : 'Campaign');
     return row;
   }
 
@@ -392,8 +482,8 @@ export class CampaignService {
     return { organizationId: reach.organizationId, projectId: row.projectId, sandbox: row.sandbox };
   }
 
-  private countAudience(scope: ProjectScope, filters: SegmentFilter): Promise<number> {
-    return countAudience(this.db, scope, compileSegmentFilter(filters), 'push');
+  private countAudience(scope: ProjectScope, channel: CampaignChannel, filters: SegmentFilter): Promise<number> {
+    return countAudience(this.db, scope, compileSegmentFilter(filters), channel);
   }
 
   /** Writes a validated plan in one transaction; a saved segment deleted since validation is the same 422. */
@@ -410,7 +500,7 @@ export class CampaignService {
    * Validates what the body alone cannot: the saved segment, the 4 KB payload, and sendAt in the future when
    * `sendAtChecked` (a draft's edit that leaves the schedule alone does not judge the stored time).
    */
-  private async plan(scope: ProjectScope, input: CampaignInput, { sendAtChecked }: { sendAtChecked: boolean }): Promise<Plan> {
+  private async plan<C extends CampaignChannel>(scope: ProjectScope, channel: C, input: CampaignInput<C>, { sendAtChecked }: { sendAtChecked: boolean }): Promise<Plan> {
     const problems: { field: string; error: string }[] = [];
     let filters: SegmentFilter = {};
     if ('savedSegmentId' in input.segment) {
@@ -432,22 +522,23 @@ export class CampaignService {
       problems.push({ field: 'schedule.sendAt', error: 'must be in the future' });
     }
 
+    const localTime = input.schedule.localTime === true;
+    if (localTime && mode === 'immediate') problems.push({ field: 'schedule.localTime', error: "needs a scheduled time: it sends at that time of each recipient's day" });
+
     const utm = input.utm ?? null;
-    const track = trackingUrl(this.options.publicUrl, 'x'.repeat(TRACKING_TOKEN_LENGTH));
-    const payload = pushPayload(toPushContent(applyUtm(input.content, utm)), track);
-    const bytes = Buffer.byteLength(JSON.stringify(payload));
-    if (bytes > MAX_PLAINTEXT_BYTES) {
-      problems.push({ field: 'content', error: `the push would be ${bytes} bytes; at most ${MAX_PLAINTEXT_BYTES} fit in a web push` });
-    }
+    const kind = this.kinds[channel] as CampaignKind<CampaignInputs[C], CampaignContents[C], CampaignViews[C]>;
+    const content = await kind.prepare(scope, input.content);
+    problems.push(...(await kind.check(scope, content, utm)));
     if (problems.length > 0) throw validationFailed(problems);
     return {
       name: input.name,
-      content: input.content,
+      content,
       segment: input.segment as CampaignSegment,
       filters,
       mode,
       sendAt: mode === 'immediate' ? null : sendAt,
       timezone,
+      localTime,
       utm,
     };
   }
@@ -463,19 +554,27 @@ export class CampaignService {
       pendingSegmentId: 'savedSegmentId' in plan.segment ? plan.segment.savedSegmentId : null,
       sendAt: plan.sendAt,
       timezone: plan.timezone,
+      localTime: plan.localTime,
       utm: plan.utm,
       audienceSize,
       sentAt: status === 'sending' ? this.options.clock() : null,
     };
   }
 
-  /** Queues the dispatch job in the caller's transaction: at once for immediate, at sendAt for scheduled. */
+  /**
+   * Queues the dispatch job in the caller's transaction: at once for immediate, at sendAt for scheduled — for a
+   * local-time send, when the first zone on Earth reaches its wall-clock time.
+   */
   private async schedule(tx: Db, projectId: string, campaignId: string, plan: Plan): Promise<void> {
     if (plan.mode === 'draft') return;
-    await enqueueJob(tx, DISPATCH_TASK, { projectId, campaignId }, {
-      runAt: plan.mode === 'scheduled' ? plan.sendAt! : undefined,
-      jobKey: dispatchJobKey(campaignId),
-    });
+    const runAt = plan.mode !== 'scheduled' ? undefined : plan.localTime ? localTimeWindow(plan.sendAt!, plan.timezone ?? 'UTC').first : plan.sendAt!;
+    await enqueueJob(tx, DISPATCH_TASK, { projectId, campaignId }, { runAt, jobKey: dispatchJobKey(campaignId) });
+  }
+
+  /** A local-time campaign's wall-clock time, due in each recipient's zone (the project's for those without one). */
+  private async localDue(row: repo.CampaignRow): Promise<delivery.LocalDue> {
+    const zone = row.timezone ?? 'UTC';
+    return { wallClock: localTimeWindow(row.sendAt!, zone).wallClock, defaultZone: (await repo.projectTimezone(this.db, row.projectId)) ?? zone };
   }
 
   /**
@@ -495,12 +594,12 @@ export class CampaignService {
 const statusOf = (mode: Mode): repo.CampaignStatus => (mode === 'immediate' ? 'sending' : mode === 'scheduled' ? 'scheduled' : 'draft');
 
 /** A stored campaign as the create body would give it. */
-function storedInput(row: repo.CampaignRow): CampaignInput {
+function storedInput<C extends CampaignChannel>(row: repo.CampaignRow): CampaignInput<C> {
   return {
     name: row.name,
-    content: row.content,
+    content: row.content as CampaignInputs[C],
     segment: segmentInput(row),
-    schedule: { mode: row.mode, sendAt: row.sendAt?.toISOString() ?? null, timezone: row.timezone },
+    schedule: { mode: row.mode, sendAt: row.sendAt?.toISOString() ?? null, timezone: row.timezone, localTime: row.localTime },
     utm: row.utm,
   };
 }

@@ -71,7 +71,7 @@ const dispatch = (who: Tenant, id: string) => t.services.campaigns.dispatch(who.
 /** Sends claimed deliveries through the engine's pipeline (sandbox or live providers), message by message. */
 async function send(claimed: deliveryRepo.ClaimedDelivery[]) {
   for (const message of await deliveryRepo.findMessages(t.database.db, [...new Set(claimed.map((d) => d.messageId))])) {
-    const [project] = await deliveryRepo.findSendingProjects(t.database.db, [message.projectId]);
+    const project = (await t.services.delivery.sendingProjects([message.projectId])).get(message.projectId);
     await t.services.delivery.deliverNow(claimed.filter((d) => d.messageId === message.id), message, project!);
   }
 }
@@ -79,7 +79,7 @@ async function send(claimed: deliveryRepo.ClaimedDelivery[]) {
 /** Sends every queued delivery, as workers would. */
 async function drain() {
   for (;;) {
-    const claimed = await deliveryRepo.claimDue(t.database.db, 1000, 60);
+    const claimed = await deliveryRepo.claimDue(t.database.db, 'push', 1000, 60);
     if (claimed.length === 0) return;
     await send(claimed);
   }
@@ -388,7 +388,7 @@ describe('the schedule: sendAt in its time zone, DST, the injected clock', () =>
     const created = await create(tenant, { schedule: { mode: 'immediate' }, segment: { filters: { tags: ['unchecked'] } } }, tenant.test);
     await dispatch(tenant, created.id);
     // A worker recorded every outcome, then died before it checked the campaign.
-    const claimed = await deliveryRepo.claimDue(t.database.db, 1000, 60);
+    const claimed = await deliveryRepo.claimDue(t.database.db, 'push', 1000, 60);
     await deliveryRepo.recordOutcomes(
       t.database.db,
       claimed.map((d) => ({ id: d.id, fence: d.attempts, attempts: d.attempts, status: 'sent', reason: null, providerCode: 'sandbox', delayMs: 0 })),
@@ -524,8 +524,8 @@ describe('POST /campaigns/:id/cancel and /archive', () => {
     await dispatch(tenant, created.id);
     const message = (await messageOf(created.id))!;
     // Three go out first; two more are claimed by a worker and still in flight when the campaign is cancelled.
-    await send(await deliveryRepo.claimDue(t.database.db, 3, 60));
-    const inFlight = await deliveryRepo.claimDue(t.database.db, 2, 60);
+    await send(await deliveryRepo.claimDue(t.database.db, 'push', 3, 60));
+    const inFlight = await deliveryRepo.claimDue(t.database.db, 'push', 2, 60);
     expect(inFlight).toHaveLength(2);
 
     const res = await request('POST', `/campaigns/${created.id}/cancel`, tenant.jwt);

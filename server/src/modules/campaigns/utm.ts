@@ -1,10 +1,11 @@
 // UTM parameters appended to a campaign's links, leaving everything else in each URL exactly as it was written.
 import type { CampaignContent, CampaignUtm } from '../../db/schema.js';
+import { rewriteLinks } from '../../delivery/delivery-face.js';
 
-const UTM_KEYS = { source: 'utm_source', medium: 'utm_medium', campaign: 'utm_campaign' } as const;
+const UTM_KEYS = { source: 'utm_source', medium: 'utm_medium', campaign: 'utm_campaign', content: 'utm_content' } as const;
 
 /**
- * Adds `utm_source`, `utm_medium` and `utm_campaign` (those given) to the query of `url`. The campaign's values
+ * Adds `utm_source`, `utm_medium`, `utm_campaign` and `utm_content` (those given) to the query of `url`. The campaign's values
  * replace a parameter of the same name already in the URL; every other parameter keeps its place and its exact
  * encoding, and the fragment stays last (`#…` is not part of the query, even when it holds a `?`). Values are
  * percent-encoded (a space is %20).
@@ -47,4 +48,13 @@ export function applyUtm(content: CampaignContent, utm: CampaignUtm | null | und
       actions: content.actions.map((action) => ({ ...action, action: withUtm(action.action, utm) })),
     }),
   };
+}
+
+/**
+ * An email body with UTM parameters on every absolute http(s) link: `mailto:`, `tel:`, anchors and relative links are
+ * left alone (the unsubscribe footer is added after, when each recipient's email is rendered).
+ */
+export function applyUtmToHtml(html: string, utm: CampaignUtm | null | undefined): string {
+  if (!utm) return html;
+  return rewriteLinks(html, (target) => (/^https?:\/\//i.test(target) ? withUtm(target, utm) : undefined));
 }

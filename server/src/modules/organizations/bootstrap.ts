@@ -7,6 +7,7 @@ import { randomToken } from '../../shared/secrets.js';
 import { ApiKeyService } from '../api-keys/api-key.service.js';
 import { hashPassword } from '../auth/password.js';
 import * as users from '../auth/user.repository.js';
+import type { Keyring } from '../channels/secret-keyring.js';
 import { ProjectService } from '../projects/project.service.js';
 import * as orgs from './organization.repository.js';
 
@@ -26,6 +27,7 @@ export interface FirstRun {
 /** Creates the first owner when there are no users yet; returns undefined on every later start. */
 export async function bootstrapFirstRun(
   db: Db,
+  keyring: Keyring,
   admin: { email: string | undefined; password: string | undefined },
 ): Promise<FirstRun | undefined> {
   return db.transaction(async (tx) => {
@@ -43,7 +45,7 @@ export async function bootstrapFirstRun(
       passwordHash: await hashPassword(admin.password ?? generatedPassword!),
     });
     const org = await orgs.insertOrganization(tx, { id: newId('org'), name: 'Default organization' }, owner.id);
-    const project = await new ProjectService(tx).create(org.id, { name: 'Demo' });
+    const project = await new ProjectService(tx, keyring).create(org.id, { name: 'Demo' });
     const scope = { organizationId: org.id, projectId: project.id, sandbox: false };
     const keys = new ApiKeyService(tx);
     const live = await keys.create(scope, { name: 'Default live key', mode: 'live' });

@@ -6,7 +6,7 @@ import { randomToken } from '../../shared/secrets.js';
 export const newIdentitySecret = () => `hrd_ids_${randomToken(40)}`;
 
 /** hex HMAC-SHA256(secret, externalId): what the customer's server computes and the browser sends as externalIdHash. */
-export const identityHash = (secret: string, externalId: string) => createHmac('sha256', secret).update(externalId, 'utf8').digest('hex');
+const identityHash = (secret: string, externalId: string) => createHmac('sha256', secret).update(externalId, 'utf8').digest('hex');
 
 /** Compared in constant time, so the answer's timing tells nothing about how much of a guess was right. */
 export function identityHashMatches(secret: string | null, externalId: string, given: string): boolean {

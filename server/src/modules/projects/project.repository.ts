@@ -1,9 +1,19 @@
 // Projects: every read and write is confined to the organization (or the one project) of the caller.
-import { and, asc, count, eq, sql } from 'drizzle-orm';
+import { and, asc, count, eq, getTableColumns, sql } from 'drizzle-orm';
 import type { Db } from '../../db/database.js';
-import { projects, type ProjectSettings } from '../../db/schema.js';
+import { projects, type Channel, type ProjectSettings } from '../../db/schema.js';
 
-export type ProjectRow = typeof projects.$inferSelect;
+/** A project with its web push public key and its email domain (from its channel configurations; null without). */
+export type ProjectRow = typeof projects.$inferSelect & { vapidPublicKey: string | null; emailDomain: string | null };
+
+const channelSetting = (channel: Channel, name: string) =>
+  sql<string | null>`(SELECT c.settings->>${name} FROM channel_configs c WHERE c.project_id = ${projects.id} AND c.channel = ${channel})`;
+
+const projectColumns = {
+  ...getTableColumns(projects),
+  vapidPublicKey: channelSetting('push', 'vapidPublicKey'),
+  emailDomain: channelSetting('email', 'domain'),
+};
 
 /**
  * Announces `{"projectId": …}` when a project's settings change or it is deleted: every process that keeps a
@@ -19,7 +29,7 @@ export async function notifyProjectChange(db: Db, projectId: string): Promise<vo
 export async function listProjects(db: Db, organizationId: string, limit: number, offset: number) {
   const where = eq(projects.organizationId, organizationId);
   const [rows, [total]] = await Promise.all([
-    db.select().from(projects).where(where).orderBy(asc(projects.createdAt), asc(projects.id)).limit(limit).offset(offset),
+    db.select(projectColumns).from(projects).where(where).orderBy(asc(projects.createdAt), asc(projects.id)).limit(limit).offset(offset),
     db.select({ total: count() }).from(projects).where(where),
   ]);
   return { rows, total: total?.total ?? 0 };
@@ -27,7 +37,7 @@ export async function listProjects(db: Db, organizationId: string, limit: number
 
 export async function findProject(db: Db, organizationId: string, projectId: string): Promise<ProjectRow | undefined> {
   const [row] = await db
-    .select()
+    .select(projectColumns)
     .from(projects)
     .where(and(eq(projects.organizationId, organizationId), eq(projects.id, projectId)));
   return row;
@@ -43,7 +53,7 @@ export async function projectExists(db: Db, projectId: string): Promise<boolean>
 }
 
 export async function insertProject(db: Db, project: typeof projects.$inferInsert): Promise<ProjectRow> {
-  const [row] = await db.insert(projects).values(project).returning();
+  const [row] = await db.insert(projects).values(project).returning(projectColumns);
   return row!;
 }
 
@@ -52,20 +62,19 @@ export function updateProject(
   db: Db,
   organizationId: string,
   projectId: string,
-  change: { name?: string | undefined; emailDomain?: string | null | undefined; settings?: ProjectSettings | undefined },
+  change: { name?: string | undefined; settings?: ProjectSettings | undefined },
 ): Promise<ProjectRow | undefined> {
   return db.transaction(async (tx) => {
     const [row] = await tx
       .update(projects)
       .set({
         ...(change.name !== undefined && { name: change.name }),
-        ...(change.emailDomain !== undefined && { emailDomain: change.emailDomain }),
         // Settings merge key by key, so a partial update keeps what it does not name.
         ...(change.settings !== undefined && { settings: sql`${projects.settings} || ${JSON.stringify(change.settings)}::jsonb` }),
         updatedAt: new Date(),
       })
       .where(and(eq(projects.organizationId, organizationId), eq(projects.id, projectId)))
-      .returning();
+      .returning(projectColumns);
     if (row && change.settings !== undefined) await notifyProjectChange(tx, row.id);
     return row;
   });

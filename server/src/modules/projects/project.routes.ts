@@ -1,42 +1,52 @@
 // Projects of the x-org-id organization (spec 4.2), plus the one project an API key opens.
 import { z } from 'zod';
 import { organizationOf, projectOf } from '../../http/access.js';
-import { commonErrors, paginated, paginationQuery, timestamp, timezone } from '../../http/schemas.js';
+import { commonErrors, domainName, paginated, paginationQuery, timestamp, timezone } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import type { ProjectService } from './project.service.js';
 
-const domain = z
-  .string()
-  .trim()
-  .toLowerCase()
-  // Labels of 1-63 letters, digits and inner hyphens (so IDN A-labels such as xn--bcher-kva pass), then a TLD.
-  .regex(/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+([a-z]{2,63}|xn--[a-z0-9-]{1,59})$/, 'must be a domain name such as example.com');
-
 const localTime = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'must be a local time HH:mm (00:00 to 23:59)');
+
+/** Frequency cap and quiet hours of one channel; `what` names its messages and `per` its recipient. */
+const channelPolicyFields = (what: string, per: string) => ({
+  frequencyCap: z
+    .strictObject({
+      max: z.number().int().min(1).max(1000),
+      windowSeconds: z.number().int().min(60).max(30 * 24 * 3600),
+    })
+    .nullable()
+    .optional()
+    .describe(`At most \`max\` ${what} per ${per} in any \`windowSeconds\` (60 s to 30 days); null: no cap`),
+  quietHours: z
+    .strictObject({ start: localTime, end: localTime })
+    .refine((q) => q.start !== q.end, { path: ['end'], message: 'must differ from start (set quietHours to null for none)' })
+    .nullable()
+    .optional()
+    .describe(
+      `No ${what} from \`start\` to \`end\`, local time of the subscriber (else of settings.timezone, else UTC); may ` +
+        'wrap midnight (22:00 to 07:00); null: none',
+    ),
+});
+
+const addressPolicy = (channel: string) =>
+  z
+    .strictObject(channelPolicyFields(`${channel} messages`, channel === 'email' ? 'address' : 'phone number'))
+    .nullable()
+    .optional()
+    .describe(`The ${channel} channel's own limits, per address whatever the devices carrying it; null or absent: none`);
 
 const deliveryPolicy = z
   .strictObject({
-    frequencyCap: z
-      .strictObject({
-        max: z.number().int().min(1).max(1000),
-        windowSeconds: z.number().int().min(60).max(30 * 24 * 3600),
-      })
-      .nullable()
+    ...channelPolicyFields('pushes', 'subscriber (device)'),
+    channels: z
+      .strictObject({ email: addressPolicy('email'), sms: addressPolicy('SMS'), whatsapp: addressPolicy('WhatsApp') })
       .optional()
-      .describe('At most `max` pushes per subscriber (device) in any `windowSeconds` (60 s to 30 days); null: no cap'),
-    quietHours: z
-      .strictObject({ start: localTime, end: localTime })
-      .refine((q) => q.start !== q.end, { path: ['end'], message: 'must differ from start (set quietHours to null for none)' })
-      .nullable()
-      .optional()
-      .describe(
-        'No pushes from `start` to `end`, local time of the subscriber (else of settings.timezone, else UTC); may wrap ' +
-          'midnight (22:00 to 07:00); null: none',
-      ),
+      .describe('Email, SMS and WhatsApp each have their own policy; a push policy never limits them'),
   })
   .describe(
-    'Limits every push obeys, transactional or campaign; replaced as a whole by a PATCH, and applied at once: to the ' +
-      'next transactional send and to every campaign push sent after the PATCH answers',
+    'Limits every send obeys, transactional or campaign, per channel: the top-level fields are push\'s, `channels` ' +
+      'holds the others\'. Replaced as a whole by a PATCH, and applied at once: to the next transactional send and to ' +
+      'every campaign message sent after the PATCH answers',
   );
 
 const vapidSubject = z
@@ -101,7 +111,7 @@ const project = z
     name: z.string(),
     emailConfig: z.object({ domain: z.string().nullable().describe('Verified sending domain') }),
     settings: z.record(z.string(), z.unknown()),
-    vapidPublicKey: z.string().describe('VAPID public key (base64url) for web push subscriptions'),
+    vapidPublicKey: z.string().nullable().describe('VAPID public key (base64url) for web push subscriptions; null without a push configuration'),
     createdAt: timestamp,
     updatedAt: timestamp,
   })
@@ -109,7 +119,7 @@ const project = z
 
 const projectInput = z.strictObject({
   name: z.string().trim().min(1).max(200),
-  emailConfig: z.strictObject({ domain: domain.nullable() }).optional(),
+  emailConfig: z.strictObject({ domain: domainName.nullable() }).optional(),
   settings: settingsInput.optional(),
 });
 

@@ -3,10 +3,11 @@ import type { Db } from '../../db/database.js';
 import type { ProjectSettings } from '../../db/schema.js';
 import { notFound } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
+import { ChannelConfigService } from '../channels/channel-config.service.js';
+import type { Keyring } from '../channels/secret-keyring.js';
 import type { OrganizationTenant, ProjectScope } from '../tenancy.js';
 import * as repo from './project.repository.js';
 import { newIdentitySecret } from './identity-secret.js';
-import { generateVapidKeys } from './vapid.js';
 
 export interface Project {
   id: string;
@@ -14,7 +15,8 @@ export interface Project {
   name: string;
   emailConfig: { domain: string | null };
   settings: ProjectSettings;
-  vapidPublicKey: string;
+  /** From its push channel configuration; null without one. */
+  vapidPublicKey: string | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -25,7 +27,7 @@ export interface ProjectInput {
   settings?: ProjectSettings | undefined;
 }
 
-export function toProject(row: repo.ProjectRow): Project {
+function toProject(row: repo.ProjectRow): Project {
   // Operator-granted rate-limit raises stay internal: a project owner reads and writes the rest.
   const { rateLimits: _operatorOnly, ...settings } = row.settings;
   return {
@@ -49,10 +51,15 @@ export class ProjectService {
    * `forget` evicts this process's caches before the caller is answered, so its next request cannot beat the
    * notification. The CLI has no cache and passes none.
    */
+  private readonly channels: ChannelConfigService;
+
   constructor(
     private readonly db: Db,
+    keyring: Keyring,
     private readonly forget: ForgetProject = () => undefined,
-  ) {}
+  ) {
+    this.channels = new ChannelConfigService(db, keyring, { forget });
+  }
 
   async list(tenant: OrganizationTenant, page: number, pageSize: number) {
     const { rows, total } = await repo.listProjects(this.db, tenant.organizationId, pageSize, (page - 1) * pageSize);
@@ -60,18 +67,19 @@ export class ProjectService {
   }
 
   async create(organizationId: string, input: ProjectInput & { name: string }): Promise<Project> {
-    const vapid = generateVapidKeys();
-    const row = await repo.insertProject(this.db, {
-      id: newId('prj'),
-      organizationId,
-      name: input.name,
-      emailDomain: input.emailConfig?.domain ?? null,
-      settings: input.settings ?? {},
-      vapidPublicKey: vapid.publicKey,
-      vapidPrivateKey: vapid.privateKey,
-      identitySecret: newIdentitySecret(),
+    return this.db.transaction(async (tx) => {
+      const row = await repo.insertProject(tx, {
+        id: newId('prj'),
+        organizationId,
+        name: input.name,
+        settings: input.settings ?? {},
+        identitySecret: newIdentitySecret(),
+      });
+      const emailDomain = input.emailConfig?.domain ?? null;
+      if (emailDomain !== null) await this.channels.setEmailDomain(tx, row.id, emailDomain);
+      // Every project can take push subscriptions from the start: it gets its own VAPID key pair.
+      return toProject({ ...row, emailDomain, vapidPublicKey: await this.channels.createPush(tx, row.id) });
     });
-    return toProject(row);
   }
 
   /** The raw row, for the tenancy guard and other services; undefined when the org does not own it. */
@@ -92,6 +100,7 @@ export class ProjectService {
 
   async pushConfig(scope: ProjectScope): Promise<{ projectId: string; vapidPublicKey: string }> {
     const project = await this.get(scope);
+    if (!project.vapidPublicKey) throw notFound('Push configuration');
     return { projectId: project.id, vapidPublicKey: project.vapidPublicKey };
   }
 
@@ -110,13 +119,14 @@ export class ProjectService {
   }
 
   async update(scope: ProjectScope, input: ProjectInput): Promise<Project> {
-    const row = await repo.updateProject(this.db, scope.organizationId, scope.projectId, {
-      name: input.name,
-      emailDomain: input.emailConfig === undefined ? undefined : input.emailConfig.domain,
-      settings: input.settings,
+    const row = await this.db.transaction(async (tx) => {
+      const updated = await repo.updateProject(tx, scope.organizationId, scope.projectId, { name: input.name, settings: input.settings });
+      if (!updated || input.emailConfig === undefined) return updated;
+      await this.channels.setEmailDomain(tx, updated.id, input.emailConfig.domain);
+      return { ...updated, emailDomain: input.emailConfig.domain };
     });
     if (!row) throw notFound('Project');
-    if (input.settings !== undefined) this.forget(row.id);
+    if (input.settings !== undefined || input.emailConfig !== undefined) this.forget(row.id);
     return toProject(row);
   }
 

@@ -52,8 +52,11 @@ describe('create and read', () => {
     expect(read.statusCode).toBe(200);
     expect(read.json()).toEqual(project);
 
-    const { rows } = await t.database.pool.query('SELECT organization_id, email_domain, settings FROM projects WHERE id = $1', [project.id]);
-    expect(rows[0]).toEqual({ organization_id: org.orgId, email_domain: 'mail.example.com', settings: { timezone: 'Europe/Paris' } });
+    const { rows } = await t.database.pool.query('SELECT organization_id, settings FROM projects WHERE id = $1', [project.id]);
+    expect(rows[0]).toEqual({ organization_id: org.orgId, settings: { timezone: 'Europe/Paris' } });
+    // The domain is the project's email configuration, which has no provider yet.
+    const email = await t.database.pool.query(`SELECT provider, settings FROM channel_configs WHERE project_id = $1 AND channel = 'email'`, [project.id]);
+    expect(email.rows).toEqual([{ provider: 'none', settings: { domain: 'mail.example.com' } }]);
   });
 
   it('defaults: no domain, empty settings', async () => {
@@ -62,15 +65,21 @@ describe('create and read', () => {
     expect(project.settings).toEqual({});
   });
 
-  it('never exposes the VAPID private key', async () => {
+  it('never exposes the VAPID private key, and keeps it sealed in the database', async () => {
     const project = await create(org, { name: 'Secretive' });
-    const { rows } = await t.database.pool.query<{ vapid_private_key: string }>('SELECT vapid_private_key FROM projects WHERE id = $1', [
-      project.id,
-    ]);
-    const body = (await call({ method: 'GET', url: `/projects/${project.id}`, headers: org.jwt })).body;
-    expect(rows[0]!.vapid_private_key.length).toBeGreaterThan(20);
-    expect(body).not.toContain(rows[0]!.vapid_private_key);
-    expect(body).not.toMatch(/private/i);
+    const { rows } = await t.database.pool.query<{ credentials: string }>(
+      `SELECT credentials FROM channel_configs WHERE project_id = $1 AND channel = 'push'`,
+      [project.id],
+    );
+    const { vapidPrivateKey } = await t.services.channels.open(rows[0]!.credentials);
+    expect(vapidPrivateKey!.length).toBeGreaterThan(20);
+    expect(rows[0]!.credentials).toMatch(/^hsb1\./);
+    expect(rows[0]!.credentials).not.toContain(vapidPrivateKey);
+    for (const url of [`/projects/${project.id}`, `/projects/${project.id}/channels`]) {
+      const body = (await call({ method: 'GET', url, headers: org.jwt })).body;
+      expect(body).not.toContain(vapidPrivateKey);
+      expect(body).not.toContain(rows[0]!.credentials);
+    }
   });
 
   it.each([
@@ -133,8 +142,10 @@ describe('emailConfig.domain', () => {
     const cleared = await call({ method: 'PATCH', url: `/projects/${project.id}`, headers: org.jwt, payload: { emailConfig: { domain: null } } });
     expect(cleared.statusCode).toBe(200);
     expect(cleared.json().emailConfig).toEqual({ domain: null });
-    const { rows } = await t.database.pool.query('SELECT email_domain FROM projects WHERE id = $1', [project.id]);
-    expect(rows[0].email_domain).toBeNull();
+    const { rows } = await t.database.pool.query(`SELECT settings FROM channel_configs WHERE project_id = $1 AND channel = 'email'`, [project.id]);
+    expect(rows).toEqual([{ settings: {} }]);
+    const read = await call({ method: 'GET', url: `/projects/${project.id}`, headers: org.jwt });
+    expect(read.json().emailConfig).toEqual({ domain: null });
   });
 
   it('emailConfig without domain → 422', async () => {
@@ -281,9 +292,10 @@ describe('VAPID keys', () => {
       keys.add(key);
     }
     expect(keys.size).toBe(3);
-    const { rows } = await t.database.pool.query('SELECT count(DISTINCT vapid_private_key)::int AS n FROM projects WHERE organization_id = $1', [
-      org.orgId,
-    ]);
+    const { rows } = await t.database.pool.query(
+      `SELECT count(DISTINCT c.settings->>'vapidPublicKey')::int AS n FROM channel_configs c JOIN projects p ON p.id = c.project_id WHERE p.organization_id = $1`,
+      [org.orgId],
+    );
     expect(rows[0].n).toBe(4);
   });
 

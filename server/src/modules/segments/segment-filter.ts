@@ -4,8 +4,7 @@ import { and, eq, gte, inArray, lt, lte, not, or, sql, type SQL } from 'drizzle-
 import type { PgColumn } from 'drizzle-orm/pg-core';
 import { z } from 'zod';
 import { EMAIL_STATUSES, SUBSCRIBER_BROWSERS, SUBSCRIBER_OSES, SUBSCRIBER_PLATFORMS, subscribers } from '../../db/schema.js';
-import { dateOrDateTime } from '../../http/schemas.js';
-import { MAX_INSTANT_MS } from '../../shared/instants.js';
+import { dateOrDateTime, MAX_INSTANT_MS } from '../../shared/instants.js';
 
 /** A value, or a non-empty array meaning "any of". */
 const oneOrMany = <T extends z.ZodType>(item: T) => z.union([item, z.array(item).min(1).max(500)]);
@@ -66,14 +65,13 @@ export const segmentFilterSchema = z
   });
 
 export type SegmentFilter = z.output<typeof segmentFilterSchema>;
-export type SegmentFilterInput = z.input<typeof segmentFilterSchema>;
 
 const DAY_MS = 86_400_000;
 const isDateOnly = (value: string) => /^\d{4}-\d{2}-\d{2}$/.test(value);
 /** First instant of a `from` bound. */
 export const rangeStart = (value: string) => new Date(isDateOnly(value) ? `${value}T00:00:00.000Z` : value).getTime();
 /** Last instant (inclusive) of a `to` bound: a date covers its whole UTC day. */
-export const rangeEnd = (value: string) =>
+const rangeEnd = (value: string) =>
   isDateOnly(value) ? new Date(`${value}T00:00:00.000Z`).getTime() + DAY_MS - 1 : new Date(value).getTime();
 
 /** The first instant after a `to` bound, its exclusive end; none after 9999-12-31, where nothing can lie beyond. */

@@ -1,9 +1,9 @@
 // Saved segments and audience queries; every function is confined to the caller's project(s).
-import { and, asc, count, desc, eq, gt, isNotNull, sql, type SQL } from 'drizzle-orm';
+import { and, asc, count, desc, eq, gt, inArray, isNotNull, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/database.js';
 import { isForeignKeyViolation } from '../../db/pg-errors.js';
-import { segments, subscribers } from '../../db/schema.js';
-import { projectOfTenant } from '../../db/tenant-scope.js';
+import { segments, subscribers, type Channel } from '../../db/schema.js';
+import { reachableRows } from '../../db/tenant-scope.js';
 import type { ProjectScope, Reach } from '../tenancy.js';
 
 export type SegmentRow = typeof segments.$inferSelect;
@@ -13,12 +13,7 @@ export type SegmentRow = typeof segments.$inferSelect;
  * live"): a test key its project's sandbox segments, a live key its project's segments of both environments, a
  * dashboard user its organization's.
  */
-function segmentsOf(db: Db, reach: Reach): SQL {
-  if ('kind' in reach && reach.kind === 'organization') return projectOfTenant(db, reach, segments.projectId);
-  const scope = reach as ProjectScope;
-  const project = eq(segments.projectId, scope.projectId);
-  return scope.sandbox ? and(project, eq(segments.sandbox, true))! : project;
-}
+const segmentsOf = (db: Db, reach: Reach): SQL => reachableRows(db, reach, segments);
 
 export async function insertSegment(db: Db, row: typeof segments.$inferInsert): Promise<SegmentRow> {
   const [inserted] = await db.insert(segments).values(row).returning();
@@ -99,25 +94,65 @@ export function audience(scope: ProjectScope, filter: SQL | undefined): SQL {
   )!;
 }
 
+/** Whether the person kept `channel` on (`preferences.channels.<channel>` not false). */
+const channelAllowed = (channel: Channel) => sql`(${subscribers.preferences} -> 'channels' -> ${channel}) IS DISTINCT FROM 'false'::jsonb`;
+
+/** The address is not opted out or unreachable on `channel` (an address without a row is reachable). */
+const addressReachable = (channel: Channel, address: SQL) => sql`NOT EXISTS (
+  SELECT 1 FROM channel_addresses a
+  WHERE a.project_id = ${subscribers.projectId} AND a.sandbox = ${subscribers.sandbox} AND a.channel = ${channel} AND a.address = ${address}
+    AND a.status <> 'reachable')`;
+
 /**
- * The audience of a push send: the `audience` with a push subscription, less those who turned push off
- * (`preferences.channels.push` false). A campaign counts and snapshots exactly this.
+ * No subscriber of the same environment carrying this address has stopped `channel` on it: what one device's person
+ * says of an address holds for the address. Email: an unsubscribe, a bounce or a complaint (`emailStatus`), or email
+ * turned off in the preferences; SMS and WhatsApp: the channel turned off in the preferences.
  */
-export function pushAudience(scope: ProjectScope, filter: SQL | undefined): SQL {
-  return and(
-    audience(scope, filter),
-    isNotNull(subscribers.endpoint),
-    sql`(${subscribers.preferences} -> 'channels' -> 'push') IS DISTINCT FROM 'false'::jsonb`,
-  )!;
+function addressOpen(channel: Exclude<Channel, 'push'>): SQL {
+  const [column, address] = channel === 'email' ? ['email', sql`lower(o.email) = lower(${subscribers.email})`] : ['phone', sql`o.phone = ${subscribers.phone}`];
+  const stopped = sql`(o.preferences -> 'channels' -> ${channel}) = 'false'::jsonb`;
+  return sql`NOT EXISTS (
+    SELECT 1 FROM subscribers o
+    WHERE o.project_id = ${subscribers.projectId} AND o.sandbox = ${subscribers.sandbox} AND o.${sql.raw(column)} IS NOT NULL AND ${address}
+      AND (${channel === 'email' ? sql`o.email_status IN ('unsubscribed', 'bounced', 'complained') OR ` : sql``}${stopped}))`;
 }
 
-/** Channels whose send audience is narrower than the `audience`: push needs a subscription. */
-export type AudienceChannel = 'push';
+/**
+ * Who a send on `channel` reaches, and the address that makes one recipient of several rows. Push reaches devices:
+ * every `active` subscriber (the device's own status) with a subscription, that kept push on. Email reaches
+ * addresses, once per address (case-insensitive) whose status takes mail, whatever its devices' push status; SMS and
+ * WhatsApp reach phone numbers (E.164), once each. An address is left out when any subscriber carrying it stopped the
+ * channel (`addressOpen`) or when it is opted out or unreachable on the channel (`channel_addresses`).
+ */
+export function channelAudience(scope: ProjectScope, channel: Channel, filter: SQL | undefined): { where: SQL; address: SQL | undefined } {
+  const environment = and(eq(subscribers.projectId, scope.projectId), eq(subscribers.sandbox, scope.sandbox), filter)!;
+  switch (channel) {
+    case 'push':
+      return { where: and(environment, channelAllowed(channel), eq(subscribers.status, 'active'), isNotNull(subscribers.endpoint))!, address: undefined };
+    case 'email': {
+      const address = sql`lower(${subscribers.email})`;
+      const mailable = inArray(subscribers.emailStatus, ['active', 'verified']);
+      return { where: and(environment, isNotNull(subscribers.email), mailable, addressOpen(channel), addressReachable(channel, address))!, address };
+    }
+    case 'sms':
+    case 'whatsapp': {
+      const address = sql`${subscribers.phone}`;
+      return { where: and(environment, isNotNull(subscribers.phone), addressOpen(channel), addressReachable(channel, address))!, address };
+    }
+  }
+}
 
-/** The size of the `audience`, or of a channel's send audience when one is named. */
-export async function countAudience(db: Db, scope: ProjectScope, filter: SQL | undefined, channel?: AudienceChannel): Promise<number> {
-  const where = channel === 'push' ? pushAudience(scope, filter) : audience(scope, filter);
-  const [row] = await db.select({ total: count() }).from(subscribers).where(where);
+/** The size of the `audience`, or of a channel's send audience (its recipients) when one is named. */
+export async function countAudience(db: Db, scope: ProjectScope, filter: SQL | undefined, channel?: Channel): Promise<number> {
+  if (!channel) {
+    const [row] = await db.select({ total: count() }).from(subscribers).where(audience(scope, filter));
+    return row?.total ?? 0;
+  }
+  const { where, address } = channelAudience(scope, channel, filter);
+  const [row] = await db
+    .select({ total: address ? sql<number>`count(DISTINCT ${address})::int` : count() })
+    .from(subscribers)
+    .where(where);
   return row?.total ?? 0;
 }
 

@@ -1,5 +1,6 @@
 // Segment routes: saved segments CRUD, reach estimates and the streamed CSV export of spec 4.5.
 import { z } from 'zod';
+import { CHANNELS } from '../../db/schema.js';
 import { projectOf, reachOf } from '../../http/access.js';
 import { escapeCell, sendCsv } from '../../http/csv.js';
 import { commonErrors, errorEnvelope, paginated, paginationQuery, timestamp } from '../../http/schemas.js';
@@ -30,7 +31,7 @@ const name = z.string().trim().min(1).max(200);
 const idParams = z.object({ id: z.string() });
 const projectParams = z.object({ projectId: z.string() });
 
-export const EXPORT_COLUMNS = ['externalId', 'token', 'email', 'country', 'platform', 'tags', 'subscribedAt', 'lastSeenAt'] as const;
+const EXPORT_COLUMNS = ['externalId', 'token', 'email', 'country', 'platform', 'tags', 'subscribedAt', 'lastSeenAt'] as const;
 
 function toCsvRecord(row: ExportRow): string[] {
   return [
@@ -87,15 +88,17 @@ export async function segmentRoutes(app: App, segments: SegmentService) {
         summary: 'Exact number of active subscribers matching inline filters or a saved segment (cached 30 s)',
         description:
           'Give exactly one of `filters` and `segmentId`. Counts active subscribers of the caller\'s environment ' +
-          '(sandbox subscribers for a test key, live ones otherwise). With `channel: "push"` it counts those a push ' +
-          'campaign to the same filters would queue: with a push subscription, and push not turned off in their ' +
-          'preferences. The count is exact; the same (project, channel, filters) within 30 seconds answers from a ' +
-          'cache (`cached: true`).',
+          '(sandbox subscribers for a test key, live ones otherwise). With `channel` it counts the recipients a send on ' +
+          'that channel to the same filters would reach (docs/CONTEXT.md, "Recipients"): `push` counts devices (active, ' +
+          'with a push subscription); `email` counts distinct addresses (case-insensitive) whose emailStatus is active ' +
+          'or verified, whatever their devices\' push status; `sms` and `whatsapp` count distinct phone numbers. Each ' +
+          'leaves out those who turned the channel off in preferences.channels. The count is exact; the same (project, ' +
+          'channel, filters) within 30 seconds answers from a cache (`cached: true`).',
         body: z.strictObject({
           projectId: z.string(),
           filters: segmentFilterSchema.optional(),
           segmentId: z.string().optional(),
-          channel: z.enum(['push']).optional().describe("Count a channel's send audience (default: every active subscriber)"),
+          channel: z.enum(CHANNELS).optional().describe("Count a channel's recipients (default: every active subscriber)"),
         }),
         response: {
           200: z.object({ count: z.number().int(), computedAt: timestamp, cached: z.boolean() }),

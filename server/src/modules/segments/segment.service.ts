@@ -1,5 +1,6 @@
 // Saved segments, exact reach estimates (cached 30 s per project and filters) and streamed audience exports.
 import type { Db } from '../../db/database.js';
+import type { Channel } from '../../db/schema.js';
 import { AppError, conflict, notFound, validationFailed } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import type { ProjectScope, Reach } from '../tenancy.js';
@@ -36,7 +37,7 @@ const toSegment = (row: repo.SegmentRow): Segment => ({
   updatedAt: row.updatedAt.toISOString(),
 });
 
-export const REACH_CACHE_SECONDS = 30;
+const REACH_CACHE_SECONDS = 30;
 const REACH_CACHE_MAX = 5_000;
 const EXPORT_BATCH = 1_000;
 
@@ -133,7 +134,7 @@ export class SegmentService {
    */
   async reach(
     scope: ProjectScope,
-    input: { filters?: SegmentFilter | undefined; segmentId?: string | undefined; channel?: repo.AudienceChannel | undefined },
+    input: { filters?: SegmentFilter | undefined; segmentId?: string | undefined; channel?: Channel | undefined },
   ): Promise<ReachEstimate> {
     if ((input.filters === undefined) === (input.segmentId === undefined)) {
       throw validationFailed([{ field: 'filters', error: 'give exactly one of filters and segmentId' }]);

@@ -7,7 +7,7 @@ const SIMPLE_COLUMNS = new Set(['externalId', 'email', 'phone', 'timezone', 'lan
 const CHANNELS = new Set(['email', 'push', 'sms', 'whatsapp']);
 const BOOLEAN: Record<string, boolean> = { true: true, false: false, yes: true, no: false, '1': true, '0': false };
 /** At most this many row errors are listed in one 422. */
-export const MAX_REPORTED_ERRORS = 500;
+const MAX_REPORTED_ERRORS = 500;
 
 /**
  * Turns a CSV upload (header row first) into contact objects. Columns: externalId, email, phone, timezone,

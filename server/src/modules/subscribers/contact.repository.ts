@@ -2,7 +2,7 @@
 // confined to what the caller may see (visibleTo) or to one project and environment (sandbox or live).
 import { and, eq, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/database.js';
-import { subscribers } from '../../db/schema.js';
+import { subscribers, type EmailStatus } from '../../db/schema.js';
 import type { ProjectScope, Reach } from '../tenancy.js';
 import type { UpsertKey } from './contact.schemas.js';
 import { mergeTags, visibleTo, type NewSubscriberRow, type SubscriberRow } from './subscriber.repository.js';
@@ -23,7 +23,7 @@ export interface ContactPatch {
  * (case-insensitive) keeps its status, so a bounced, complained or unsubscribed address stays so; a different
  * address → active. Clearing the address sets none (see updateContact). One rule for single updates and imports.
  */
-export const emailStatusAfter = (storedEmail: SQL, storedStatus: SQL, email: SQL) => sql`case
+const emailStatusAfter = (storedEmail: SQL, storedStatus: SQL, email: SQL) => sql`case
   when lower(${storedEmail}) = lower(${email}) and ${storedStatus} <> 'none' then ${storedStatus}
   else 'active'::email_status end`;
 
@@ -66,6 +66,41 @@ export async function updateContact(
 export async function insertContact(db: Db, row: NewSubscriberRow): Promise<SubscriberRow> {
   const [inserted] = await db.insert(subscribers).values(row).returning();
   return inserted!;
+}
+
+const ADDRESS_LOCK = 7_305_004; // pg_advisory_xact_lock class: one contact created at a time per address and environment
+
+/** What the subscribers of one environment carrying an email address say of it, and the row a send goes through. */
+export interface EmailHolders {
+  /** The row seen last (a snapshot picks the same one), or the contact just created. */
+  subscriberId: string;
+  timezone: string | null;
+  created: boolean;
+  /** Every `emailStatus` among them. */
+  statuses: EmailStatus[];
+  /** One of them turned email off (`preferences.channels.email` false). */
+  emailOff: boolean;
+}
+
+/**
+ * The subscribers of the scope's project and environment carrying `address` (lower-cased), or, when there are none,
+ * `contact` inserted: under a lock per address, so concurrent sends to a new address create one contact.
+ */
+export async function findOrInsertEmailHolder(db: Db, scope: ProjectScope, address: string, contact: NewSubscriberRow): Promise<EmailHolders> {
+  return db.transaction(async (tx) => {
+    await tx.execute(sql`select pg_advisory_xact_lock(${ADDRESS_LOCK}, hashtext(${`${scope.projectId}:${scope.sandbox}:${address}`}))`);
+    const { rows } = await tx.execute<{ id: string | null; timezone: string | null; statuses: EmailStatus[] | null; email_off: boolean | null }>(sql`
+      select (array_agg(id order by last_seen_at desc, id))[1] as id,
+        (array_agg(timezone order by last_seen_at desc, id))[1] as timezone,
+        array_agg(distinct email_status::text) as statuses,
+        bool_or((preferences -> 'channels' -> 'email') = 'false'::jsonb) as email_off
+      from subscribers
+      where project_id = ${scope.projectId} and sandbox = ${scope.sandbox} and lower(email) = ${address}`);
+    const found = rows[0];
+    if (found?.id) return { subscriberId: found.id, timezone: found.timezone, created: false, statuses: found.statuses ?? [], emailOff: found.email_off === true };
+    const row = await insertContact(tx, contact);
+    return { subscriberId: row.id, timezone: row.timezone, created: true, statuses: [row.emailStatus], emailOff: false };
+  });
 }
 
 /** One import row as sent to PostgreSQL (jsonb_to_recordset): the ids are used only if the row is inserted. */

@@ -24,7 +24,7 @@ export async function contactRoutes(app: App, contacts: ContactService) {
   app.post(
     '/subscribers/update',
     {
-      config: { access: { auth: 'project', publishable: true } },
+      config: { access: { auth: 'project', publishable: true }, rateLimitCounter: 'ingest' },
       schema: {
         tags,
         summary: 'Set contact fields of a subscriber by its token (normally called by the SDK)',
@@ -42,7 +42,7 @@ export async function contactRoutes(app: App, contacts: ContactService) {
   app.patch(
     '/subscribers/:id',
     {
-      config: { access: { auth: 'project' } },
+      config: { access: { auth: 'project' }, rateLimitCounter: 'ingest' },
       schema: {
         tags,
         summary: 'Set contact fields of a subscriber by id',

@@ -44,7 +44,7 @@ export const phone = z
   })
   .describe('Phone number in international format; stored as E.164');
 
-export const contactLanguage = language.transform((tag) => canonicalLanguage(tag) ?? tag).describe('BCP 47 language');
+const contactLanguage = language.transform((tag) => canonicalLanguage(tag) ?? tag).describe('BCP 47 language');
 
 export const externalId = z.string().trim().min(1).max(255).describe("Your own user id");
 
@@ -73,7 +73,7 @@ export const preferences = z
 export const tags = z.array(tag).max(100);
 
 /** The contact fields a caller may change; null clears a field. */
-export const contactUpdateFields = {
+const contactUpdateFields = {
   email: email.nullable().optional(),
   phone: phone.nullable().optional(),
   timezone: timezone.nullable().optional().describe('IANA time zone'),
@@ -118,7 +118,7 @@ export const createContactBody = z
     }
   });
 
-export const UPSERT_KEYS = ['externalId', 'email'] as const;
+const UPSERT_KEYS = ['externalId', 'email'] as const;
 export type UpsertKey = (typeof UPSERT_KEYS)[number];
 
 /**

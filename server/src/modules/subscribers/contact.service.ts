@@ -89,6 +89,28 @@ export class ContactService {
   }
 
   /**
+   * Who an email to `address` (lower-cased) goes through in the scope's environment: the subscribers carrying it, or
+   * — for an address the project does not know — a new active contact with only that address (a transactional email
+   * names its recipient by address, and every delivery belongs to a subscriber).
+   */
+  emailRecipient(scope: ProjectScope, address: string): Promise<repo.EmailHolders> {
+    const now = new Date();
+    return repo.findOrInsertEmailHolder(this.db, scope, address, {
+      id: newId('sub'),
+      projectId: scope.projectId,
+      token: newToken(),
+      email: address,
+      emailStatus: 'active',
+      status: 'active',
+      sandbox: scope.sandbox,
+      createdAt: now,
+      subscribedAt: now,
+      updatedAt: now,
+      lastSeenAt: now,
+    });
+  }
+
+  /**
    * Validates every row, then applies all of them in one transaction (or none): rows whose key matches existing
    * subscribers of the project and environment update them, the others are created.
    */

@@ -52,7 +52,7 @@ export function normalizeCity(value: string | null | undefined): string | null {
   return city.length > 0 && city.length <= 120 ? city : null;
 }
 
-export function normalizeTimezone(value: string | null | undefined): string | null {
+function normalizeTimezone(value: string | null | undefined): string | null {
   const zone = value?.trim();
   if (!zone || zone.length > 64) return null;
   try {

@@ -1,7 +1,7 @@
 // Identity verification through HTTP: a publishable key's identify carries the HMAC the customer's server computed.
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addMember, CHROME_UA, createTenant, pushSubscription, type Tenant } from '../../../test/fixtures.js';
+import { addMember, CHROME_UA, createTenant, publishableKey, pushSubscription, type Tenant } from '../../../test/fixtures.js';
 import { startTestApp, type TestApp } from '../../../test/harness.js';
 
 let t: TestApp;
@@ -13,13 +13,7 @@ const hmac = (secret: string, value: string) => createHmac('sha256', secret).upd
 beforeAll(async () => {
   t = await startTestApp();
   owner = await createTenant(t);
-  const key = await t.app.inject({
-    method: 'POST',
-    url: `/projects/${owner.projectId}/api-keys`,
-    headers: owner.jwt,
-    payload: { name: 'browser', mode: 'live', scope: 'publishable' },
-  });
-  publishable = { 'x-api-key': key.json<{ key: string }>().key };
+  publishable = await publishableKey(t, owner);
 });
 afterAll(() => t.close());
 

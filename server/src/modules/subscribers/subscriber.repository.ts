@@ -3,22 +3,15 @@
 import { and, count, desc, eq, gte, inArray, lt, sql, type SQL } from 'drizzle-orm';
 import type pg from 'pg';
 import type { Db } from '../../db/database.js';
-import { campaigns, deliveries, messages, recipientName, subscribers, transactionalSends } from '../../db/schema.js';
-import { projectOfTenant } from '../../db/tenant-scope.js';
+import { campaigns, deliveries, deliveryEvents, messages, recipientName, subscribers, transactionalSends, type Channel, type DeliveryEvent } from '../../db/schema.js';
+import { reachableRows } from '../../db/tenant-scope.js';
 import type { ProjectScope, Reach } from '../tenancy.js';
 
 export type SubscriberRow = typeof subscribers.$inferSelect;
 export type NewSubscriberRow = typeof subscribers.$inferInsert;
 
-/**
- * The predicate confining a lookup to the subscribers a caller may see: a test key its project's sandbox rows, a live
- * key its project's rows of both environments, a dashboard user its organization's (docs/CONTEXT.md, "Sandbox vs live").
- */
-export function visibleTo(db: Db, reach: Reach): SQL {
-  if ('kind' in reach && reach.kind === 'organization') return projectOfTenant(db, reach, subscribers.projectId);
-  const scope = reach as ProjectScope;
-  return scope.sandbox ? inEnvironment(scope) : eq(subscribers.projectId, scope.projectId);
-}
+/** The subscribers a caller may see (`reachableRows`). */
+export const visibleTo = (db: Db, reach: Reach): SQL => reachableRows(db, reach, subscribers);
 
 /** The predicate confining an audience figure to the caller's project and environment: live and test never mix there. */
 function inEnvironment(scope: ProjectScope): SQL {
@@ -118,6 +111,47 @@ export async function resubscribe(db: Db, scope: ProjectScope, id: string, regis
   return row;
 }
 
+/** A subscriber's new push subscription: endpoint, keys and the user agent of the browser that holds it. */
+export type PushSubscriptionUpdate = Pick<NewRegistration, 'endpoint' | 'p256dh' | 'auth' | 'userAgent' | 'platform' | 'browser' | 'os' | 'device'>;
+
+/**
+ * Replaces a subscriber's push subscription. A fresh subscription is its browser's consent, so an `unsubscribed`
+ * subscriber is `active` again; an `inactive` one stays so (Herald or an operator decided it). Rejects with a unique
+ * violation when another subscriber of the project holds the endpoint.
+ */
+export async function replacePushSubscription(db: Db, reach: Reach, token: string, update: PushSubscriptionUpdate): Promise<SubscriberRow | undefined> {
+  const now = new Date();
+  const revived = eq(subscribers.status, 'unsubscribed');
+  const [row] = await db
+    .update(subscribers)
+    .set({
+      ...update,
+      status: sql`case when ${revived} then 'active'::subscriber_status else ${subscribers.status} end`,
+      statusReason: sql`case when ${revived} then null else ${subscribers.statusReason} end`,
+      subscribedAt: sql`case when ${revived} then ${now} else ${subscribers.subscribedAt} end`,
+      updatedAt: now,
+      lastSeenAt: now,
+    })
+    .where(and(visibleTo(db, reach), eq(subscribers.token, token)))
+    .returning();
+  return row;
+}
+
+/** The person turned push off in the SDK: an `active` subscriber becomes `unsubscribed`; any other status is kept. */
+export async function unsubscribeByToken(db: Db, reach: Reach, token: string): Promise<SubscriberRow | undefined> {
+  const active = eq(subscribers.status, 'active');
+  const [row] = await db
+    .update(subscribers)
+    .set({
+      status: sql`case when ${active} then 'unsubscribed'::subscriber_status else ${subscribers.status} end`,
+      statusReason: sql`case when ${active} then 'unsubscribed_by_subscriber' else ${subscribers.statusReason} end`,
+      updatedAt: sql`case when ${active} then now() else ${subscribers.updatedAt} end`,
+    })
+    .where(and(visibleTo(db, reach), eq(subscribers.token, token)))
+    .returning();
+  return row;
+}
+
 export async function findById(db: Db, reach: Reach, id: string): Promise<SubscriberRow | undefined> {
   const [row] = await db
     .select()
@@ -146,16 +180,32 @@ export function findByExternalId(db: Db, scope: ProjectScope, externalId: string
 
 /**
  * Deletes a subscriber, its deliveries (by cascade) and its name in the transactional send log: a send that named it
- * by its token, or by its externalId once no other device of the project carries it, keeps its outcome and shows
- * `recipient` `{}`.
+ * by its token, or by its externalId or email address once no other subscriber of the project carries it, keeps its
+ * outcome and shows `recipient` `{}`.
  */
 export function deleteById(db: Db, reach: Reach, id: string): Promise<boolean> {
   return db.transaction(async (tx) => {
     const [gone] = await tx
       .delete(subscribers)
       .where(and(visibleTo(tx, reach), eq(subscribers.id, id)))
-      .returning({ projectId: subscribers.projectId, token: subscribers.token, externalId: subscribers.externalId });
+      .returning({ projectId: subscribers.projectId, token: subscribers.token, externalId: subscribers.externalId, email: subscribers.email });
     if (!gone) return false;
+    if (gone.email !== null) {
+      const address = gone.email.toLowerCase();
+      const [kept] = await tx
+        .select({ id: subscribers.id })
+        .from(subscribers)
+        .where(and(eq(subscribers.projectId, gone.projectId), sql`lower(${subscribers.email}) = ${address}`))
+        .limit(1);
+      // Email sends name their recipient {to}, which transactional_sends_recipient_idx does not cover: the project's
+      // email sends are read (a deletion is rare; the index's expression would take a migration).
+      if (!kept) {
+        await tx
+          .update(transactionalSends)
+          .set({ recipient: {} })
+          .where(and(eq(transactionalSends.projectId, gone.projectId), eq(transactionalSends.channel, 'email'), sql`lower(${transactionalSends.recipient} ->> 'to') = ${address}`));
+      }
+    }
     const names = [gone.token];
     if (gone.externalId !== null) {
       const [kept] = await tx
@@ -326,3 +376,69 @@ export async function deliveryHistory(db: Db, subscriber: Pick<SubscriberRow, 'i
   ]);
   return { rows, total: total?.total ?? 0 };
 }
+
+export interface EventFilters {
+  channel?: Channel | undefined;
+  type?: DeliveryEvent | undefined;
+}
+
+/**
+ * The events logged on one subscriber's deliveries, newest first, with the message and campaign each belongs to; the
+ * caller has checked the subscriber is visible. The subscriber's deliveries lead (`deliveries_subscriber_idx`, then
+ * each delivery's events by `delivery_events_source_key`): the events' own project index is left unused on purpose, as
+ * walking a project's events newest first to find one subscriber's reads the whole project for a quiet subscriber. The
+ * page is cut before its messages and campaigns are joined.
+ */
+export async function eventHistory(
+  db: Db,
+  subscriber: Pick<SubscriberRow, 'id' | 'projectId'>,
+  filters: EventFilters,
+  limit: number,
+  offset: number,
+) {
+  const where = and(
+    eq(deliveries.projectId, subscriber.projectId),
+    eq(deliveries.subscriberId, subscriber.id),
+    filters.channel !== undefined ? eq(deliveries.channel, filters.channel) : undefined,
+    filters.type !== undefined ? eq(deliveryEvents.type, filters.type) : undefined,
+  );
+  const page = db
+    .select({
+      id: deliveryEvents.id,
+      type: deliveryEvents.type,
+      occurredAt: deliveryEvents.occurredAt,
+      repeat: deliveryEvents.repeat,
+      detail: deliveryEvents.detail,
+      channel: deliveries.channel,
+      messageId: deliveries.messageId,
+    })
+    .from(deliveryEvents)
+    .innerJoin(deliveries, eq(deliveries.id, deliveryEvents.deliveryId))
+    .where(where)
+    .orderBy(desc(deliveryEvents.occurredAt), desc(deliveryEvents.id))
+    .limit(limit)
+    .offset(offset)
+    .as('page');
+  const [rows, [total]] = await Promise.all([
+    db
+      .select({
+        type: page.type,
+        occurredAt: page.occurredAt,
+        channel: page.channel,
+        messageId: page.messageId,
+        source: messages.source,
+        campaignId: messages.campaignId,
+        campaignName: campaigns.name,
+        repeat: page.repeat,
+        detail: page.detail,
+      })
+      .from(page)
+      .innerJoin(messages, eq(messages.id, page.messageId))
+      .leftJoin(campaigns, eq(campaigns.id, messages.campaignId))
+      .orderBy(desc(page.occurredAt), desc(page.id)),
+    db.select({ total: count() }).from(deliveryEvents).innerJoin(deliveries, eq(deliveries.id, deliveryEvents.deliveryId)).where(where),
+  ]);
+  return { rows, total: total?.total ?? 0 };
+}
+
+export type EventRow = Awaited<ReturnType<typeof eventHistory>>['rows'][number];

@@ -1,10 +1,12 @@
 // Subscriber routes (spec 4.3): registration by the SDK, identify/tag/untag/seen by token, and project reads.
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { SUBSCRIBER_STATUSES } from '../../db/schema.js';
 import { isPublishable, projectOf, reachOf } from '../../http/access.js';
 import { commonErrors, paginated, paginationQuery } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import * as s from './subscriber.schemas.js';
-import type { SubscriberService } from './subscriber.service.js';
+import type { Subscriber, SubscriberService } from './subscriber.service.js';
 
 export interface SubscriberRouteOptions {
   allowInsecurePushEndpoints: boolean;
@@ -16,11 +18,15 @@ const byToken = { auth: 'project', publishable: true } as const;
 const idParams = z.object({ id: z.string() });
 const projectParams = z.object({ projectId: z.string() });
 
+/** Spec 3.2's 409 for a push endpoint already registered: the error envelope plus the holder, when the caller may see it. */
+const endpointTaken = (request: FastifyRequest, reply: FastifyReply, message: string, existing: Subscriber | undefined) =>
+  reply.status(409).send({ statusCode: 409, code: 'subscriber_exists', message, requestId: request.id, ...(existing && { subscriber: existing }) });
+
 export async function subscriberRoutes(app: App, subscribers: SubscriberService, options: SubscriberRouteOptions) {
   app.post(
     '/subscribers',
     {
-      config: { access: { auth: 'project', project: 'body.projectId', publishable: true } },
+      config: { access: { auth: 'project', project: 'body.projectId', publishable: true }, rateLimitCounter: 'ingest' },
       schema: {
         tags,
         summary: 'Register a push subscription (normally called by the browser SDK with a project key)',
@@ -45,15 +51,7 @@ export async function subscriberRoutes(app: App, subscribers: SubscriberService,
         ip: request.ip,
         headers: request.headers,
       });
-      if (result.outcome === 'exists') {
-        return reply.status(409).send({
-          statusCode: 409,
-          code: 'subscriber_exists',
-          message: 'A subscriber with this endpoint is already registered',
-          requestId: request.id,
-          ...(result.existing && { subscriber: result.existing }),
-        });
-      }
+      if (result.outcome === 'exists') return endpointTaken(request, reply, 'A subscriber with this endpoint is already registered', result.existing);
       return reply.status(201).send(result.subscriber);
     },
   );
@@ -61,7 +59,7 @@ export async function subscriberRoutes(app: App, subscribers: SubscriberService,
   app.post(
     '/subscribers/identify',
     {
-      config: { access: byToken },
+      config: { access: byToken, rateLimitCounter: 'ingest' },
       schema: {
         tags,
         summary: 'Link a subscriber to your own user id (several devices may share one externalId)',
@@ -98,7 +96,7 @@ export async function subscriberRoutes(app: App, subscribers: SubscriberService,
   app.post(
     '/subscribers/tag',
     {
-      config: { access: byToken },
+      config: { access: byToken, rateLimitCounter: 'ingest' },
       schema: {
         tags,
         summary: 'Add tags (additive and deduplicated: existing tags are kept, in order)',
@@ -112,7 +110,7 @@ export async function subscriberRoutes(app: App, subscribers: SubscriberService,
   app.post(
     '/subscribers/untag',
     {
-      config: { access: byToken },
+      config: { access: byToken, rateLimitCounter: 'ingest' },
       schema: { tags, summary: 'Remove the listed tags', body: s.tagsBody, response: tagsResponse },
     },
     (request) => subscribers.untag(reachOf(request), request.body.token, request.body.tags),
@@ -121,7 +119,7 @@ export async function subscriberRoutes(app: App, subscribers: SubscriberService,
   app.post(
     '/subscribers/seen',
     {
-      config: { access: byToken },
+      config: { access: byToken, rateLimitCounter: 'ingest' },
       schema: {
         tags,
         summary: 'Record that the subscriber was seen now (lastSeenAt), e.g. on each page view',
@@ -132,10 +130,57 @@ export async function subscriberRoutes(app: App, subscribers: SubscriberService,
     (request) => subscribers.seen(reachOf(request), request.body.token),
   );
 
+  app.post(
+    '/subscribers/push-subscription',
+    {
+      config: { access: byToken, rateLimitCounter: 'ingest' },
+      schema: {
+        tags,
+        summary: "Replace a subscriber's push subscription (normally called by the SDK and its service worker)",
+        description:
+          'For a browser whose subscription changed: new keys, a new endpoint after a `pushsubscriptionchange` or a ' +
+          'changed VAPID key, or a new subscription after the person unsubscribed. The subscriber keeps its id, token, ' +
+          'externalId, tags and contact fields. An `unsubscribed` subscriber is `active` again; an `inactive` one stays ' +
+          'inactive. Another subscriber of the project holding the endpoint → 409 with that subscriber, as on ' +
+          'registration (the SDK adopts it).',
+        body: s.pushSubscriptionBody(options.allowInsecurePushEndpoints),
+        response: { 200: s.subscriber, ...commonErrors, 409: s.duplicateSubscriber },
+      },
+    },
+    async (request, reply) => {
+      const { token, ...subscription } = request.body;
+      const result = await subscribers.replacePushSubscription(reachOf(request), token, subscription);
+      if (result.outcome === 'exists') return endpointTaken(request, reply, 'Another subscriber is registered with this endpoint', result.existing);
+      return result.subscriber;
+    },
+  );
+
+  app.post(
+    '/subscribers/unsubscribe',
+    {
+      config: { access: byToken, rateLimitCounter: 'ingest' },
+      schema: {
+        tags,
+        summary: 'Unsubscribe a device from push by its token (the SDK\'s unsubscribe())',
+        description:
+          'An `active` subscriber becomes `unsubscribed` (statusReason `unsubscribed_by_subscriber`) and is left out of ' +
+          'every push from then on; transactional pushes to it answer `subscriber_unsubscribed`. Idempotent: any other ' +
+          'status is kept and answered. The subscriber and its data stay: a new push subscription from the SDK ' +
+          '(POST /subscribers/push-subscription) makes it `active` again.',
+        body: s.tokenBody,
+        response: {
+          200: z.object({ id: z.string(), status: z.enum(SUBSCRIBER_STATUSES), updatedAt: z.string() }),
+          ...commonErrors,
+        },
+      },
+    },
+    (request) => subscribers.unsubscribe(reachOf(request), request.body.token),
+  );
+
   app.get(
     '/subscribers/project/:projectId',
     {
-      config: { access: { auth: 'project', project: 'params.projectId' } },
+      config: { access: { auth: 'project', project: 'params.projectId' }, rateLimitCounter: 'ingest' },
       schema: {
         tags,
         summary: 'Subscribers of a project, newest first, with filters',
@@ -153,7 +198,7 @@ export async function subscriberRoutes(app: App, subscribers: SubscriberService,
   app.get(
     '/subscribers/analytics/project/:projectId',
     {
-      config: { access: { auth: 'project', project: 'params.projectId' } },
+      config: { access: { auth: 'project', project: 'params.projectId' }, rateLimitCounter: 'ingest' },
       schema: {
         tags,
         summary: 'Active subscribers by country, platform, browser, os, device and city, computed live',
@@ -172,7 +217,7 @@ export async function subscriberRoutes(app: App, subscribers: SubscriberService,
   app.get(
     '/subscribers/project/:projectId/external-id/:externalId',
     {
-      config: { access: { auth: 'project', project: 'params.projectId' } },
+      config: { access: { auth: 'project', project: 'params.projectId' }, rateLimitCounter: 'ingest' },
       schema: {
         tags,
         summary: 'The subscribers (devices) identified with an externalId, newest first (at most 100)',
@@ -186,7 +231,7 @@ export async function subscriberRoutes(app: App, subscribers: SubscriberService,
   app.get(
     '/subscribers/token/:token',
     {
-      config: { access: byToken },
+      config: { access: byToken, rateLimitCounter: 'ingest' },
       schema: {
         tags,
         summary: 'One subscriber by its token',
@@ -200,7 +245,7 @@ export async function subscriberRoutes(app: App, subscribers: SubscriberService,
   app.get(
     '/subscribers/:id',
     {
-      config: { access: { auth: 'project' } },
+      config: { access: { auth: 'project' }, rateLimitCounter: 'ingest' },
       schema: { tags, summary: 'One subscriber', params: idParams, response: { 200: s.subscriber, ...commonErrors } },
     },
     (request) => subscribers.get(reachOf(request), request.params.id),
@@ -209,7 +254,7 @@ export async function subscriberRoutes(app: App, subscribers: SubscriberService,
   app.get(
     '/subscribers/:id/deliveries',
     {
-      config: { access: { auth: 'project' } },
+      config: { access: { auth: 'project' }, rateLimitCounter: 'ingest' },
       schema: {
         tags,
         summary: "A subscriber's deliveries, newest first",
@@ -224,10 +269,35 @@ export async function subscriberRoutes(app: App, subscribers: SubscriberService,
     (request) => subscribers.deliveries(reachOf(request), request.params.id, request.query.page, request.query.pageSize),
   );
 
+  app.get(
+    '/subscribers/:id/events',
+    {
+      config: { access: { auth: 'project' }, rateLimitCounter: 'ingest' },
+      schema: {
+        tags,
+        summary: "A subscriber's delivery events, newest first",
+        description:
+          'What happened to the messages sent to this subscriber, from the events log (docs/CONTEXT.md, "Delivery ' +
+          'events"): deliveries confirmed, every open and click — a later one of the same delivery flagged `repeat`, ' +
+          'a likely privacy proxy or link scanner flagged `machine` — dismissals, unsubscribes, complaints and bounces, ' +
+          'with the campaign or transactional send each belongs to, the URL of a click and the code and diagnostic of a ' +
+          "bounce. Email reaches an address through one of the subscribers carrying it, so a person's email events are " +
+          'on the subscriber their deliveries went to. A test key sees only its sandbox subscribers, so only their events.',
+        params: idParams,
+        querystring: s.eventsQuery,
+        response: { 200: paginated(s.subscriberEvent), ...commonErrors },
+      },
+    },
+    (request) => {
+      const { page, pageSize, ...filters } = request.query;
+      return subscribers.events(reachOf(request), request.params.id, filters, page, pageSize);
+    },
+  );
+
   app.delete(
     '/subscribers/:id',
     {
-      config: { access: { auth: 'project' } },
+      config: { access: { auth: 'project' }, rateLimitCounter: 'ingest' },
       schema: {
         tags,
         summary: 'Delete a subscriber and its personal data',

@@ -1,8 +1,8 @@
 // Zod schemas of the subscriber routes: request validation, response shapes and their OpenAPI documentation.
 import { z } from 'zod';
-import { CHANNELS, DELIVERY_STATUSES, EMAIL_STATUSES, SUBSCRIBER_BROWSERS, SUBSCRIBER_OSES, SUBSCRIBER_PLATFORMS, SUBSCRIBER_STATUSES } from '../../db/schema.js';
-import { createEndpointGuard } from '../../delivery/channels/push/push-endpoint-guard.js';
-import { errorEnvelope, instant, timestamp, timezone } from '../../http/schemas.js';
+import { CHANNELS, DELIVERY_EVENTS, DELIVERY_STATUSES, EMAIL_STATUSES, SUBSCRIBER_BROWSERS, SUBSCRIBER_OSES, SUBSCRIBER_PLATFORMS, SUBSCRIBER_STATUSES } from '../../db/schema.js';
+import { createEndpointGuard } from '../../delivery/delivery-face.js';
+import { errorEnvelope, instant, paginationQuery, timestamp, timezone } from '../../http/schemas.js';
 import { authSecretProblem, endpointProblem, p256dhProblem } from './push-keys.js';
 import { canonicalLanguage } from './user-agent.js';
 
@@ -19,10 +19,12 @@ const check = (problem: (value: string) => string | undefined) => (value: string
   if (message) ctx.addIssue({ code: 'custom', message });
 };
 
-export const registrationBody = (allowInsecureEndpoints: boolean) => {
+export const tokenBody = z.strictObject({ token: z.string().min(1).max(100) });
+
+/** A browser's push subscription as PushSubscription.toJSON() gives it, flattened, and its user agent. */
+const pushSubscriptionFields = (allowInsecureEndpoints: boolean) => {
   const guard = createEndpointGuard(allowInsecureEndpoints);
-  return z.strictObject({
-    projectId: z.string().min(1).describe('The project the device subscribes to'),
+  return {
     endpoint: z
       .string()
       .max(2048)
@@ -39,10 +41,20 @@ export const registrationBody = (allowInsecureEndpoints: boolean) => {
       .describe('base64url uncompressed P-256 public key (PushSubscription.getKey("p256dh"))'),
     auth: z.string().max(100).superRefine(check(authSecretProblem)).describe('base64url 16-byte auth secret'),
     userAgent: z.string().max(1024).describe('navigator.userAgent; platform, browser, os and device are derived from it'),
+  };
+};
+
+export const registrationBody = (allowInsecureEndpoints: boolean) =>
+  z.strictObject({
+    projectId: z.string().min(1).describe('The project the device subscribes to'),
+    ...pushSubscriptionFields(allowInsecureEndpoints),
     timezone: timezone.optional().describe('IANA time zone of the device'),
     language: language.optional().describe('BCP 47 language; defaults to the Accept-Language header'),
   });
-};
+
+/** A new push subscription for a known subscriber (its browser's keys changed, or it subscribed again). */
+export const pushSubscriptionBody = (allowInsecureEndpoints: boolean) =>
+  tokenBody.extend(pushSubscriptionFields(allowInsecureEndpoints));
 
 export const registered = z
   .object({
@@ -97,7 +109,6 @@ export const duplicateSubscriber = errorEnvelope
   })
   .meta({ id: 'DuplicateSubscriber' });
 
-export const tokenBody = z.strictObject({ token: z.string().min(1).max(100) });
 export const tagsBody = tokenBody.extend({ tags: z.array(tag).min(1).max(100) });
 
 export const listQuery = {
@@ -153,3 +164,51 @@ export const subscriberDelivery = z
     failedAt: timestamp.nullable(),
   })
   .meta({ id: 'SubscriberDelivery' });
+
+export const eventsQuery = z.strictObject({
+  ...paginationQuery,
+  channel: z.enum(CHANNELS).optional().describe("Only the events of this channel's deliveries"),
+  type: z.enum(DELIVERY_EVENTS).optional().describe('Only events of this type'),
+});
+
+/** One event logged on a delivery to a subscriber (`delivery_events`), as its detail page lists them. */
+export const subscriberEvent = z
+  .object({
+    type: z
+      .enum(DELIVERY_EVENTS)
+      .describe(
+        'What happened: delivered, opened, clicked, dismissed (a push closed without a click), unsubscribed, complained ' +
+          '(marked as spam), bounced (hard: the address is suppressed), soft_bounced (a temporary failure)',
+      ),
+    occurredAt: timestamp.describe('When it happened, as its reporter said'),
+    channel: z.enum(CHANNELS),
+    messageId: z.string().describe('The message whose delivery it happened to'),
+    source: z.enum(['campaign', 'transactional']),
+    campaignId: z.string().nullable().describe('The campaign, when source is campaign'),
+    campaignName: z.string().nullable().describe('Its name; null for a transactional send or a deleted campaign'),
+    repeat: z
+      .boolean()
+      .describe('A later open or click of the same delivery: logged, counted nowhere (the first of each moved the delivery and its counters)'),
+    machine: z
+      .boolean()
+      .describe(
+        'Likely made by a machine rather than the person: a privacy proxy fetching images as mail arrives (Apple Mail ' +
+          'Privacy Protection) or a security scanner following links (docs/CONTEXT.md, "Machine events")',
+      ),
+    url: z
+      .string()
+      .nullable()
+      .describe("For a click: the URL followed (the target of Herald's tracked link, or the link SES reports); null otherwise or when not reported"),
+    bounceCode: z
+      .string()
+      .nullable()
+      .describe(
+        "For a bounce or soft bounce: the reporter's code — a delivery status notification's enhanced status code " +
+          "(RFC 3463, e.g. `5.1.1`), or SES's bounce type and subtype (e.g. `Permanent/NoEmail`); null otherwise or when not reported",
+      ),
+    diagnostic: z
+      .string()
+      .nullable()
+      .describe("For a bounce or soft bounce: the receiving server's diagnostic, e.g. `smtp; 550 5.1.1 user unknown`; null otherwise or when not reported"),
+  })
+  .meta({ id: 'SubscriberEvent' });

@@ -1,6 +1,7 @@
 // Subscribers: registration of push devices, identify/tag, lookups, listing and live audience analytics.
 import type pg from 'pg';
 import type { Db } from '../../db/database.js';
+import { isUniqueViolation } from '../../db/pg-errors.js';
 import { notFound, unauthorized, validationFailed } from '../../shared/errors.js';
 import { identityHashMatches } from '../projects/identity-secret.js';
 import { identityVerification } from '../projects/project.repository.js';
@@ -73,6 +74,28 @@ export function toSubscriber(row: repo.SubscriberRow): Subscriber {
   };
 }
 
+const text = (value: unknown) => (typeof value === 'string' && value !== '' ? value : null);
+
+/**
+ * An event as the API shows it: of what its reporter stored in `detail`, only what a person reads — whether it looks
+ * like a machine, the URL of a click, the code and diagnostic of a bounce — never the agent or the reporter's payload.
+ */
+function toSubscriberEvent({ detail, occurredAt, ...row }: repo.EventRow) {
+  const reported = detail ?? {};
+  const bounce = row.type === 'bounced' || row.type === 'soft_bounced';
+  // SES names a bounce by its type and subtype where a DSN gives an enhanced status code.
+  const sesBounce = [text(reported.bounceType), text(reported.bounceSubType)].filter((part) => part !== null).join('/');
+  return {
+    ...row,
+    occurredAt: occurredAt.toISOString(),
+    machine: reported.machine !== undefined,
+    // Herald's tracked links store the target as `url`, SES's click events as `link`.
+    url: row.type === 'clicked' ? (text(reported.url) ?? text(reported.link)) : null,
+    bounceCode: bounce ? (text(reported.status) ?? (sesBounce || null)) : null,
+    diagnostic: bounce ? text(reported.diagnosticCode) : null,
+  };
+}
+
 export interface RegistrationInput {
   endpoint: string;
   p256dh: string;
@@ -101,6 +124,9 @@ export type Registration = Pick<Subscriber, 'id' | 'token' | 'projectId' | 'stat
 export type RegistrationResult =
   | { outcome: 'created'; subscriber: Registration }
   | { outcome: 'exists'; existing: Subscriber | undefined };
+
+/** `replaced`: the subscriber now holds the new subscription; `exists`: another subscriber holds its endpoint. */
+export type PushSubscriptionResult = { outcome: 'replaced'; subscriber: Subscriber } | { outcome: 'exists'; existing: Subscriber | undefined };
 
 const TOKEN_LENGTH = 32; // 160 bits
 
@@ -154,6 +180,33 @@ export class SubscriberService {
     return { outcome: 'exists', existing: visible };
   }
 
+  /** A known subscriber's new push subscription: its browser's keys changed, or it subscribed again after unsubscribing. */
+  async replacePushSubscription(
+    reach: Reach,
+    token: string,
+    input: Pick<RegistrationInput, 'endpoint' | 'p256dh' | 'auth' | 'userAgent'>,
+  ): Promise<PushSubscriptionResult> {
+    const current = await repo.findByToken(this.db, reach, token);
+    if (!current) throw notFound('Subscriber');
+    try {
+      const row = await repo.replacePushSubscription(this.db, reach, token, { ...input, ...parseUserAgent(input.userAgent) });
+      if (!row) throw notFound('Subscriber');
+      return { outcome: 'replaced', subscriber: toSubscriber(row) };
+    } catch (error) {
+      if (!isUniqueViolation(error)) throw error;
+      const holder = await repo.findByEndpoint(this.db, current.projectId, input.endpoint);
+      const sandboxCaller = 'sandbox' in reach && reach.sandbox;
+      const visible = holder && (holder.sandbox || !sandboxCaller) ? toSubscriber(holder) : undefined;
+      return { outcome: 'exists', existing: visible };
+    }
+  }
+
+  async unsubscribe(reach: Reach, token: string) {
+    const row = await repo.unsubscribeByToken(this.db, reach, token);
+    if (!row) throw notFound('Subscriber');
+    return { id: row.id, status: row.status, updatedAt: row.updatedAt.toISOString() };
+  }
+
   async get(reach: Reach, id: string): Promise<Subscriber> {
     const row = await repo.findById(this.db, reach, id);
     if (!row) throw notFound('Subscriber');
@@ -176,6 +229,14 @@ export class SubscriberService {
       failedAt: iso(row.failedAt),
     }));
     return { data, page, pageSize, total };
+  }
+
+  /** What happened to what was sent to one subscriber, newest first: every logged event, repeats and likely machines flagged. */
+  async events(reach: Reach, id: string, filters: repo.EventFilters, page: number, pageSize: number) {
+    const subscriber = await repo.findById(this.db, reach, id);
+    if (!subscriber) throw notFound('Subscriber');
+    const { rows, total } = await repo.eventHistory(this.db, subscriber, filters, pageSize, (page - 1) * pageSize);
+    return { data: rows.map(toSubscriberEvent), page, pageSize, total };
   }
 
   async getByToken(reach: Reach, token: string): Promise<Subscriber> {

@@ -3,8 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { errorEnvelope } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
-import { TRACKING_EVENTS } from './tracking.repository.js';
-import type { TrackingService } from './tracking.service.js';
+import { TRACKING_EVENTS, type TrackingService } from './tracking.service.js';
 
 const params = z.object({ token: z.string().describe('The token of the `track` URL in the push payload') });
 

@@ -1,8 +1,11 @@
 // Delivery tracking from the service worker: a signed token names the delivery, the event moves it forward.
 import type { Db } from '../../db/database.js';
-import type { TrackingTokens } from '../../delivery/tracking-token.js';
+import { recordDeliveryEvents, type TrackingTokens } from '../../delivery/delivery-face.js';
 import { notFound } from '../../shared/errors.js';
-import * as repo from './tracking.repository.js';
+
+/** What a service worker reports on a push it received. */
+export const TRACKING_EVENTS = ['delivered', 'clicked', 'dismissed'] as const;
+export type TrackingEvent = (typeof TRACKING_EVENTS)[number];
 
 export class TrackingService {
   constructor(
@@ -14,9 +17,9 @@ export class TrackingService {
    * Records a delivered, clicked or dismissed report; repeats are harmless. A token this instance did not sign,
    * or whose delivery is gone, is not found.
    */
-  async record(token: string, event: repo.TrackingEvent): Promise<void> {
+  async record(token: string, event: TrackingEvent): Promise<void> {
     const deliveryId = this.tokens.verify(token);
-    const found = deliveryId !== undefined && (await repo.recordEvent(this.db, deliveryId, event));
+    const found = deliveryId !== undefined && (await recordDeliveryEvents(this.db, [{ deliveryId, type: event, occurredAt: new Date() }])).has(deliveryId);
     if (!found) throw notFound('Tracking link');
   }
 }

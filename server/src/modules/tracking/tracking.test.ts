@@ -110,11 +110,14 @@ describe('POST /t/:token/delivered|clicked|dismissed', () => {
     await query('INSERT INTO message_stats (message_id) VALUES ($1)', [counted]);
     const counters = async () =>
       (await query('SELECT delivered, clicked, dismissed FROM message_stats WHERE message_id = $1', [counted]))[0];
-    const token = (await delivery('sent', counted)).path.slice('/t/'.length);
+    const d = await delivery('sent', counted);
+    const token = d.path.slice('/t/'.length);
     await t.services.trackingEvents.record(token, 'clicked');
     expect(await counters()).toEqual({ delivered: 1, clicked: 1, dismissed: 0 });
     await t.services.trackingEvents.record(token, 'clicked');
     expect(await counters()).toEqual({ delivered: 1, clicked: 1, dismissed: 0 });
+    // A notification closes on its click: a second report is the SDK retrying it, not a second click.
+    expect(await query(`SELECT type FROM delivery_events WHERE delivery_id = $1 ORDER BY type`, [d.id])).toEqual([{ type: 'delivered' }, { type: 'clicked' }]);
     await t.services.trackingEvents.record(token, 'dismissed');
     expect(await counters()).toEqual({ delivered: 1, clicked: 1, dismissed: 1 });
   });

@@ -1,4 +1,4 @@
-// Transactional sends: finding the recipient's devices across environments, and the send log.
+// Transactional sends: finding the recipient's devices across environments, and the send log of every channel.
 import { and, count, desc, eq, gte, isNotNull, isNull, lt, sql } from 'drizzle-orm';
 import type { Db } from '../../db/database.js';
 import { subscribers, transactionalSends } from '../../db/schema.js';
@@ -40,6 +40,7 @@ export async function insertSend(db: Db, row: typeof transactionalSends.$inferIn
 }
 
 export interface SendFilters {
+  channel?: 'push' | 'email' | undefined;
   reason?: string | undefined;
   delivered?: boolean | undefined;
   from?: Date | undefined;
@@ -51,8 +52,9 @@ export async function listSends(db: Db, scope: ProjectScope, filters: SendFilter
   const where = and(
     eq(transactionalSends.projectId, scope.projectId),
     scope.sandbox ? eq(transactionalSends.sandbox, true) : undefined,
+    filters.channel !== undefined ? eq(transactionalSends.channel, filters.channel) : undefined,
     filters.reason !== undefined ? eq(transactionalSends.reason, filters.reason) : undefined,
-    // The reason is null exactly when the send was delivered.
+    // The reason is null exactly when the send went: a push delivered, an email sent.
     filters.delivered === undefined
       ? undefined
       : filters.delivered

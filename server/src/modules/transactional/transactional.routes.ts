@@ -1,10 +1,11 @@
-// Transactional push routes (spec 4.8): POST /transactional/send with an API key, and the project's send log.
+// Transactional routes (spec 4.8): POST /transactional/send (push) and /transactional/email with an API key, and the send log.
 import { z } from 'zod';
 import { projectOf, tenantOf } from '../../http/access.js';
 import { idempotencyHeaders, idempotent } from '../../http/idempotency.js';
 import { commonErrors, errorEnvelope, paginated, paginationQuery } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import type { IdempotencyService } from '../idempotency/idempotency.service.js';
+import type { TransactionalEmailService } from './transactional-email.service.js';
 import * as s from './transactional.schemas.js';
 import type { TransactionalService } from './transactional.service.js';
 
@@ -38,11 +39,57 @@ live key.
 **Defaults** of the Herald extras: \`ttl\` 86400 seconds (one day), \`urgency\` normal, no \`topic\`, no \`actions\`.
 Every send, whatever its outcome, is logged (GET /transactional/sends/project/{projectId}).`.trim();
 
-export async function transactionalRoutes(app: App, transactional: TransactionalService, idempotency: IdempotencyService) {
+const EMAIL_DESCRIPTION = `
+Sends one email now to \`to\`. API key only. A processed request answers 200 with the envelope; malformed input → 422,
+bad credentials → 401, a publishable key → 403, with the error envelope.
+
+**Content.** Either \`htmlContent\` with \`subject\` (and optionally \`textContent\`), or \`templateId\` — a saved
+template of the key's project and environment — with \`variables\`; both, or neither → 422. \`subject\` with a
+template replaces the template's. Everything is rendered when the request is processed, with liquid merge tags and the
+\`variables\` given (spec 4.8: the template as it is now, the values of this request): \`htmlContent\` too, so
+\`{{ name }}\` works without a template (values HTML-escaped; write a literal \`{{\` as \`{% raw %}{{{% endraw %}\`). Without
+\`textContent\` (or a template text part) the plain part is generated from the rendered HTML. Sizes as for templates:
+subject 998 characters, html 512 KiB, text 256 KiB. Every email carries tracked links, an open pixel, an unsubscribe
+footer and List-Unsubscribe, and is DKIM-signed with the key of its sending domain.
+
+**Sender.** \`senderEmail\` is required: Herald has no default sender and never rewrites one. It and \`replyTo\` must
+each be on a \`verified\` sending domain of the project or a subdomain of it (\`news@mail.example.com\` with
+\`example.com\` verified; not \`badexample.com\`), else **422 \`sender_domain_not_verified\`**, \`details\` naming
+the field; nothing is sent or logged.
+
+**Recipient.** The address (compared lower-cased) in the key's environment. An address the project does not know
+becomes a contact (an active subscriber with only that address), as every delivery belongs to a subscriber. Refused
+(200, \`status: refused\`, nothing sent): \`recipient_complained\` (permanent), \`recipient_bounced\`,
+\`recipient_suppressed\` (on the project's suppression list by its own hand, reason \`manual\`),
+\`recipient_unsubscribed\` (unsubscribed from campaigns, or email turned off in its preferences, on any subscriber
+carrying the address) — unless \`essential: true\` (password resets, receipts), which never overrides the others.
+
+**Then, in order:** \`template_not_found\` (no template with that id in the key's project and environment),
+\`template_variables_missing\` (\`missing\` names them), \`template_render_failed\` (\`field\`, \`error\`: a render
+limit, or a rendered part that cannot go as an email), the recipient's refusals above, the project's email delivery
+policy (\`quiet_hours\`, \`frequency_capped\`, counted per address), and the organization's monthly email cap
+(\`monthly_cap_reached\`: nothing is sent until the next month, UTC).
+
+**The envelope**: \`status\` \`sent\` — the provider accepted it (\`reason\` null; delivery, opens and bounces are
+known later); \`queued\` — the provider failed for now and the inline retries (\`TRANSACTIONAL_RETRY_BUDGET_MS\`) ran
+out: Herald's workers keep trying (\`reason\` the last failure, null when only waiting for the provider's rate);
+\`failed\` — it will not be sent (\`recipient_bounced\`: the server refused the address, now suppressed;
+\`provider_error\`; \`provider_not_configured\`: no PUT /projects/{id}/channels/email;
+\`sandbox_limit_reached\`: the project's provider account is in its sandbox and has sent its 200 messages of the
+last 24 hours — spec 8; it also sends at most 1 per second, so a burst waits and may come back \`queued\`); \`refused\` — see above
+(\`messageId\` null); \`sandbox\` — a test key's email, rendered, checked and recorded like a live one, never sent
+(\`reason\` \`sandbox\`). Every send is logged (GET /transactional/sends/project/{projectId}, \`recipient\` \`{to}\`).`.trim();
+
+export async function transactionalRoutes(
+  app: App,
+  transactional: TransactionalService,
+  transactionalEmail: TransactionalEmailService,
+  idempotency: IdempotencyService,
+) {
   app.post(
     '/transactional/send',
     {
-      config: { access: { auth: 'project', credentials: 'apiKey' } },
+      config: { access: { auth: 'project', credentials: 'apiKey' }, rateLimitCounter: 'transactional:send' },
       schema: {
         tags,
         summary: 'Send one push to a user or device now (API key only)',
@@ -59,6 +106,27 @@ export async function transactionalRoutes(app: App, transactional: Transactional
     },
   );
 
+  app.post(
+    '/transactional/email',
+    {
+      config: { access: { auth: 'project', credentials: 'apiKey' }, rateLimitCounter: 'transactional:email' },
+      bodyLimit: s.EMAIL_BODY_LIMIT,
+      schema: {
+        tags,
+        summary: 'Send one email now (API key only)',
+        description: EMAIL_DESCRIPTION,
+        headers: idempotencyHeaders,
+        body: s.emailBody,
+        response: { 200: s.emailEnvelope, ...commonErrors, 409: errorEnvelope },
+      },
+    },
+    (request, reply) => {
+      const tenant = tenantOf(request);
+      if (tenant.kind !== 'project') throw new Error('POST /transactional/email is API key only: check its access');
+      return idempotent(request, reply, idempotency, (key) => transactionalEmail.send(tenant, request.body, key));
+    },
+  );
+
   app.get(
     '/transactional/sends/project/:projectId',
     {
@@ -67,8 +135,8 @@ export async function transactionalRoutes(app: App, transactional: Transactional
         tags,
         summary: 'The transactional send log of a project, newest first, with filters',
         description:
-          'Every send is logged, including refusals and unknown recipients: the key that sent it, the recipient as named, ' +
-          'the envelope answered. A test key sees only its sandbox sends.',
+          'Every send of every channel is logged, including refusals and unknown recipients: the key that sent it, the ' +
+          'recipient as named, the envelope answered. A test key sees only its sandbox sends.',
         params: z.object({ projectId: z.string() }),
         querystring: z.strictObject({ ...paginationQuery, ...s.sendsQuery }),
         response: { 200: paginated(s.sendRecord), ...commonErrors },

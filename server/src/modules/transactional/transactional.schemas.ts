@@ -1,8 +1,9 @@
-// Zod schemas of the transactional push routes: the send request, its envelope, and the send log.
+// Zod schemas of the transactional routes: the push and email requests, their envelopes, and the send log.
 import { z } from 'zod';
 import { CHANNELS } from '../../db/schema.js';
-import { DEFAULT_PUSH_TTL_SECONDS } from '../../delivery/channel.js';
+import { DEFAULT_PUSH_TTL_SECONDS } from '../../delivery/delivery-face.js';
 import { instant, pushActions, timestamp, webUrl } from '../../http/schemas.js';
+import { email } from '../subscribers/contact.schemas.js';
 
 /** Every reason a send may answer: spec 7.4's push codes, plus Herald's `sandbox`. */
 export const SEND_REASONS = [
@@ -77,13 +78,117 @@ export const sendEnvelope = z
   })
   .meta({ id: 'TransactionalSendResult' });
 
+/** Every reason an email send may answer: spec 7.4's email codes, and Herald's (docs/CONTEXT.md, "Transactional email"). */
+export const EMAIL_REASONS = [
+  'recipient_bounced',
+  'recipient_complained',
+  'recipient_unsubscribed',
+  'recipient_suppressed',
+  'template_not_found',
+  'template_variables_missing',
+  'template_render_failed',
+  'quiet_hours',
+  'frequency_capped',
+  'monthly_cap_reached',
+  'sandbox_limit_reached',
+  'provider_error',
+  'provider_not_configured',
+  'sandbox',
+] as const;
+
+export const EMAIL_STATUSES = ['sent', 'queued', 'failed', 'refused', 'sandbox'] as const;
+
+const KIB = 1024;
+const HTML_MAX_BYTES = 512 * KIB;
+const TEXT_MAX_BYTES = 256 * KIB;
+/** The largest html and text, JSON-escaped, with room for the rest: as for templates. */
+export const EMAIL_BODY_LIMIT = 2 * 1024 * KIB;
+
+const withinBytes = (limit: number) => (value: string) => Buffer.byteLength(value, 'utf8') <= limit;
+const oneLine = (value: string) => !/[\r\n]/.test(value);
+
+export const emailBody = z
+  .strictObject({
+    to: email.describe('The recipient address (compared lower-cased); malformed → 422'),
+    subject: z
+      .string()
+      .trim()
+      .min(1)
+      .max(998)
+      .refine(oneLine, 'must be one line')
+      .optional()
+      .describe("Subject line, with merge tags. Required with htmlContent; with templateId it replaces the template's subject"),
+    htmlContent: z
+      .string()
+      .min(1)
+      .refine(withinBytes(HTML_MAX_BYTES), 'must be at most 512 KiB of UTF-8')
+      .optional()
+      .describe('The HTML body, up to 512 KiB: rendered with `variables` like a template (values HTML-escaped). Exactly one of htmlContent and templateId'),
+    textContent: z
+      .string()
+      .min(1)
+      .refine(withinBytes(TEXT_MAX_BYTES), 'must be at most 256 KiB of UTF-8')
+      .optional()
+      .describe('The plain-text part with htmlContent only, up to 256 KiB, merge tags written as given; absent: generated from the rendered HTML'),
+    templateId: z.string().min(1).max(100).optional().describe("A saved email template of the key's project and environment (POST /email-templates)"),
+    variables: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe('Values of the merge tags of the template (or of subject, htmlContent and textContent): any JSON, read when the request is processed'),
+    senderEmail: email.describe('The From address: on a verified sending domain of the project, or a subdomain of one; never rewritten'),
+    senderName: z.string().trim().min(1).max(255).refine(oneLine, 'must be one line').optional().describe('The From display name'),
+    replyTo: email.optional().describe('The Reply-To address: on a verified sending domain of the project too'),
+    essential: z
+      .boolean()
+      .optional()
+      .describe(
+        'Herald extra (default false): mail the person needs whatever they unsubscribed from — a password reset, a receipt. It then ' +
+          'goes to an address unsubscribed from campaigns (or with email turned off in its preferences); never to one that bounced, ' +
+          'complained, or that the project suppressed itself',
+      ),
+  })
+  .superRefine((value, ctx) => {
+    if ((value.htmlContent === undefined) === (value.templateId === undefined)) {
+      const both = value.htmlContent !== undefined;
+      ctx.addIssue({ code: 'custom', path: [both ? 'templateId' : 'htmlContent'], message: both ? 'give htmlContent or templateId, not both' : 'htmlContent or templateId is required' });
+    }
+    if (value.templateId === undefined && value.subject === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['subject'], message: 'is required with htmlContent' });
+    }
+    if (value.templateId !== undefined && value.textContent !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['textContent'], message: "goes with htmlContent: a template's text part is its own" });
+    }
+  })
+  .describe('Either htmlContent (with subject), or templateId with variables; senderEmail always');
+
+export const emailEnvelope = z
+  .object({
+    success: z.boolean().describe('The request was processed: true on every 200'),
+    status: z
+      .enum(EMAIL_STATUSES)
+      .describe(
+        '`sent`: the provider accepted it (not yet delivered: delivery, opens and bounces come later); `queued`: the provider ' +
+          'failed for now, Herald keeps trying; `failed`: it will not be sent; `refused`: kept back before sending, nothing written ' +
+          'but the send log; `sandbox`: a test key\'s send, rendered and recorded, never sent',
+      ),
+    messageId: z.string().nullable().describe('The message written (sent, queued, failed, sandbox); null when refused'),
+    reason: z.enum(EMAIL_REASONS).nullable().describe('null when sent; otherwise why not (queued: the last failure)'),
+    missing: z.array(z.string()).optional().describe('template_variables_missing: every variable the render needed and did not get'),
+    field: z.string().optional().describe('template_render_failed: the part that could not be rendered'),
+    error: z.string().optional().describe('template_render_failed: what stopped it'),
+  })
+  .meta({ id: 'TransactionalEmailResult' });
+
+const loggedReason = z.union([z.enum(SEND_REASONS), z.enum(EMAIL_REASONS)]);
+
 export const sendsQuery = {
-  reason: z.enum(SEND_REASONS).optional().describe('Sends answered with this reason'),
+  channel: z.enum(['push', 'email']).optional().describe('Sends of this route: push (/transactional/send) or email (/transactional/email)'),
+  reason: loggedReason.optional().describe('Sends answered with this reason'),
   delivered: z
     .enum(['true', 'false'])
     .transform((v) => v === 'true')
     .optional()
-    .describe('true: delivered sends (reason null); false: the others'),
+    .describe('true: sends answered without a reason (a push delivered, an email sent); false: the others'),
   from: instant.optional().describe('ISO date or timestamp; sent at or after it'),
   to: instant.optional().describe('ISO date or timestamp; sent strictly before it'),
 };
@@ -96,11 +201,11 @@ export const sendRecord = z
     sandbox: z.boolean().describe('Sent with a test key'),
     recipient: z
       .record(z.string(), z.string())
-      .describe('The recipient as the request named it: {externalId} or {token}; {} once that subscriber was deleted'),
-    messageId: z.string().nullable().describe('The message created, when any device was sent to'),
+      .describe('The recipient as the request named it: {externalId} or {token} (push), {to} (email); {} once that subscriber was deleted'),
+    messageId: z.string().nullable().describe('The message created, when one was'),
     idempotencyKey: z.string().nullable(),
-    outcome: sendEnvelope.describe('The response envelope, as answered'),
-    reason: z.enum(SEND_REASONS).nullable(),
+    outcome: z.union([sendEnvelope, emailEnvelope]).describe('The response envelope, as answered'),
+    reason: loggedReason.nullable(),
     createdAt: timestamp,
   })
   .meta({ id: 'TransactionalSend' });

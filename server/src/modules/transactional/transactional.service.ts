@@ -1,11 +1,15 @@
 // Transactional push (spec 4.8): one recipient's devices, the delivery policy, an inline send, one envelope, one log row.
 import type { Db } from '../../db/database.js';
 import type { PushAction, PushOptions } from '../../db/schema.js';
-import { DEFAULT_PUSH_TTL_SECONDS, type DeliveryReason } from '../../delivery/channel.js';
-import type { DeliveryEngine } from '../../delivery/delivery-engine.js';
-import * as policyRepo from '../../delivery/delivery-policy.repository.js';
-import * as deliveryRepo from '../../delivery/delivery.repository.js';
-import type { MessageRecord } from '../../delivery/delivery.repository.js';
+import {
+  DEFAULT_PUSH_TTL_SECONDS,
+  decidePolicy,
+  insertClaimedDeliveries,
+  insertMessage,
+  type DeliveryEngine,
+  type DeliveryReason,
+  type MessageRecord,
+} from '../../delivery/delivery-face.js';
 import { newId } from '../../shared/ids.js';
 import type { ProjectScope, ProjectTenant } from '../tenancy.js';
 import * as repo from './transactional.repository.js';
@@ -130,12 +134,13 @@ export class TransactionalService {
     }
     if (reachable.length === 0) return { ...none, result: summarize(outcomes, sender.sandbox) };
 
-    // Read per send, not cached: a change to the project's policy or zone applies to the next send.
-    const [project] = await deliveryRepo.findSendingProjects(this.db, [sender.projectId]);
+    // Cached only while the engine hears of changes: a change to the project's policy or zone applies to the next send.
+    const project = (await this.delivery.sendingProjects([sender.projectId])).get(sender.projectId);
     const now = this.options.clock();
     const message: MessageRecord = {
       id: newId('msg'),
       projectId: sender.projectId,
+      channel: 'push',
       source: 'transactional',
       campaignId: null,
       sandbox: sender.sandbox,
@@ -151,17 +156,18 @@ export class TransactionalService {
       options: { ttlSeconds: input.ttl ?? DEFAULT_PUSH_TTL_SECONDS, urgency: input.urgency ?? 'normal', topic: input.topic },
     };
     const claimed = await this.db.transaction(async (tx) => {
-      const targets = reachable.map((d) => ({ subscriberId: d.id, timezone: d.timezone }));
-      const decisions = await policyRepo.decidePolicy(tx, project!, targets, now);
+      const targets = reachable.map((d) => ({ recipient: d.id, timezone: d.timezone }));
+      const decisions = await decidePolicy(tx, project!, 'push', targets, now);
       const allowed: string[] = [];
       decisions.forEach((decision, i) => {
         if (decision.allowed) allowed.push(reachable[i]!.id);
         else outcomes.push({ sent: false, reason: decision.reason });
       });
       if (allowed.length === 0) return [];
-      await deliveryRepo.insertMessage(tx, message);
+      await insertMessage(tx, message);
       // Under the cap lock until commit: a concurrent send to the same device counts these as in flight.
-      return deliveryRepo.insertClaimed(tx, sender.projectId, message.id, allowed, this.options.leaseSeconds);
+      const recipients = allowed.map((subscriberId) => ({ subscriberId, destination: null }));
+      return insertClaimedDeliveries(tx, message, recipients, this.options.leaseSeconds);
     });
     if (claimed.length === 0) return { ...none, result: summarize(outcomes, sender.sandbox) };
 

@@ -1,7 +1,7 @@
 // VAPID signing: a token a push service accepts, signed once per origin and key, renewed before it gets old.
 import { decodeJwt, importJWK, jwtVerify } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { generateVapidKeys } from '../../../modules/projects/vapid.js';
+import { generateVapidKeys } from '../../../modules/channels/vapid.js';
 import { createVapidSigner } from './vapid-signer.js';
 
 const identity = { ...generateVapidKeys(), subject: 'mailto:ops@example.com' };

@@ -1,7 +1,7 @@
 // The web push provider against a real local push service: encryption, VAPID, headers, outcomes, SSRF, pacing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFakeBrowser, startPushService, type Answer, type FakeBrowser, type PushService } from '../../../../test/push-service.js';
-import { generateVapidKeys } from '../../../modules/projects/vapid.js';
+import { generateVapidKeys } from '../../../modules/channels/vapid.js';
 import type { PushItem, PushPayload, SendOutcome } from '../../channel.js';
 import { createWebPushProvider, type WebPushOptions } from './web-push-provider.js';
 

@@ -1,0 +1,2 @@
+ALTER TABLE "deliveries" ADD COLUMN "provider_message_id" text;--> statement-breakpoint
+CREATE INDEX "deliveries_provider_message_idx" ON "deliveries" USING btree ("provider_message_id") WHERE "deliveries"."provider_message_id" IS NOT NULL;

@@ -1,0 +1,1 @@
+ALTER TYPE "public"."delivery_event" ADD VALUE 'soft_bounced';

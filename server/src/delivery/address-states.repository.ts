@@ -1,0 +1,97 @@
+// The one writer of what an address is on a channel (channel_addresses), and of the email status it implies on every
+// subscriber carrying the address: provider verdicts, the person's own word, and the project's suppression list.
+import { sql } from 'drizzle-orm';
+import type { Db } from '../db/database.js';
+import type { AddressStatus, Channel } from '../db/schema.js';
+
+/** Why an email address is suppressed; each maps to its `channel_addresses` status and to an `emailStatus`. */
+export const SUPPRESSION_REASONS = ['bounced', 'complained', 'unsubscribed', 'manual'] as const;
+export type SuppressionReason = (typeof SUPPRESSION_REASONS)[number];
+
+export interface AddressState {
+  projectId: string;
+  sandbox: boolean;
+  channel: Channel;
+  /** Lower-cased email, or E.164. */
+  address: string;
+  status: Exclude<AddressStatus, 'reachable'>;
+  /** A suppression reason on email (`bounced` …), else the channel's own word (`sms_stop`) or the provider's code. */
+  reason: string;
+  /** `provider`, `recipient`, `api`, `import`. */
+  source: string;
+}
+
+/** The status an email suppression reason puts its address in. */
+export const suppressionStatus = (reason: SuppressionReason): AddressState['status'] => (reason === 'bounced' ? 'unreachable' : 'opted_out');
+
+// The emailStatus each reason gives the subscribers carrying the address, strongest last: a weaker news never
+// overwrites a stronger one (a bounce after a complaint leaves `complained`).
+const EMAIL_RANK = sql`ARRAY['active', 'verified', 'unsubscribed', 'bounced', 'complained']`;
+
+/**
+ * Records that addresses stopped being reachable on their channel. An address already out stays as it is — the first
+ * word stands — except that a complaint replaces any other state (it is permanent). On email, the subscribers of the
+ * same project and environment carrying the address take the matching `emailStatus` (`unsubscribed`, `bounced`,
+ * `complained`; a manual suppression changes none), never a weaker one than they have. Returns the addresses changed.
+ */
+export async function recordAddressStates(db: Db, states: readonly AddressState[]): Promise<number> {
+  if (states.length === 0) return 0;
+  const column = <T>(pick: (s: AddressState) => T) => sql.param(states.map(pick));
+  const { rows } = await db.execute<{ changed: number }>(sql`
+    WITH given AS (
+      SELECT DISTINCT ON (project_id, sandbox, channel, address) * FROM unnest(
+        ${column((s) => s.projectId)}::text[], ${column((s) => s.sandbox)}::boolean[], ${column((s) => s.channel)}::channel[],
+        ${column((s) => s.address)}::text[], ${column((s) => s.status)}::address_status[], ${column((s) => s.reason)}::text[],
+        ${column((s) => s.source)}::text[]
+      ) AS x(project_id, sandbox, channel, address, status, reason, source)
+      ORDER BY project_id, sandbox, channel, address, (reason = 'complained') DESC
+    ), written AS (
+      INSERT INTO channel_addresses AS a (project_id, sandbox, channel, address, status, status_reason, source)
+      SELECT project_id, sandbox, channel, address, status, reason, source FROM given
+      ON CONFLICT (project_id, sandbox, channel, address) DO UPDATE
+      SET status = excluded.status, status_reason = excluded.status_reason, source = excluded.source, updated_at = now()
+      WHERE a.status = 'reachable' OR (excluded.status_reason = 'complained' AND a.status_reason IS DISTINCT FROM 'complained')
+      RETURNING a.project_id, a.sandbox, a.channel, a.address, a.status_reason
+    ), synced AS (
+      UPDATE subscribers s SET email_status = w.status_reason::email_status, updated_at = now()
+      FROM written w
+      WHERE w.channel = 'email' AND w.status_reason IN ('unsubscribed', 'bounced', 'complained')
+        AND s.project_id = w.project_id AND s.sandbox = w.sandbox AND lower(s.email) = w.address
+        AND coalesce(array_position(${EMAIL_RANK}, s.email_status::text), 0) < array_position(${EMAIL_RANK}, w.status_reason)
+    )
+    SELECT count(*)::int AS changed FROM written`);
+  return rows[0]?.changed ?? 0;
+}
+
+/**
+ * Makes an address reachable on its channel again (the project lifts a suppression, or the person re-subscribes). A
+ * complaint is permanent and is not lifted: `false`; with `onlyReason`, neither is a state of any other reason (a
+ * person may undo their own unsubscribe, not a bounce). On email, subscribers whose `emailStatus` came from the
+ * lifted reason are `active` again. Returns whether a state was lifted, `false` when it was kept, undefined when the
+ * address had none.
+ */
+export async function liftAddressState(
+  db: Db,
+  key: { projectId: string; sandbox: boolean; channel: Channel; address: string },
+  onlyReason?: SuppressionReason,
+): Promise<boolean | undefined> {
+  const { rows } = await db.execute<{ lifted: boolean }>(sql`
+    WITH found AS (
+      SELECT status_reason FROM channel_addresses
+      WHERE project_id = ${key.projectId} AND sandbox = ${key.sandbox} AND channel = ${key.channel} AND address = ${key.address}
+        AND status <> 'reachable'
+    ), lifted AS (
+      DELETE FROM channel_addresses
+      WHERE project_id = ${key.projectId} AND sandbox = ${key.sandbox} AND channel = ${key.channel} AND address = ${key.address}
+        AND status <> 'reachable' AND status_reason IS DISTINCT FROM 'complained'
+        AND (${onlyReason ?? null}::text IS NULL OR status_reason = ${onlyReason ?? null})
+      RETURNING status_reason
+    ), restored AS (
+      UPDATE subscribers s SET email_status = 'active', updated_at = now()
+      FROM lifted l
+      WHERE ${key.channel} = 'email' AND s.project_id = ${key.projectId} AND s.sandbox = ${key.sandbox} AND lower(s.email) = ${key.address}
+        AND s.email_status::text = l.status_reason
+    )
+    SELECT EXISTS (SELECT 1 FROM lifted) AS lifted FROM found`);
+  return rows[0]?.lifted;
+}

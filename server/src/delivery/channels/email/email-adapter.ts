@@ -1,0 +1,114 @@
+// Email behind the channel contract: an address reachable, the message rendered for its recipient, the project's account.
+import type { ChannelAdapter, ChannelProvider, SendOutcome } from '../../channel.js';
+import type { ProviderConfig } from '../../delivery.repository.js';
+import type { EmailLinks } from '../../email-links.js';
+import { emailContentProblems } from './email-content.js';
+import type { AccountLimits, EmailAccount, EmailItem } from './email-item.js';
+import { personalizeEmail, recipientVariables, renderEmail } from './email-render.js';
+
+export interface EmailAdapterOptions {
+  links: EmailLinks;
+  /** EMAIL_BOUNCE_DOMAIN: where bounces (VERP) and mailto unsubscribes come back. */
+  bounceDomain: string;
+  /** One provider per kind of account a project may choose. */
+  live: Record<EmailAccount['provider'], ChannelProvider<EmailItem>>;
+  sandbox: ChannelProvider<EmailItem>;
+}
+
+/** What spec 8 holds a provider's sandbox account to, whatever more the account reports. */
+export const PROVIDER_SANDBOX = { perSecond: 1, per24Hours: 200 };
+
+/** The account of an email configuration (settings checked when they were saved), or undefined for none. */
+function accountOf(config: ProviderConfig): EmailAccount | undefined {
+  const settings = config.settings as { ratePerSecond?: number; sandbox?: boolean; per24Hours?: number };
+  const limits: AccountLimits = { ratePerSecond: settings.ratePerSecond, sandbox: settings.sandbox === true, per24Hours: settings.per24Hours };
+  if (config.provider === 'smtp') {
+    const { host, port, secure } = config.settings as { host: string; port: number; secure: boolean };
+    const { user, pass } = config.credentials;
+    return { provider: 'smtp', host, port, secure, auth: user === undefined || pass === undefined ? undefined : { user, pass }, limits };
+  }
+  if (config.provider === 'ses') {
+    const { region, configurationSet } = config.settings as { region: string; configurationSet?: string };
+    const { accessKeyId, secretAccessKey } = config.credentials as { accessKeyId: string; secretAccessKey: string };
+    return { provider: 'ses', region, accessKeyId, secretAccessKey, configurationSet, limits };
+  }
+  return undefined;
+}
+
+/** One provider call per kind of account in a batch, the outcomes put back in the batch's order. */
+function byAccount(providers: EmailAdapterOptions['live']): ChannelProvider<EmailItem> {
+  return {
+    name: 'email',
+    async send(items) {
+      const outcomes: SendOutcome[] = new Array(items.length);
+      const groups = new Map<EmailAccount['provider'], number[]>();
+      items.forEach((item, i) => {
+        const kind = item.account!.provider;
+        if (groups.has(kind)) groups.get(kind)!.push(i);
+        else groups.set(kind, [i]);
+      });
+      await Promise.all(
+        [...groups].map(async ([kind, indexes]) => {
+          const sent = await providers[kind].send(indexes.map((i) => items[i]!));
+          indexes.forEach((index, j) => (outcomes[index] = sent[j]!));
+        }),
+      );
+      return outcomes;
+    },
+    close: async () => {
+      await Promise.all(Object.values(providers).map((provider) => provider.close()));
+    },
+  };
+}
+
+export function createEmailAdapter(options: EmailAdapterOptions): ChannelAdapter<EmailItem, 'email'> {
+  const context = { links: options.links, bounceDomain: options.bounceDomain };
+  const live = byAccount(options.live);
+  return {
+    channel: 'email',
+    validate: emailContentProblems,
+    address(delivery, message, project) {
+      // Email reachability is the address's, whatever its subscriber's push device says.
+      if (delivery.destinationStatus === 'unreachable') return { refusal: 'recipient_bounced' };
+      if (delivery.destinationReason === 'complained') return { refusal: 'recipient_complained' };
+      const unsubscribedOnly = message.options.essential === true && delivery.destinationReason === 'unsubscribed';
+      if (delivery.destination === null || (delivery.destinationStatus === 'opted_out' && !unsubscribedOnly)) return { refusal: 'subscriber_unsubscribed' };
+      const account = project.email && accountOf(project.email);
+      // The sandbox sends nothing, so a project may try email with a test key before it chooses a provider.
+      if (!account && !message.sandbox) return { refusal: 'provider_not_configured' };
+      const recipient = {
+        deliveryId: delivery.id,
+        messageId: message.id,
+        campaignId: message.campaignId,
+        subscriberId: delivery.subscriberId,
+        address: delivery.destination,
+      };
+      // A transactional email's merge tags were rendered when it was asked for: its content goes as stored.
+      let content = message.content;
+      if (message.options.personalized === true) {
+        const personalized = personalizeEmail(content, recipientVariables(delivery.destination, delivery.mergeFields));
+        if ('refusal' in personalized) return personalized;
+        content = personalized.content;
+      }
+      return { item: { deliveryId: delivery.id, projectId: delivery.projectId, email: renderEmail(content, recipient, context), account } };
+    },
+    // An account's rate holds for every project sending through it.
+    rate: ({ account }) => {
+      if (!account) return undefined;
+      const { ratePerSecond, sandbox, per24Hours } = account.limits;
+      const key = account.provider === 'smtp' ? `smtp:${account.host}:${account.auth?.user ?? ''}` : `ses:${account.region}:${account.accessKeyId}`;
+      if (sandbox) {
+        return {
+          key,
+          perSecond: Math.min(ratePerSecond ?? PROVIDER_SANDBOX.perSecond, PROVIDER_SANDBOX.perSecond),
+          per24Hours: Math.min(per24Hours ?? PROVIDER_SANDBOX.per24Hours, PROVIDER_SANDBOX.per24Hours),
+        };
+      }
+      return ratePerSecond === undefined ? undefined : { key, perSecond: ratePerSecond };
+    },
+    provider: (sandbox) => (sandbox ? options.sandbox : live),
+    close: async () => {
+      await Promise.all([live.close(), options.sandbox.close()]);
+    },
+  };
+}

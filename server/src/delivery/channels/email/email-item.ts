@@ -1,0 +1,62 @@
+// One email as the email adapter hands it to a provider: rendered for its recipient, with the project's account to send it through.
+import type { EmailMailbox } from '../../../db/schema.js';
+
+/** What an account may send, held across every worker. */
+export interface AccountLimits {
+  /** The account's documented sends per second. */
+  ratePerSecond: number | undefined;
+  /** The account is in its provider's sandbox: at most 200 messages per 24 hours and 1 per second (spec 8). */
+  sandbox: boolean;
+  /** The sandbox account's own 24-hour quota, when its provider reports one lower than 200. */
+  per24Hours: number | undefined;
+}
+
+/** A project's SMTP server and account (its email configuration, credentials opened). */
+export interface SmtpAccount {
+  provider: 'smtp';
+  host: string;
+  port: number;
+  /** TLS from the first byte (port 465); otherwise STARTTLS when the server offers it. */
+  secure: boolean;
+  auth: { user: string; pass: string } | undefined;
+  limits: AccountLimits;
+}
+
+/** A project's Amazon SES account (API v2), in one region. */
+export interface SesAccount {
+  provider: 'ses';
+  region: string;
+  accessKeyId: string;
+  secretAccessKey: string;
+  /** Where SES publishes the account's events (bounces, complaints, deliveries) for Herald's SNS webhook. */
+  configurationSet: string | undefined;
+  limits: AccountLimits;
+}
+
+export type EmailAccount = SmtpAccount | SesAccount;
+
+/** What one recipient receives, byte for byte the same on every attempt (the provider adds Date and DKIM-Signature). */
+export interface RenderedEmail {
+  /** `<message id.subscriber id@from domain>`: one per delivery, so a retry is recognisably the same message. */
+  messageId: string;
+  from: EmailMailbox;
+  replyTo: EmailMailbox | undefined;
+  to: string;
+  subject: string;
+  html: string | undefined;
+  text: string;
+  /** List-Unsubscribe and List-Unsubscribe-Post. */
+  headers: Record<string, string>;
+  /** The envelope sender, `bounce+<token>@EMAIL_BOUNCE_DOMAIN` (VERP): bounces come back naming the delivery. */
+  returnPath: string;
+  /** The MIME boundaries' shared part, derived from the Message-ID instead of drawn at random. */
+  baseBoundary: string;
+}
+
+export interface EmailItem {
+  deliveryId: number;
+  projectId: string;
+  email: RenderedEmail;
+  /** Undefined for sandbox messages, which no provider receives. */
+  account: EmailAccount | undefined;
+}

@@ -1,0 +1,44 @@
+// The delivery module as the rest of Herald uses it: write a message, snapshot its audience, queue or send its
+// deliveries, withdraw it, record what happened after a send (a device's report, a provider's callback). Modules
+// import these, never the delivery repositories.
+export { DEFAULT_PUSH_TTL_SECONDS, type ContentProblem, type DeliveryReason, type ProviderEvent } from './channel.js';
+export { rewriteLinks } from './channels/email/email-render.js';
+export { createEndpointGuard, type EndpointGuard } from './channels/push/push-endpoint-guard.js';
+export {
+  applyProviderEvents,
+  countSoftBounces,
+  findDeliveriesByProviderIds,
+  findNamedDelivery,
+  findLinkedDelivery,
+  recordDeliveryEvents,
+  type NamedDelivery,
+  type ReportedEvent,
+} from './delivery-events.repository.js';
+export type { DeliveryEngine, DeliveryResult, TestOutcome } from './delivery-engine.js';
+export { announceDeliveries } from './delivery-notifications.js';
+export { decidePolicy } from './delivery-policy.repository.js';
+export {
+  findMergeFields,
+  insertClaimed as insertClaimedDeliveries,
+  insertMessage,
+  insertMessageStats,
+  pauseMessage,
+  resumeMessage,
+  snapshotDeliveries,
+  withdrawMessage,
+  type ClaimedRecipient,
+  type LocalDue,
+  type MessageRecord,
+  type SnapshotAudience,
+} from './delivery.repository.js';
+export { refundEmailQuota, reserveEmailQuota } from './email-quota.repository.js';
+export { SIGNATURE_PARAMETER, type EmailLinks, type LinkSubject } from './email-links.js';
+export { TRACKING_TOKEN_LENGTH, trackingUrl, type TrackingTokens } from './tracking-token.js';
+export {
+  liftAddressState,
+  recordAddressStates,
+  SUPPRESSION_REASONS,
+  suppressionStatus,
+  type AddressState,
+  type SuppressionReason,
+} from './address-states.repository.js';

@@ -1,0 +1,26 @@
+// What a campaign's channel decides — its content's checks, the message a dispatch writes, the campaign as answered —
+// so the status machine, scheduling, dispatch and export are one for push and email.
+import type { CampaignChannel, CampaignUtm, ChannelMessage } from '../../db/schema.js';
+import type { FieldError } from '../../shared/errors.js';
+import type { ProjectScope } from '../tenancy.js';
+import type { CampaignWithCounters } from './campaign.repository.js';
+
+/** `Input`: the content as a create or edit gives it; `Content`: as it is stored. */
+export interface CampaignKind<Input, Content, View> {
+  readonly channel: CampaignChannel;
+  /** The content to write, completed from what it names (an email campaign's template); a 422 for what it cannot find. */
+  prepare(scope: ProjectScope, content: Input): Promise<Content>;
+  /** What keeps the content (with its UTM) from going, beyond what its schema checks: errors named from the body's root. */
+  check(scope: ProjectScope, content: Content, utm: CampaignUtm | null): Promise<FieldError[]>;
+  /** The message a dispatch writes for the campaign (its content with the UTM applied). */
+  message(content: Content, utm: CampaignUtm | null): ChannelMessage;
+  /** The campaign as its routes answer it. */
+  view(row: CampaignWithCounters): View;
+  /** Its counters as its progress stream sends them. */
+  stats(row: Pick<CampaignWithCounters, 'audienceSize' | 'counters'>): { [counter: string]: number };
+}
+
+/** Part of a whole, from 0 to 1 with 4 decimals; 0 while there is no whole. */
+export const rate = (part: number, whole: number) => (whole === 0 ? 0 : Math.round((part / whole) * 10_000) / 10_000);
+
+export const iso = (date: Date | null) => date?.toISOString() ?? null;

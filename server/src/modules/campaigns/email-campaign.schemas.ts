@@ -1,0 +1,195 @@
+// Zod schemas of the email campaign routes (spec 2.3): the builder's fields, the campaign, its live counters and rates.
+import { z } from 'zod';
+import { CAMPAIGN_MODES, CAMPAIGN_STATUSES } from '../../db/schema.js';
+import { timestamp } from '../../http/schemas.js';
+import { html, MERGE_TAGS_NOTE, preheader, subject, text } from '../email-templates/email-template.schemas.js';
+import { email } from '../subscribers/contact.schemas.js';
+import { campaignName, campaignSchedule, campaignSegment } from './campaign.schemas.js';
+
+const mailbox = (role: string) =>
+  z
+    .strictObject({
+      email: email.describe(`The ${role} address: on a verified sending domain of the project, or a subdomain of one (422 otherwise)`),
+      name: z
+        .string()
+        .trim()
+        .min(1)
+        .max(200)
+        .refine((value) => !/[\r\n]/.test(value), 'must be one line')
+        .optional()
+        .describe('The display name'),
+    })
+    .describe(`The ${role}`);
+
+const contentFields = {
+  subject,
+  preheader: preheader.unwrap().optional(),
+  html,
+  text: text.unwrap().optional().describe('The plain-text part with merge tags; absent: each recipient\'s is generated from its rendered HTML'),
+  from: mailbox('From'),
+  replyTo: mailbox('Reply-To').optional(),
+  templateId: z
+    .string()
+    .min(1)
+    .max(100)
+    .optional()
+    .describe(
+      'Start from a saved email template of the same project and environment: the parts not given here (subject, preheader, html, text) ' +
+        'are copied from it when the campaign is written; later edits of the template do not change the campaign',
+    ),
+};
+
+const emailCampaignContent = z
+  .strictObject({ ...contentFields, subject: subject.optional(), html: html.optional() })
+  .refine((content) => content.templateId !== undefined || (content.subject !== undefined && content.html !== undefined), {
+    message: 'needs subject and html, or a templateId to take them from',
+  })
+  .describe(
+    `What each recipient receives. ${MERGE_TAGS_NOTE} A campaign's variables are its recipient's: its attributes and ` +
+      "standard fields (docs/CONTEXT.md, \"Email campaigns\"); a recipient missing a variable the content needs without " +
+      'a default is not sent (`template_variables_missing`). Every absolute link of the HTML gets the UTM parameters ' +
+      'and a signed click-tracking URL; an unsubscribe footer, the open pixel and List-Unsubscribe headers are added.',
+  );
+
+/** The content as stored and answered: a template's parts already copied in. */
+const storedContent = z.object({ ...contentFields, text: z.string().optional(), preheader: z.string().optional() });
+
+const emailSchedule = campaignSchedule
+  .extend({
+    localTime: z
+      .boolean()
+      .optional()
+      .describe(
+        "Scheduled only. true: sendAt's wall-clock time is each recipient's own (its subscriber's timezone, else the " +
+          "project's): a campaign for 09:00 goes out over the day as 09:00 comes round the world, and stays `sending` " +
+          'until the last zone has had it. Recipients whose 09:00 has passed when the campaign starts get it then.',
+      ),
+  })
+  .describe('When it is sent');
+
+const emailUtm = z
+  .strictObject({
+    source: z.string().trim().min(1).max(200).optional(),
+    medium: z.string().trim().min(1).max(200).optional(),
+    campaign: z.string().trim().min(1).max(200).optional(),
+    content: z.string().trim().min(1).max(200).optional(),
+  })
+  .refine((utm) => Object.values(utm).some((value) => value !== undefined), 'must name source, medium, campaign or content')
+  .describe(
+    'Optional. Appended as utm_source, utm_medium, utm_campaign and utm_content to every absolute http(s) link of the HTML when the ' +
+      'campaign is sent (not to mailto:, tel:, #anchors or relative links, nor the unsubscribe footer): a parameter of the same name ' +
+      'already in the URL is replaced, every other parameter and the fragment are kept exactly as written.',
+  );
+
+export const createEmailCampaignBody = z
+  .strictObject({
+    name: campaignName.describe('Required'),
+    projectId: z.string().min(1).describe('Required'),
+    content: emailCampaignContent,
+    segment: campaignSegment,
+    schedule: emailSchedule,
+    utm: emailUtm.optional(),
+  })
+  .meta({
+    id: 'NewEmailCampaign',
+    description: 'Required: name, projectId, content (subject, html and from, or templateId and from), segment, schedule.mode. The rest is optional.',
+  });
+
+export const updateEmailCampaignBody = z
+  .strictObject({
+    name: campaignName.optional(),
+    projectId: z.string().min(1).optional().describe("The campaign's own project (a campaign cannot move)"),
+    content: emailCampaignContent.optional(),
+    segment: campaignSegment.optional(),
+    schedule: emailSchedule.optional(),
+    utm: emailUtm.nullable().optional().describe('null removes the UTM parameters'),
+  })
+  .describe('Any field of the create body; each one given replaces the stored one whole (content, segment, schedule, utm).');
+
+export const emailCampaignStats = z
+  .object({
+    totalTargeted: z.number().int().describe('Recipients: the audience counted when dispatched, replaced by the snapshot size (one per distinct address) once written'),
+    sent: z.number().int().describe('Accepted by the email provider (including those later delivered, opened, bounced …)'),
+    delivered: z.number().int().describe("Reported delivered by the provider, or implied by an open or a click"),
+    opened: z.number().int().describe('Opened at least once (the first open per recipient; machine opens included, flagged in the events log)'),
+    clicked: z.number().int().describe('Clicked at least once (the first click per recipient)'),
+    bounced: z.number().int().describe('Bounced after the provider accepted it (hard bounces: the address is suppressed)'),
+    complained: z.number().int().describe('Marked as spam by the recipient (the address is suppressed for good)'),
+    unsubscribed: z.number().int().describe('Unsubscribed through this email (its footer, preference center or List-Unsubscribe)'),
+    failed: z.number().int().describe('Will not be sent: refused by the provider, missing merge-tag variables, retries exhausted'),
+    suppressed: z.number().int().describe('Kept back on purpose: the frequency cap, or the campaign was cancelled'),
+    openRate: z.number().describe('opened / (sent − bounced), from 0 to 1 (4 decimals); 0 while nothing was sent'),
+    clickRate: z.number().describe('clicked / (sent − bounced)'),
+    bounceRate: z.number().describe('bounced / sent'),
+    complaintRate: z.number().describe('complained / (sent − bounced)'),
+    unsubscribeRate: z.number().describe('unsubscribed / (sent − bounced)'),
+  })
+  .meta({
+    id: 'EmailCampaignStats',
+    description:
+      'Spec 2.3\'s live counters, from the delivery rows and the events log, each transition counted once whatever the workers and ' +
+      'however often an event repeats. totalTargeted − sent − failed − suppressed is still to go.',
+  });
+
+export const emailCampaign = z
+  .object({
+    id: z.string(),
+    projectId: z.string(),
+    name: z.string(),
+    status: z.enum(CAMPAIGN_STATUSES).describe('As push campaigns (draft, scheduled, sending, sent, cancelled, failed, archived), and paused: sending held by POST /email-campaigns/{id}/pause'),
+    sandbox: z.boolean().describe('Made with a test key: sent to sandbox subscribers only, rendered and recorded, never handed to a provider'),
+    content: storedContent,
+    segment: campaignSegment,
+    schedule: z.object({
+      mode: z.enum(CAMPAIGN_MODES),
+      sendAt: timestamp.nullable().describe('The resolved instant, with the offset of timezone'),
+      timezone: z.string().nullable(),
+      localTime: z.boolean(),
+      localWindow: z
+        .object({ from: timestamp, to: timestamp })
+        .nullable()
+        .describe(
+          "A local-time send's span: when the first zone on Earth (UTC+14) and the last (UTC−12) reach sendAt's wall-clock " +
+            'time, 26 hours apart; the campaign is dispatched at `from` and stays `sending` at least until `to`. null otherwise',
+        ),
+    }),
+    utm: z.object({ source: z.string().optional(), medium: z.string().optional(), campaign: z.string().optional(), content: z.string().optional() }).nullable(),
+    stats: emailCampaignStats,
+    pauseReason: z
+      .enum(['manual', 'monthly_cap_reached'])
+      .nullable()
+      .describe(
+        'Why a paused campaign is paused: `manual` (POST /email-campaigns/{id}/pause), or `monthly_cap_reached` — the ' +
+          "organization's monthly email cap held its emails: it resumes by itself on the first of next month (UTC), or " +
+          'now with POST /email-campaigns/{id}/resume once the plan allows more. null unless paused',
+      ),
+    failureReason: z.string().nullable(),
+    resentFrom: z.string().nullable().describe('The campaign this one re-sends'),
+    createdAt: timestamp,
+    updatedAt: timestamp,
+    sentAt: timestamp.nullable().describe('When sending started'),
+    completedAt: timestamp.nullable().describe('When every delivery reached a final state (status sent)'),
+    cancelledAt: timestamp.nullable(),
+    archivedAt: timestamp.nullable(),
+  })
+  .meta({ id: 'EmailCampaign' });
+
+export const testBody = z.strictObject({
+  emails: z
+    .array(email)
+    .min(1)
+    .max(5)
+    .describe('1 to 5 addresses (compared lower-cased; a repeated one is sent once)'),
+});
+
+export const testAnswer = z
+  .object({
+    data: z.array(
+      z.object({
+        email: z.string(),
+        status: z.enum(['sent', 'failed']),
+        reason: z.string().nullable().describe('Why it was not sent; null when sent'),
+      }),
+    ),
+  })
+  .meta({ id: 'EmailCampaignTestSend' });

@@ -1,0 +1,132 @@
+// A project's channel configurations: which provider each channel uses, its settings, and credentials set but never shown.
+import { z } from 'zod';
+import { CHANNELS } from '../../db/schema.js';
+import { projectOf } from '../../http/access.js';
+import { commonErrors, timestamp } from '../../http/schemas.js';
+import type { App } from '../../http/types.js';
+import type { ChannelConfigService } from './channel-config.service.js';
+
+const tags = ['Channels'];
+const idParams = z.object({ id: z.string() });
+// A DNS name, or an IPv4 or bracket-free IPv6 address.
+const HOST_NAME = /^(([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*|[0-9a-f:.]+)$/i;
+const base64url = (what: string) => z.string().regex(/^[A-Za-z0-9_-]+$/, `must be base64url: ${what}`);
+
+const channelConfig = z
+  .object({
+    channel: z.enum(CHANNELS),
+    provider: z.string().describe('`web-push` for push; `smtp` or `ses` for email (`none` until chosen); SMS and WhatsApp providers come with those channels'),
+    settings: z.record(z.string(), z.unknown()).describe('What may be shown, e.g. `vapidPublicKey`'),
+    credentials: z
+      .array(z.string())
+      .describe('The names of the credentials set (e.g. `vapidPrivateKey`): their values are sealed at rest and never returned'),
+    createdAt: timestamp,
+    updatedAt: timestamp,
+  })
+  .meta({ id: 'ChannelConfig' });
+
+export async function channelConfigRoutes(app: App, channels: ChannelConfigService) {
+  app.get(
+    '/projects/:id/channels',
+    {
+      config: { access: { auth: 'project', project: 'params.id' } },
+      schema: {
+        tags,
+        summary: "The project's channel configurations (credentials by name only)",
+        params: idParams,
+        response: { 200: z.object({ data: z.array(channelConfig) }), ...commonErrors },
+      },
+    },
+    (request) => channels.list(projectOf(request)),
+  );
+
+  app.put(
+    '/projects/:id/channels/push',
+    {
+      config: { access: { auth: 'project', credentials: 'jwt', project: 'params.id', minRole: 'ADMIN' } },
+      schema: {
+        tags,
+        summary: "Bring the project's own VAPID key pair (OWNER or ADMIN), e.g. when moving from another push service",
+        description:
+          'Browsers subscribed with this public key (on the other service) keep receiving pushes once their subscriptions ' +
+          'are imported; those subscribed with the key Herald generated stop, until they subscribe again (the SDK does ' +
+          'so on their next visit). The private key is sealed at rest with HERALD_SECRET_KEY and never returned. A pair ' +
+          'whose halves do not match → 422 naming credentials.vapidPrivateKey.',
+        params: idParams,
+        body: z.strictObject({
+          settings: z.strictObject({ vapidPublicKey: base64url('the uncompressed P-256 public point (65 bytes)') }),
+          credentials: z.strictObject({ vapidPrivateKey: base64url('the P-256 private scalar (32 bytes)') }),
+        }),
+        response: { 200: channelConfig, ...commonErrors },
+      },
+    },
+    (request) =>
+      channels.setPush(projectOf(request), {
+        publicKey: request.body.settings.vapidPublicKey,
+        privateKey: request.body.credentials.vapidPrivateKey,
+      }),
+  );
+
+  app.put(
+    '/projects/:id/channels/email',
+    {
+      config: { access: { auth: 'project', credentials: 'jwt', project: 'params.id', minRole: 'ADMIN' } },
+      schema: {
+        tags,
+        summary: "Choose the project's email provider (OWNER or ADMIN): an SMTP server, or an Amazon SES account",
+        description:
+          'Replaces the previous provider; the project\'s sending domain (`emailConfig.domain`) stays. Credentials are sealed ' +
+          'at rest with HERALD_SECRET_KEY and never returned: the answer names the credentials set. Email deliveries claimed ' +
+          'after the answer go through this account (SMTP connections pooled per server and account). `ratePerSecond` is the ' +
+          'account\'s rate, held across every worker (sends over it wait in the queue).\n\n' +
+          '**SES** (API v2): Herald first reads the account with its credentials (`GetAccount`); a refusal (wrong keys, a ' +
+          'region the account does not use, sending disabled) is a 422 naming what SES said. Its maximum send rate holds (a ' +
+          'lower `ratePerSecond` may be asked for), and an account still in the SES sandbox is held to spec 8: 200 messages per ' +
+          '24 hours and 1 per second across every worker; what is over waits with reason `sandbox_limit_reached` (a ' +
+          'transactional send fails with it). The answer\'s settings show what SES reported (`sandbox`, `ratePerSecond`, ' +
+          '`per24Hours`, `checkedAt`); choose the provider again after SES grants production access. Messages are composed ' +
+          'and DKIM-signed by Herald with the sending domain\'s key (Message-ID and Date unsigned: SES replaces them) and sent ' +
+          'raw; `configurationSet` names the SES configuration set whose events go to `POST /email/ses-webhook` through SNS.\n\n' +
+          '**SMTP**: `sandbox: true` holds an account its provider keeps in a sandbox to the same limits.\n\n' +
+          'Without a provider, live email deliveries fail with `provider_not_configured`.',
+        params: idParams,
+        body: z.discriminatedUnion('provider', [
+          z.strictObject({
+            provider: z.literal('smtp'),
+            settings: z.strictObject({
+              host: z.string().regex(HOST_NAME, 'must be a host name or an IP address').describe('The SMTP server'),
+              port: z.number().int().min(1).max(65535).describe('Usually 587 (STARTTLS) or 465 (TLS)'),
+              secure: z.boolean().describe('true: TLS from the first byte (port 465); false: STARTTLS when the server offers it'),
+              ratePerSecond: z.number().positive().max(100_000).optional().describe("The account's sends per second, if it has a limit"),
+              sandbox: z.boolean().optional().describe("The account is in its provider's sandbox: 200 messages per 24 hours, 1 per second"),
+            }),
+            credentials: z
+              .strictObject({ user: z.string().min(1).max(255), pass: z.string().min(1).max(1024) })
+              .optional()
+              .describe('The account; leave out for a relay that takes mail without logging in'),
+          }),
+          z.strictObject({
+            provider: z.literal('ses'),
+            settings: z.strictObject({
+              region: z.string().regex(/^[a-z]{2}(-[a-z]+)+-\d$/, 'must be an AWS region such as eu-west-1').describe('The SES region the account sends from'),
+              configurationSet: z
+                .string()
+                .regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be an SES configuration set name')
+                .optional()
+                .describe('The configuration set whose event destination is SNS → `POST /email/ses-webhook`'),
+              ratePerSecond: z.number().positive().max(100_000).optional().describe("A rate below the account's maximum send rate, if wanted"),
+            }),
+            credentials: z
+              .strictObject({
+                accessKeyId: z.string().regex(/^[A-Z0-9]{16,128}$/, 'must be an AWS access key id'),
+                secretAccessKey: z.string().min(16).max(128),
+              })
+              .describe('An IAM access key allowed ses:SendEmail, ses:SendRawEmail and ses:GetAccount'),
+          }),
+        ]),
+        response: { 200: channelConfig, ...commonErrors },
+      },
+    },
+    (request) => channels.setEmail(projectOf(request), request.body),
+  );
+}

@@ -1,0 +1,199 @@
+// Channel configurations: each channel's provider for a project, its settings, and its credentials sealed at rest.
+import type { Db } from '../../db/database.js';
+import type { Channel } from '../../db/schema.js';
+import { validationFailed } from '../../shared/errors.js';
+import { notifyProjectChange } from '../projects/project.repository.js';
+import type { ForgetProject } from '../projects/project.service.js';
+import type { ProjectScope } from '../tenancy.js';
+import * as repo from './channel-config.repository.js';
+import type { Keyring } from './secret-keyring.js';
+import { generateVapidKeys, vapidPairProblem, type VapidKeys } from './vapid.js';
+
+/** What the API shows of a configuration: credentials by name only, never their values. */
+export interface ChannelConfigView {
+  channel: Channel;
+  provider: string;
+  settings: Record<string, unknown>;
+  credentials: string[];
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** Account limits any email provider may declare; SES reports its own (`GetAccount`) when it is chosen. */
+interface EmailLimits {
+  /** The account's documented sends per second, held across every worker. */
+  ratePerSecond?: number | undefined;
+  /** The account is in its provider's sandbox: held to 200 messages per 24 hours and 1 per second (spec 8). */
+  sandbox?: boolean | undefined;
+}
+
+/** An email provider as `PUT /projects/:id/channels/email` takes it. */
+export type EmailProviderInput =
+  | {
+      provider: 'smtp';
+      settings: { host: string; port: number; secure: boolean } & EmailLimits;
+      /** None for a relay that takes mail without logging in. */
+      credentials?: { user: string; pass: string } | undefined;
+    }
+  | {
+      provider: 'ses';
+      settings: { region: string; configurationSet?: string | undefined; ratePerSecond?: number | undefined };
+      credentials: { accessKeyId: string; secretAccessKey: string };
+    };
+
+/** What SES says of an account (`delivery/channels/email/ses-provider.ts`). */
+export interface SesAccountFacts {
+  sandbox: boolean;
+  ratePerSecond: number;
+  per24Hours: number;
+  sendingEnabled: boolean;
+}
+
+export interface ChannelConfigOptions {
+  /** Told a project's sending settings changed: caches drop them. */
+  forget?: ForgetProject;
+  /** Asks SES about an account with its credentials; a refusal is thrown as SES gave it. */
+  readSesAccount?: (account: { region: string; accessKeyId: string; secretAccessKey: string }) => Promise<SesAccountFacts>;
+}
+
+export class ChannelConfigService {
+  private readonly forget: ForgetProject;
+
+  constructor(
+    private readonly db: Db,
+    private readonly keyring: Keyring,
+    private readonly options: ChannelConfigOptions = {},
+  ) {
+    this.forget = options.forget ?? (() => undefined);
+  }
+
+  /** A new project's web push: a VAPID key pair of its own. Runs in the project's creation transaction. */
+  async createPush(tx: Db, projectId: string): Promise<string> {
+    const keys = generateVapidKeys();
+    await this.savePush(tx, projectId, keys);
+    return keys.publicKey;
+  }
+
+  /**
+   * Sets (or with null clears) the project's email sending domain, `emailConfig.domain`, kept in its email
+   * configuration. A project that has chosen no email provider yet gets a configuration of provider `none`.
+   */
+  async setEmailDomain(tx: Db, projectId: string, domain: string | null): Promise<void> {
+    await repo.mergeChannelSettings(tx, projectId, 'email', { domain }, { provider: 'none', credentials: (await this.keyring.box()).seal('{}') });
+    await notifyProjectChange(tx, projectId);
+  }
+
+  async list(scope: ProjectScope): Promise<{ data: ChannelConfigView[] }> {
+    const rows = await repo.listChannelConfigs(this.db, scope.projectId);
+    return { data: await Promise.all(rows.map((row) => this.view(row))) };
+  }
+
+  /**
+   * Replaces the project's VAPID key pair with one brought from elsewhere (subscriptions made with it keep working).
+   * Subscriptions made with the old key stop receiving pushes until their browsers subscribe again.
+   */
+  async setPush(scope: ProjectScope, keys: VapidKeys): Promise<ChannelConfigView> {
+    const problem = vapidPairProblem(keys);
+    if (problem) throw validationFailed([{ field: 'credentials.vapidPrivateKey', error: problem }]);
+    const row = await this.db.transaction(async (tx) => {
+      const saved = await this.savePush(tx, scope.projectId, keys);
+      await notifyProjectChange(tx, scope.projectId);
+      return saved;
+    });
+    this.forget(scope.projectId);
+    return this.view(row);
+  }
+
+  /**
+   * Chooses the project's email provider: an SMTP server, or an Amazon SES account (asked first for its sandbox state
+   * and quotas, which hold from then on: a refusal is a 422 naming what SES said), its credentials sealed at rest.
+   * The project's sending domain (`emailConfig.domain`) stays. The next claimed batch sends through it, in every worker.
+   */
+  async setEmail(scope: ProjectScope, input: EmailProviderInput): Promise<ChannelConfigView> {
+    const settings: Record<string, unknown> = input.provider === 'ses' ? await this.sesSettings(input) : { ...input.settings };
+    const box = await this.keyring.box();
+    const row = await this.db.transaction(async (tx) => {
+      const saved = await repo.replaceProvider(
+        tx,
+        { projectId: scope.projectId, channel: 'email', provider: input.provider, settings, credentials: box.seal(JSON.stringify(input.credentials ?? {})) },
+        ['domain'],
+      );
+      await notifyProjectChange(tx, scope.projectId);
+      return saved;
+    });
+    this.forget(scope.projectId);
+    return this.view(row);
+  }
+
+  /** An SES account's settings as SES reports them; a lower `ratePerSecond` asked for holds instead of its own. */
+  private async sesSettings(input: Extract<EmailProviderInput, { provider: 'ses' }>): Promise<Record<string, unknown>> {
+    if (!this.options.readSesAccount) throw new Error('no SES client configured');
+    const { region, configurationSet, ratePerSecond } = input.settings;
+    let account: SesAccountFacts;
+    try {
+      account = await this.options.readSesAccount({ region, ...input.credentials });
+    } catch (error) {
+      const { name, message } = error as Error;
+      throw validationFailed([{ field: 'credentials', error: `SES refused to read the account (GetAccount): ${name}: ${message}` }]);
+    }
+    if (!account.sendingEnabled) throw validationFailed([{ field: 'credentials', error: 'sending is disabled for this SES account' }]);
+    return {
+      region,
+      ...(configurationSet === undefined ? {} : { configurationSet }),
+      ratePerSecond: Math.min(ratePerSecond ?? account.ratePerSecond, account.ratePerSecond),
+      sandbox: account.sandbox,
+      per24Hours: account.per24Hours,
+      checkedAt: new Date().toISOString(),
+    };
+  }
+
+  /** The credentials of a configuration, opened (the delivery engine's providers sign and log in with them). */
+  async open(sealed: string): Promise<Record<string, string>> {
+    const plain = sealed.startsWith(repo.UNSEALED_PREFIX) ? sealed.slice(repo.UNSEALED_PREFIX.length) : (await this.keyring.box()).open(sealed);
+    return JSON.parse(plain) as Record<string, string>;
+  }
+
+  /** Seals what a migration copied in the clear; run at every start (nothing to do, once done). Returns how many. */
+  async sealUnsealed(): Promise<number> {
+    return this.resealWhere(true);
+  }
+
+  /** Reseals every credential sealed by HERALD_SECRET_KEY_PREVIOUS under HERALD_SECRET_KEY. Returns how many. */
+  async rotate(): Promise<number> {
+    return this.resealWhere(false);
+  }
+
+  private async resealWhere(onlyUnsealed: boolean): Promise<number> {
+    const box = await this.keyring.box();
+    let count = 0;
+    for (const row of await repo.allCredentials(this.db, onlyUnsealed)) {
+      const unsealed = row.credentials.startsWith(repo.UNSEALED_PREFIX);
+      if (!unsealed && !box.sealedByOtherKey(row.credentials)) continue;
+      const plain = unsealed ? row.credentials.slice(repo.UNSEALED_PREFIX.length) : box.open(row.credentials);
+      if (await repo.replaceCredentials(this.db, row.projectId, row.channel, row.credentials, box.seal(plain))) count++;
+    }
+    return count;
+  }
+
+  private async savePush(db: Db, projectId: string, keys: VapidKeys) {
+    const box = await this.keyring.box();
+    return repo.upsertChannelConfig(db, {
+      projectId,
+      channel: 'push',
+      provider: 'web-push',
+      settings: { vapidPublicKey: keys.publicKey },
+      credentials: box.seal(JSON.stringify({ vapidPrivateKey: keys.privateKey })),
+    });
+  }
+
+  private async view(row: repo.ChannelConfigRow): Promise<ChannelConfigView> {
+    return {
+      channel: row.channel,
+      provider: row.provider,
+      settings: row.settings,
+      credentials: Object.keys(await this.open(row.credentials)),
+      createdAt: row.createdAt.toISOString(),
+      updatedAt: row.updatedAt.toISOString(),
+    };
+  }
+}

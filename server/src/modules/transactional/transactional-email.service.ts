@@ -1,0 +1,236 @@
+// Transactional email (spec 4.8): a verified sender, a template or the send's own HTML rendered with its variables, the
+// recipient's address states, the delivery policy and the monthly cap, an inline send, one envelope, one log row.
+import type { Db } from '../../db/database.js';
+import type { EmailContent } from '../../db/schema.js';
+import {
+  decidePolicy,
+  insertClaimedDeliveries,
+  insertMessage,
+  refundEmailQuota,
+  reserveEmailQuota,
+  type DeliveryEngine,
+  type DeliveryReason,
+  type MessageRecord,
+  type SuppressionReason,
+} from '../../delivery/delivery-face.js';
+import { AppError } from '../../shared/errors.js';
+import { newId } from '../../shared/ids.js';
+import type { EmailDomainService } from '../email-domains/email-domain.service.js';
+import type { EmailTemplateService, TemplateRender } from '../email-templates/email-template.service.js';
+import type { ContactService } from '../subscribers/contact.service.js';
+import type { EmailHolders } from '../subscribers/contact.repository.js';
+import type { SuppressionService } from '../suppressions/suppression.service.js';
+import type { ProjectTenant } from '../tenancy.js';
+import * as repo from './transactional.repository.js';
+import type { EMAIL_REASONS, EMAIL_STATUSES } from './transactional.schemas.js';
+import type { TransactionalOptions } from './transactional.service.js';
+
+export type EmailReason = (typeof EMAIL_REASONS)[number];
+export type EmailSendStatus = (typeof EMAIL_STATUSES)[number];
+
+export interface EmailEnvelope {
+  success: true;
+  status: EmailSendStatus;
+  messageId: string | null;
+  reason: EmailReason | null;
+  missing?: string[];
+  field?: string;
+  error?: string;
+}
+
+export interface EmailInput {
+  to: string;
+  subject?: string | undefined;
+  htmlContent?: string | undefined;
+  textContent?: string | undefined;
+  templateId?: string | undefined;
+  variables?: Record<string, unknown> | undefined;
+  senderEmail: string;
+  senderName?: string | undefined;
+  replyTo?: string | undefined;
+  essential?: boolean | undefined;
+}
+
+export interface TransactionalEmailDependencies {
+  templates: EmailTemplateService;
+  domains: EmailDomainService;
+  contacts: ContactService;
+  suppressions: SuppressionService;
+}
+
+/** The request's name of each part of the send's own content. */
+const CONTENT_FIELDS: Record<string, string> = { html: 'htmlContent', text: 'textContent' };
+
+const refused = (reason: EmailReason, extra: Pick<EmailEnvelope, 'missing' | 'field' | 'error'> = {}): EmailEnvelope => ({
+  success: true,
+  status: 'refused',
+  messageId: null,
+  reason,
+  ...extra,
+});
+
+/**
+ * Why the address may not be mailed, from the suppression list and what its subscribers say (one row's word holds
+ * for the address): a complaint, then a bounce, then the project's own suppression; an unsubscribe (or email turned
+ * off) only without `essential`, which never lifts the others.
+ */
+function recipientRefusal(suppressed: SuppressionReason | undefined, holders: EmailHolders | undefined, essential: boolean): EmailReason | undefined {
+  const says = (status: 'complained' | 'bounced' | 'unsubscribed') => suppressed === status || holders?.statuses.includes(status) === true;
+  if (says('complained')) return 'recipient_complained';
+  if (says('bounced')) return 'recipient_bounced';
+  if (suppressed === 'manual') return 'recipient_suppressed';
+  if (!essential && (says('unsubscribed') || holders?.emailOff === true)) return 'recipient_unsubscribed';
+  return undefined;
+}
+
+/** An engine reason as this route reports it; the engine's word for an opted-out address is the recipient's here. */
+function deliveryReason(reason: DeliveryReason | null): EmailReason {
+  switch (reason) {
+    case 'recipient_bounced':
+    case 'recipient_complained':
+    case 'provider_not_configured':
+    case 'sandbox_limit_reached':
+      return reason;
+    case 'subscriber_unsubscribed':
+      return 'recipient_unsubscribed';
+    default:
+      return 'provider_error';
+  }
+}
+
+export class TransactionalEmailService {
+  constructor(
+    private readonly db: Db,
+    private readonly delivery: DeliveryEngine,
+    private readonly deps: TransactionalEmailDependencies,
+    private readonly options: TransactionalOptions,
+  ) {}
+
+  /**
+   * Sends one email now and logs the send; 422 `sender_domain_not_verified` when senderEmail or replyTo is on no
+   * verified sending domain of the project. A test key's email is rendered and recorded, never sent.
+   */
+  async send(sender: ProjectTenant, input: EmailInput, idempotencyKey: string | undefined): Promise<EmailEnvelope> {
+    await this.checkSenders(sender.projectId, input);
+    const { envelope, messageId } = await this.deliver(sender, input);
+    await repo.insertSend(this.db, {
+      id: newId('txs'),
+      projectId: sender.projectId,
+      channel: 'email',
+      apiKeyId: sender.apiKeyId,
+      sandbox: sender.sandbox,
+      recipient: { to: input.to },
+      messageId,
+      idempotencyKey: idempotencyKey ?? null,
+      outcome: { ...envelope },
+      reason: envelope.reason,
+    });
+    return envelope;
+  }
+
+  /** The sender is the project's to prove, never Herald's to rewrite: each address on a verified domain, or 422. */
+  private async checkSenders(projectId: string, input: EmailInput): Promise<void> {
+    const named = [['senderEmail', input.senderEmail] as const, ...(input.replyTo === undefined ? [] : [['replyTo', input.replyTo] as const])];
+    const details = [];
+    for (const [field, address] of named) {
+      if (await this.deps.domains.verifiedDomainFor(projectId, address)) continue;
+      const domain = address.slice(address.lastIndexOf('@') + 1).toLowerCase();
+      details.push({ field, error: `${domain} is not a verified sending domain of the project, nor a subdomain of one` });
+    }
+    if (details.length > 0) {
+      throw new AppError(422, 'sender_domain_not_verified', 'The sender is not on a verified sending domain of the project', details);
+    }
+  }
+
+  private async deliver(sender: ProjectTenant, input: EmailInput): Promise<{ envelope: EmailEnvelope; messageId: string | null }> {
+    const none = { messageId: null };
+    const rendered = await this.render(sender, input);
+    // A part of the send's own content is named as the request names it; a template's, as the template does.
+    const field = (part: string) => (input.templateId === undefined ? (CONTENT_FIELDS[part] ?? part) : part);
+    if (!rendered.ok) {
+      if (rendered.reason === 'template_variables_missing') return { ...none, envelope: refused(rendered.reason, { missing: rendered.missing }) };
+      if (rendered.reason === 'template_render_failed') return { ...none, envelope: refused(rendered.reason, { field: field(rendered.field), error: rendered.error }) };
+      return { ...none, envelope: refused(rendered.reason) };
+    }
+    const content: EmailContent = {
+      subject: rendered.subject,
+      html: rendered.html,
+      text: rendered.text,
+      preheader: rendered.preheader ?? undefined,
+      from: { email: input.senderEmail, name: input.senderName },
+      replyTo: input.replyTo === undefined ? undefined : { email: input.replyTo },
+    };
+    // What rendering made of the parts may still not go as an email (a value stretching the subject past 998 characters).
+    const problem = this.delivery.validate('email', content)?.[0];
+    if (problem) return { ...none, envelope: refused('template_render_failed', { field: field(problem.field ?? 'html'), error: problem.error }) };
+
+    const address = input.to.toLowerCase();
+    const essential = input.essential === true;
+    // A suppressed address is refused before any contact is made for it.
+    const suppressed = await this.deps.suppressions.reasonFor(sender, address);
+    const early = recipientRefusal(suppressed, undefined, essential);
+    if (early) return { ...none, envelope: refused(early) };
+    const holders = await this.deps.contacts.emailRecipient(sender, address);
+    const refusal = recipientRefusal(suppressed, holders, essential);
+    if (refusal) return { ...none, envelope: refused(refusal) };
+
+    // Cached only while the engine hears of changes: a change to the project's policy or zone applies to the next send.
+    const project = (await this.delivery.sendingProjects([sender.projectId])).get(sender.projectId)!;
+    const now = this.options.clock();
+    const message: MessageRecord<'email'> = {
+      id: newId('msg'),
+      projectId: sender.projectId,
+      channel: 'email',
+      source: 'transactional',
+      campaignId: null,
+      sandbox: sender.sandbox,
+      content,
+      options: essential ? { essential } : {},
+    };
+    // The sandbox sends nothing, so it draws nothing from the cap. A reservation locks the organization's counter for
+    // the month until its transaction ends: made in a statement of its own, concurrent sends wait for that statement,
+    // not for each other's whole transaction. What a refusal or a failed write leaves unused is given back.
+    const quota = sender.sandbox ? undefined : await reserveEmailQuota(this.db, sender.projectId, 1, now);
+    const giveBack = async () => {
+      if (quota?.granted) await refundEmailQuota(this.db, sender.projectId, 1, now);
+    };
+    type Held = { refusal: EmailReason } | { claimed: Awaited<ReturnType<typeof insertClaimedDeliveries>> };
+    let held: Held;
+    try {
+      held = await this.db.transaction(async (tx): Promise<Held> => {
+        const [decision] = await decidePolicy(tx, project, 'email', [{ recipient: address, timezone: holders.timezone }], now);
+        if (!decision!.allowed) return { refusal: decision!.reason };
+        if (quota?.granted === 0) return { refusal: 'monthly_cap_reached' };
+        await insertMessage(tx, message);
+        // Under the cap lock until commit: a concurrent send to the same address counts this one as in flight.
+        return { claimed: await insertClaimedDeliveries(tx, message, [{ subscriberId: holders.subscriberId, destination: address }], this.options.leaseSeconds) };
+      });
+    } catch (error) {
+      await giveBack();
+      throw error;
+    }
+    if ('refusal' in held) {
+      await giveBack();
+      return { ...none, envelope: refused(held.refusal) };
+    }
+
+    const [result] = await this.delivery.deliverNow(held.claimed, message, project, { queueAfterBudget: true });
+    // The cap counts mail a provider accepted; a queued email is reserved again by the worker that sends it.
+    if (!sender.sandbox && result!.status !== 'sent') await refundEmailQuota(this.db, sender.projectId, 1, now);
+    const envelope: EmailEnvelope =
+      result!.status === 'sent'
+        ? { success: true, status: sender.sandbox ? 'sandbox' : 'sent', messageId: message.id, reason: sender.sandbox ? 'sandbox' : null }
+        : result!.status === 'queued'
+          ? // The last failure; none when it only waits for its provider's rate.
+            { success: true, status: 'queued', messageId: message.id, reason: result!.reason && deliveryReason(result!.reason) }
+          : { success: true, status: 'failed', messageId: message.id, reason: deliveryReason(result!.reason) };
+    return { messageId: message.id, envelope };
+  }
+
+  /** The saved template of the key's project and environment, or the send's own content, rendered with its variables now. */
+  private render(sender: ProjectTenant, input: EmailInput): Promise<TemplateRender> | TemplateRender {
+    const variables = input.variables ?? {};
+    if (input.templateId !== undefined) return this.deps.templates.render(sender, input.templateId, variables, { subject: input.subject });
+    return this.deps.templates.renderContent({ subject: input.subject!, html: input.htmlContent!, text: input.textContent }, variables, CONTENT_FIELDS);
+  }
+}
