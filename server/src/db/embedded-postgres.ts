@@ -65,7 +65,7 @@ function sharedBuffersMb(): number {
  * PostgreSQL (or a test's server) binds it.
  */
 export async function freePort(): Promise<number> {
-  const [low] = (await readFile('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').catch(() => '0')).trim().split(/\s+/).map(Number);
+  const low = Number((await readFile('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').catch(() => '0')).trim().split(/\s+/)[0]);
   for (let attempt = 0; low > 12_000 && attempt < 50; attempt++) {
     const port = 10_000 + Math.floor(Math.random() * (low - 10_000));
     if (await listenOnce(port).catch(() => 0)) return port;
