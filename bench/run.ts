@@ -5,9 +5,10 @@
 // BENCH_CONNECTIONS (100), BENCH_PUSH_N (100,000), BENCH_PUSH_WEB_PUSH_N (20,000), BENCH_PUSH_RSS_N (0: no memory run;
 // 1000000 for the 1M-recipient run, ~5 min more), BENCH_PUSH_CAMPAIGN_N (1,000,000: one campaign through the API, end
 // to end, ~5 min; 0 skips it), BENCH_EMAIL_N (2,000 per run), BENCH_EMAIL_CONNECTIONS (50), BENCH_EMAIL_RENDER_N
-// (2,000), BENCH_DATABASE_URL (else an embedded PostgreSQL in a temporary directory). DELIVERY_* and PUSH_* settings
+// (2,000), BENCH_EMAIL_CAMPAIGN_N (1,000,000 recipients; 0 skips it), BENCH_EMAIL_CAMPAIGN_SEND (20,000 emails timed,
+// then the campaign is cancelled; BENCH_EMAIL_CAMPAIGN_N sends it all, ~1 h here), BENCH_DATABASE_URL (else an embedded PostgreSQL in a temporary directory). DELIVERY_* and PUSH_* settings
 // are passed on to the push benchmarks' worker processes; DELIVERY_*, EMAIL_*, TRANSACTIONAL_* and DB_POOL_MAX to the
-// email benchmark's API process (EMAIL_SMTP_CONNECTIONS also sizes its nodemailer baseline's pool).
+// email benchmark's API and campaign worker processes (EMAIL_SMTP_CONNECTIONS also sizes its nodemailer baseline's pool).
 import { analyticsCase, exportCase, listCases, reachCases, type AudienceContext } from './cases/audience.js';
 import { campaignCases } from './cases/campaign.js';
 import { dashboardListCase } from './cases/dashboard.js';
@@ -128,6 +129,8 @@ async function main() {
           n: intEnv('BENCH_EMAIL_N', 2_000),
           connections: Math.max(1, intEnv('BENCH_EMAIL_CONNECTIONS', 50)),
           renderN: Math.max(1, intEnv('BENCH_EMAIL_RENDER_N', 2_000)),
+          campaignN: intEnv('BENCH_EMAIL_CAMPAIGN_N', 1_000_000),
+          campaignSend: intEnv('BENCH_EMAIL_CAMPAIGN_SEND', 20_000),
         })),
       );
     }

@@ -13,6 +13,7 @@ import { createEmailLinks } from '../../server/src/delivery/email-links.js';
 import { EmailTemplateService } from '../../server/src/modules/email-templates/email-template.service.js';
 import { htmlToPlainText, parseTemplate, renderTemplate } from '../../server/src/shared/merge-tags.js';
 import { startDnsServer, type DnsServer } from '../../server/test/dns-server.js';
+import { emailCampaignCases } from './email-campaign.js';
 import { log, measure, ratio, type CaseResult, type Measurement } from '../lib/harness.js';
 import {
   cpuSecondsOf,
@@ -39,6 +40,9 @@ export interface EmailContext {
   connections: number;
   /** Messages rendered in-process for the render cost (BENCH_EMAIL_RENDER_N). */
   renderN: number;
+  /** The campaign case's audience and emails timed (BENCH_EMAIL_CAMPAIGN_N, BENCH_EMAIL_CAMPAIGN_SEND): bench/cases/email-campaign.ts. */
+  campaignN: number;
+  campaignSend: number;
 }
 
 /** The issue's target: Herald's throughput at least 0.7 of bare nodemailer's, both signing with DKIM. */
@@ -150,19 +154,23 @@ export async function emailCases(ctx: EmailContext): Promise<CaseResult[]> {
   const url = new URL(ctx.databaseUrl);
   url.searchParams.set('application_name', APPLICATION_NAME);
   let herald: Child | undefined;
+  // The API's and the campaign worker's: engine, email and database settings can be tried without code changes
+  // (EMAIL_SMTP_CONNECTIONS=10 npm run bench -- email).
+  const heraldEnv = {
+    DNS_SERVERS: dns.address,
+    EMAIL_BOUNCE_DOMAIN: BOUNCE_DOMAIN,
+    EMAIL_SMTP_CONNECTIONS: String(smtpConnections),
+    ...Object.fromEntries(Object.entries(process.env).filter(([name]) => /^(DELIVERY|EMAIL|TRANSACTIONAL)_|^DB_POOL_MAX$/.test(name)) as [string, string][]),
+  };
   try {
     herald = await startHerald({
       DATABASE_URL: url.toString(),
-      DNS_SERVERS: dns.address,
       JWT_SECRET,
       PUBLIC_URL,
-      EMAIL_BOUNCE_DOMAIN: BOUNCE_DOMAIN,
       LOG_LEVEL: 'warn',
       RATE_LIMIT_TRANSACTIONAL: '100000000',
       RATE_LIMIT_DEFAULT: '100000000',
-      EMAIL_SMTP_CONNECTIONS: String(smtpConnections),
-      // Engine, email and database settings can be tried without code changes: EMAIL_SMTP_CONNECTIONS=10 npm run bench -- email
-      ...Object.fromEntries(Object.entries(process.env).filter(([name]) => /^(DELIVERY|EMAIL|TRANSACTIONAL)_|^DB_POOL_MAX$/.test(name)) as [string, string][]),
+      ...heraldEnv,
     });
     const api = herald;
     const setup = await setUp(api, ctx.owner, dns, sink);
@@ -255,6 +263,25 @@ export async function emailCases(ctx: EmailContext): Promise<CaseResult[]> {
     log(`email: rendering, ${ctx.renderN.toLocaleString('en')} messages in this process`);
     const render = await renderCase(ctx, templates);
 
+    const campaign = await emailCampaignCases({
+      databaseUrl: ctx.databaseUrl,
+      api,
+      projectId: setup.projectId,
+      key: setup.key,
+      sink,
+      pool,
+      n: ctx.campaignN,
+      measured: ctx.campaignSend,
+      baseline,
+      workerEnv: heraldEnv,
+      subject: SUBJECT,
+      html: HTML,
+      from: { email: `news@${DOMAIN}`, name: 'Bench Shop' },
+      bounceDomain: BOUNCE_DOMAIN,
+      renderN: ctx.renderN,
+      runs: ctx.runs,
+    });
+
     // Every sampled message of both senders carried a DKIM signature that verifies against its domain's published key.
     await sleep(500);
     const { dkim } = await sink.stats();
@@ -276,7 +303,7 @@ export async function emailCases(ctx: EmailContext): Promise<CaseResult[]> {
       value: unloaded.latency.p99,
       extra: { requests: UNLOADED_N, p50ms: unloaded.latency.p50, averageMs: unloaded.latency.average, maxMs: unloaded.latency.max },
     }));
-    return [throughHerald, baseline, ratio('email ratio (Herald / bare nodemailer)', throughHerald, baseline, RATIO_TARGET), latency, latencyAlone, render];
+    return [throughHerald, baseline, ratio('email ratio (Herald / bare nodemailer)', throughHerald, baseline, RATIO_TARGET), latency, latencyAlone, render, ...campaign];
   } finally {
     await herald?.stop();
     await sink.stop();
