@@ -3,9 +3,10 @@
 // merge tags inserted, the preview rendered for a chosen subscriber at both widths, the email reach), a test send
 // reaching the peer, scheduled at each recipient's local time with its counters moving live, paused, resumed,
 // cancelled and duplicated; a sent one, its link clicked, with its chart's numbers and top links, archived and re-sent;
-// the list's filters; a VIEWER's read-only page.
+// the list's filters; a VIEWER's read-only page; one held up by an SMTP server that cannot be reached says why.
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../server/src/db/embedded-postgres.js';
 import { startDnsServer, type DnsServer } from '../../server/test/dns-server.js';
 import { startSmtpPeer, type SmtpPeer } from '../../server/test/smtp-peer.js';
 import { ADMIN, api, expectAccessible, findChromium, screenshot, startSession, VIEWER, type Herald, type Session } from './browser.js';
@@ -44,7 +45,8 @@ describe.skipIf(!chromiumPath)('email campaigns in Chromium', { timeout: 90_000 
   beforeAll(async () => {
     dns = await startDnsServer();
     peer = await startSmtpPeer();
-    session = await startSession(chromiumPath!, { DNS_SERVERS: dns.address });
+    // Retries a second or two apart, never given up on within a test: a campaign held up waits for its provider.
+    session = await startSession(chromiumPath!, { DNS_SERVERS: dns.address, DELIVERY_RETRY_MAX: '2', DELIVERY_MAX_ATTEMPTS: '100' });
     ({ herald, auth, projectId } = session);
     const domain = await api<EmailDomain>(herald, 'POST', `/projects/${projectId}/email-domains`, { domain: DOMAIN }, auth);
     for (const record of domain.records) if (record.checked) dns.setTxt(record.name, record.value);
@@ -354,6 +356,45 @@ describe.skipIf(!chromiumPath)('email campaigns in Chromium', { timeout: 90_000 
     await page.getByRole('link', { name: 'Spring news', exact: true }).waitFor();
     expect(await page.getByRole('link', { name: 'New email campaign' }).count()).toBe(0);
     await expectAccessible(page, 'email campaigns as a viewer');
+    await context.close();
+  });
+
+  it('a campaign whose SMTP server cannot be reached says why on its page, until a send goes through', async () => {
+    const held = `held-${stamp}@example.org`;
+    await api(herald, 'POST', '/contacts', { projectId, email: held, tags: ['held'] }, auth);
+    const provider = (port: number) => api(herald, 'PUT', `/projects/${projectId}/channels/email`, { provider: 'smtp', settings: { host: '127.0.0.1', port, secure: false } }, auth);
+    // Nothing listens there: every connection is refused.
+    await provider(await freePort());
+    const campaign = await api<EmailCampaign>(
+      herald,
+      'POST',
+      '/email-campaigns',
+      {
+        projectId,
+        name: 'Held up',
+        content: { subject: 'Held', html: '<p>Held</p>', from: { email: `sales@${DOMAIN}` } },
+        segment: { filters: { tags: { any: ['held'] } } },
+        schedule: { mode: 'immediate' },
+      },
+      auth,
+    );
+    const { context, page } = await session.newPage();
+    await session.openDemo(page, ADMIN);
+    await page.goto(`${herald.url}/app/projects/${projectId}/email-campaigns/${campaign.id}`);
+    await page.getByRole('heading', { name: 'Held up' }).waitFor();
+    const banner = page.getByRole('alert').filter({ hasText: 'Sending is held up' });
+    await expect
+      .poll(() => banner.textContent(), { timeout: 10_000 })
+      .toMatch(/^Sending is held up: the email provider refused the connection \(ECONNREFUSED\) since \d.* — Herald keeps retrying\.$/);
+    expect(await page.getByTestId('sending-issue').textContent()).toContain('connect ECONNREFUSED 127.0.0.1:');
+    expect(await status(page).textContent()).toBe('sending');
+    await expectAccessible(page, 'email campaign held up by its provider');
+
+    // The provider back: the next retry goes through, and the banner goes with the stream's next event.
+    await provider(peer.port);
+    await expect.poll(() => status(page).textContent(), { timeout: 15_000 }).toBe('sent');
+    expect(await page.getByTestId('sending-issue').count()).toBe(0);
+    expect(peer.received(held)).toHaveLength(1);
     await context.close();
   });
 

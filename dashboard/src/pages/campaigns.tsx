@@ -13,6 +13,7 @@ import { NotificationPreview } from '../components/notification-preview';
 import { dateTime, everyValue } from '../components/format';
 import { Pagination } from '../components/pagination';
 import { ErrorMessage, QueryState } from '../components/query-state';
+import { SendingIssueBanner } from '../components/sending-issue';
 
 type Campaign = Schemas['Campaign'];
 type Stats = Schemas['CampaignStats'];
@@ -150,7 +151,7 @@ export function CampaignsPage() {
   );
 }
 
-type Progress = Stats & { status: Campaign['status'] };
+type Progress = Stats & { status: Campaign['status']; sendingIssue: Campaign['sendingIssue'] };
 
 /** The campaign's progress events (spec 6.3) while it is not final; the stream ends itself after a final status. */
 function useProgress(campaign: Campaign | undefined): Progress | undefined {
@@ -222,6 +223,7 @@ export function CampaignPage() {
           const streamed = progress && !FINAL.includes(c.status) ? progress : undefined;
           const stats: Stats = streamed ?? c.stats;
           const status = streamed?.status ?? c.status;
+          const issue = streamed ? streamed.sendingIssue : c.sendingIssue;
           return (
             <>
               <h2 id="campaign-title">{c.name}</h2>
@@ -230,6 +232,7 @@ export function CampaignPage() {
                 {c.sandbox && <span className="badge test"> test (sandbox)</span>}
                 {c.failureReason && <span className="error"> ({c.failureReason})</span>}
               </p>
+              <SendingIssueBanner issue={issue} channel="push" />
               <dl className="details stats" aria-label="Statistics" aria-live="polite">
                 {STAT_LABELS.map(([key, label]) => (
                   <div key={key}>

@@ -14,6 +14,7 @@ import { Field, FormError } from '../components/field';
 import { dateTime } from '../components/format';
 import { LineChart, type Series } from '../components/line-chart';
 import { ErrorMessage, QueryState } from '../components/query-state';
+import { SendingIssueBanner } from '../components/sending-issue';
 import { mergeFieldsOf, parseAddresses } from './email-campaign-builder-model';
 
 type EmailCampaign = Schemas['EmailCampaign'];
@@ -23,7 +24,7 @@ type Status = EmailCampaign['status'];
 
 const FINAL: readonly Status[] = ['sent', 'cancelled', 'failed', 'archived'];
 
-type Progress = Stats & { status: Status };
+type Progress = Stats & { status: Status; sendingIssue: EmailCampaign['sendingIssue'] };
 
 /**
  * The campaign's counters from its event stream while it is not final (the stream ends itself after a final
@@ -101,6 +102,7 @@ export function EmailCampaignPage() {
           // The stream's snapshot, while there is one newer than the campaign as read.
           const stats: Stats = progress ?? c.stats;
           const status = progress?.status ?? c.status;
+          const issue = progress ? progress.sendingIssue : c.sendingIssue;
           return (
             <>
               <h2 id="campaign-title">{c.name}</h2>
@@ -109,6 +111,7 @@ export function EmailCampaignPage() {
                 {c.sandbox && <span className="badge test"> test (sandbox)</span>}
                 {c.failureReason && <span className="error"> ({c.failureReason})</span>}
               </p>
+              <SendingIssueBanner issue={issue} channel="email" />
               {canWrite && <CampaignActions projectId={projectId} campaign={c} status={status} />}
               <Counters stats={stats} />
               {c.status !== 'draft' && <Activity campaignId={c.id} live={!FINAL.includes(status)} />}

@@ -533,6 +533,23 @@ export type MessageContent<C extends Channel = Channel> = ChannelMessages[C]['co
 /** A message's channel with its content and options, discriminated by the channel. */
 export type ChannelMessage<C extends Channel = Channel> = { [K in C]: { channel: K } & ChannelMessages[K] }[C];
 
+/**
+ * Why a message's sending is held up: its latest retryable provider failure while no delivery of it is accepted. The
+ * engine sets it per batch and clears it when a later batch has a delivery the provider accepted.
+ */
+export interface SendingIssue {
+  /** The delivery reason code (`provider_error` …). */
+  reason: string;
+  /** What the provider answered: `smtp_451`, `http_503`, `esocket`, `throttling` … */
+  providerCode: string | null;
+  /** The provider's words, shortened, addresses and URLs taken out. */
+  detail: string | null;
+  /** ISO 8601: the latest failure. */
+  at: string;
+  /** ISO 8601: the first failure of this streak. */
+  since: string;
+}
+
 export const messages = pgTable(
   'messages',
   {
@@ -553,6 +570,8 @@ export const messages = pgTable(
     /** Its channel's content (`ChannelMessages`). */
     content: jsonb('content').$type<MessageContent>().notNull(),
     options: jsonb('options').$type<ChannelMessage['options']>().notNull(),
+    /** Set while its provider keeps failing (`SendingIssue`), null once a delivery goes through again. */
+    sendingIssue: jsonb('sending_issue').$type<SendingIssue>(),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [index('messages_project_idx').on(t.projectId, t.createdAt), index('messages_campaign_idx').on(t.campaignId)],

@@ -370,6 +370,15 @@ export class DeliveryEngine {
     // The transactional path reserves its email before it writes the delivery, and answers the cap itself.
     const quota = inline ? { cleared, drawn: new Map<string, number[]>(), at: new Date() } : await this.drawMonthlyCap(cleared, results);
     let pending = quota.cleared;
+    // What the provider made of each campaign message in this batch: its campaign shows why sending is held up.
+    const seen = new Map<string, { message: MessageRecord; sent: boolean; failure?: ProviderError }>();
+    const saw = (p: Pending, failure?: ProviderError) => {
+      if (p.message.source !== 'campaign') return;
+      const entry = seen.get(p.message.id) ?? { message: p.message, sent: false };
+      if (failure === undefined) entry.sent = true;
+      else if (failure.retryable && failure.deadRecipient === undefined) entry.failure = failure;
+      seen.set(p.message.id, entry);
+    };
 
     while (pending.length > 0) {
       const retries: typeof pending = [];
@@ -417,6 +426,7 @@ export class DeliveryEngine {
         const outcomes = await provider.send(group.map((p) => p.item));
         group.forEach((p, i) => {
           const outcome: SendOutcome = outcomes[i] ?? { ok: false, error: missingOutcome(provider.name) };
+          saw(p, outcome.ok ? undefined : outcome.error);
           if (outcome.ok) {
             final(p.delivery, p.attempts, { status: 'sent', reason: null, providerCode: outcome.providerCode, providerMessageId: outcome.providerMessageId, delayMs: 0 });
             return;
@@ -441,6 +451,7 @@ export class DeliveryEngine {
 
     await repo.deactivateDeadRecipients(this.options.db, dead);
     await this.record(this.options.db, updates);
+    await this.recordSendingIssues(seen.values());
     // The cap counts email a provider accepted: what was reserved and did not go is given back.
     const sent = new Set(results.filter((r) => r.status === 'sent').map((r) => r.deliveryId));
     for (const [projectId, ids] of quota.drawn) {
@@ -554,6 +565,21 @@ export class DeliveryEngine {
     }, Math.max(0, at - Date.now()));
     timer.unref();
     this.heldWake = { at, timer };
+  }
+
+  /**
+   * A message with a delivery through clears its issue; one whose deliveries met only failures, some retryable, gets
+   * the latest. Its errors are logged, never thrown: the outcomes are already committed.
+   */
+  private async recordSendingIssues(seen: Iterable<{ message: MessageRecord; sent: boolean; failure?: ProviderError }>): Promise<void> {
+    const at = (this.options.clock ?? (() => new Date()))();
+    const changes: repo.SendingIssueChange[] = [];
+    for (const { message, sent, failure } of seen) {
+      const target = { projectId: message.projectId, messageId: message.id };
+      if (sent) changes.push({ ...target, cleared: true });
+      else if (failure) changes.push({ ...target, cleared: false, reason: failure.reason, providerCode: failure.providerCode, detail: issueDetail(failure.message), at });
+    }
+    await repo.recordSendingIssues(this.options.db, changes).catch((error: unknown) => this.options.logger?.error({ err: error }, 'could not record sending issues'));
   }
 
   private async record(db: Db, updates: DeliveryUpdate[]): Promise<void> {
@@ -712,6 +738,20 @@ function markDead(dead: DeadRecipients, delivery: ClaimedDelivery, error: Provid
     const reason = channel === 'email' ? 'bounced' : error.providerCode;
     dead.addresses.push({ projectId, sandbox, channel, address, status: 'unreachable', reason, source: 'provider' });
   }
+}
+
+/**
+ * A provider's words as a campaign shows them: addresses and URLs (a push endpoint is a capability) taken out, one
+ * line, at most 200 characters.
+ */
+function issueDetail(message: string): string | null {
+  const detail = message
+    .replace(/[a-z][a-z0-9+.-]*:\/\/\S+/gi, '<url>')
+    .replace(/[^\s<>@"']+@[^\s<>@"']+/g, '<address>')
+    .replace(/\s+/g, ' ')
+    .trim();
+  if (detail === '') return null;
+  return detail.length > 200 ? `${detail.slice(0, 199)}…` : detail;
 }
 
 const missingOutcome = (provider: string) =>

@@ -472,6 +472,39 @@ export async function recordOutcomes(db: Db, updates: readonly DeliveryUpdate[])
   return rows[0]?.recorded ?? 0;
 }
 
+/** What one batch showed of a campaign message's provider: a delivery went through, or the latest retryable failure. */
+export type SendingIssueChange =
+  | { projectId: string; messageId: string; cleared: true }
+  | { projectId: string; messageId: string; cleared: false; reason: DeliveryReason; providerCode: string | null; detail: string | null; at: Date };
+
+/**
+ * Records `messages.sending_issue` for a batch's messages in one statement: a failure replaces the issue and keeps its
+ * `since` (the streak's start), a delivery that went through clears it — written only where one is set, so batches
+ * that go through write nothing. Message rows are locked in id order, as two workers may record the same messages.
+ */
+export async function recordSendingIssues(db: Db, changes: readonly SendingIssueChange[]): Promise<void> {
+  if (changes.length === 0) return;
+  const column = <T>(pick: (c: SendingIssueChange) => T) => sql.param(changes.map(pick));
+  const failure = <T>(pick: (c: Extract<SendingIssueChange, { cleared: false }>) => T) => (c: SendingIssueChange) => (c.cleared ? null : pick(c));
+  await db.execute(sql`
+    WITH x AS (
+      SELECT * FROM unnest(
+        ${column((c) => c.projectId)}::text[], ${column((c) => c.messageId)}::text[], ${column((c) => c.cleared)}::boolean[],
+        ${column(failure((c) => c.reason))}::text[], ${column(failure((c) => c.providerCode))}::text[],
+        ${column(failure((c) => c.detail))}::text[], ${column(failure((c) => c.at.toISOString()))}::text[]
+      ) AS x(project_id, message_id, cleared, reason, code, detail, at)
+    ), locked AS (
+      SELECT m.id FROM messages m JOIN x ON m.project_id = x.project_id AND m.id = x.message_id
+      WHERE NOT x.cleared OR m.sending_issue IS NOT NULL
+      ORDER BY m.id FOR NO KEY UPDATE OF m
+    )
+    UPDATE messages m SET sending_issue = CASE WHEN x.cleared THEN NULL ELSE jsonb_build_object(
+        'reason', x.reason, 'providerCode', x.code, 'detail', x.detail, 'at', x.at,
+        'since', coalesce(m.sending_issue ->> 'since', x.at)) END
+    FROM x JOIN locked ON locked.id = x.message_id
+    WHERE m.id = x.message_id AND m.project_id = x.project_id`);
+}
+
 /** Recipients a provider found dead, by what is dead: a push device (its subscriber), or an address on a channel. */
 export interface DeadRecipients {
   devices: Record<DeadRecipient, string[]>;

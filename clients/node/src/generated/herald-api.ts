@@ -1154,7 +1154,7 @@ export interface paths {
         };
         /**
          * Live progress of a campaign (server-sent events)
-         * @description A dashboard token only: in the `token` and `orgId` query parameters (EventSource cannot set headers), or in the usual `Authorization: Bearer` and `x-org-id` headers when there is no `token` parameter (the two are never mixed). API keys are refused (401 Invalid or expired token): API-key callers poll GET /campaigns/{id}. Each event is `data: {"status", "queued", "sent", "delivered", "clicked", "dismissed", "failed", "suppressed", "ctr", "deliveryRate"}`: one on connect, then one whenever something changed (read at most every 400 ms, changes in between coalesced), with a `: heartbeat` comment every 15 s. The stream ends after an event with a final status (sent, cancelled, failed, archived) or when the campaign is deleted.
+         * @description A dashboard token only: in the `token` and `orgId` query parameters (EventSource cannot set headers), or in the usual `Authorization: Bearer` and `x-org-id` headers when there is no `token` parameter (the two are never mixed). API keys are refused (401 Invalid or expired token): API-key callers poll GET /campaigns/{id}. Each event is `data: {"status", "queued", "sent", "delivered", "clicked", "dismissed", "failed", "suppressed", "ctr", "deliveryRate", "sendingIssue"}` (sendingIssue as on the campaign: why its provider holds sending up, or null): one on connect, then one whenever something changed (read at most every 400 ms, changes in between coalesced), with a `: heartbeat` comment every 15 s. The stream ends after an event with a final status (sent, cancelled, failed, archived) or when the campaign is deleted.
          */
         get: {
             parameters: {
@@ -3392,7 +3392,7 @@ export interface paths {
         };
         /**
          * Live counters of an email campaign (server-sent events)
-         * @description As GET /campaigns/{id}/stream, with the email counters: each event is `data: {"status", "totalTargeted", "sent", "delivered", "opened", "clicked", "bounced", "complained", "unsubscribed", "failed", "suppressed", and the rates}`, one on connect and one whenever something changed (read at most every 400 ms), so the dashboard's counters move within the two seconds of spec 6.3. API-key callers poll GET /email-campaigns/{id}.
+         * @description As GET /campaigns/{id}/stream, with the email counters: each event is `data: {"status", "totalTargeted", "sent", "delivered", "opened", "clicked", "bounced", "complained", "unsubscribed", "failed", "suppressed", the rates, and "sendingIssue" as on the campaign}`, one on connect and one whenever something changed (read at most every 400 ms), so the dashboard's counters move within the two seconds of spec 6.3. API-key callers poll GET /email-campaigns/{id}.
          */
         get: {
             parameters: {
@@ -11977,6 +11977,8 @@ export interface components {
                 /** @description A saved segment of the same project and environment: a sandbox segment for a test key's campaign, a live one otherwise */
                 savedSegmentId: string;
             };
+            /** @description While the campaign is sending (or paused): the provider failing every delivery lately, and since when (null when the latest batch went through, and always once the campaign is no longer sending or paused). The progress stream carries it too. */
+            sendingIssue: components["schemas"]["SendingIssue"] | null;
             /** @description When sending started */
             sentAt: string | null;
             stats: components["schemas"]["CampaignStats"];
@@ -12042,6 +12044,8 @@ export interface components {
                 /** @description A saved segment of the same project and environment: a sandbox segment for a test key's campaign, a live one otherwise */
                 savedSegmentId: string;
             };
+            /** @description While the campaign is sending (or paused): the provider failing every delivery lately, and since when (null when the latest batch went through, and always once the campaign is no longer sending or paused). The progress stream carries it too. */
+            sendingIssue: components["schemas"]["SendingIssueInput"] | null;
             /** @description When sending started */
             sentAt: string | null;
             stats: components["schemas"]["CampaignStatsInput"];
@@ -12281,6 +12285,8 @@ export interface components {
                 /** @description A saved segment of the same project and environment: a sandbox segment for a test key's campaign, a live one otherwise */
                 savedSegmentId: string;
             };
+            /** @description While the campaign is sending (or paused): the provider failing every delivery lately, and since when (null when the latest batch went through, and always once the campaign is no longer sending or paused). The progress stream carries it too. */
+            sendingIssue: components["schemas"]["SendingIssue"] | null;
             /** @description When sending started */
             sentAt: string | null;
             stats: components["schemas"]["EmailCampaignStats"];
@@ -12527,6 +12533,8 @@ export interface components {
                 /** @description A saved segment of the same project and environment: a sandbox segment for a test key's campaign, a live one otherwise */
                 savedSegmentId: string;
             };
+            /** @description While the campaign is sending (or paused): the provider failing every delivery lately, and since when (null when the latest batch went through, and always once the campaign is no longer sending or paused). The progress stream carries it too. */
+            sendingIssue: components["schemas"]["SendingIssueInput"] | null;
             /** @description When sending started */
             sentAt: string | null;
             stats: components["schemas"]["EmailCampaignStatsInput"];
@@ -13283,6 +13291,32 @@ export interface components {
             sandbox: boolean;
             /** @description ISO 8601 timestamp */
             updatedAt: string;
+        };
+        /** @description Why a campaign's sending is held up: each batch of its deliveries the provider failed, with a failure Herald retries and none accepted, records its latest failure here; the next delivery the provider accepts clears it. The deliveries wait for their retries meanwhile (backoff up to DELIVERY_RETRY_MAX, at most DELIVERY_MAX_ATTEMPTS attempts), so the counters stop moving. */
+        SendingIssue: {
+            /** @description When the latest failure was recorded */
+            at: string;
+            /** @description The provider's own words, at most 200 characters, with addresses and URLs taken out */
+            detail: string | null;
+            /** @description What the provider answered: an SMTP reply (`smtp_451`); a connection that failed (`esocket`, `econnection`, `etimedout`: the SMTP server could not be reached; the Node.js code for a push service, e.g. `ECONNREFUSED`, or `timeout`); a push service's HTTP status (`http_503`, `http_429`); an SES error (`ses_throttling`, `ses_too_many_requests`, `ses_sending_paused` …) */
+            providerCode: string | null;
+            /** @description The delivery reason code of the latest failure: `provider_error` (the provider failed for now) */
+            reason: string;
+            /** @description When the first failure of this streak was recorded: no delivery of the campaign went through since */
+            since: string;
+        };
+        /** @description Why a campaign's sending is held up: each batch of its deliveries the provider failed, with a failure Herald retries and none accepted, records its latest failure here; the next delivery the provider accepts clears it. The deliveries wait for their retries meanwhile (backoff up to DELIVERY_RETRY_MAX, at most DELIVERY_MAX_ATTEMPTS attempts), so the counters stop moving. */
+        SendingIssueInput: {
+            /** @description When the latest failure was recorded */
+            at: string;
+            /** @description The provider's own words, at most 200 characters, with addresses and URLs taken out */
+            detail: string | null;
+            /** @description What the provider answered: an SMTP reply (`smtp_451`); a connection that failed (`esocket`, `econnection`, `etimedout`: the SMTP server could not be reached; the Node.js code for a push service, e.g. `ECONNREFUSED`, or `timeout`); a push service's HTTP status (`http_503`, `http_429`); an SES error (`ses_throttling`, `ses_too_many_requests`, `ses_sending_paused` …) */
+            providerCode: string | null;
+            /** @description The delivery reason code of the latest failure: `provider_error` (the provider failed for now) */
+            reason: string;
+            /** @description When the first failure of this streak was recorded: no delivery of the campaign went through since */
+            since: string;
         };
         /** @description A subscriber; the push keys p256dh and auth are write-only and never returned */
         Subscriber: {

@@ -345,7 +345,7 @@ describe('GET /campaigns/:id/stream over HTTP', () => {
     const stream = opened.stream!;
     await sleep(300);
     expect(stream.events).toEqual([
-      { status: 'draft', queued: 0, sent: 0, delivered: 0, clicked: 0, dismissed: 0, failed: 0, suppressed: 0, ctr: 0, deliveryRate: 0 },
+      { status: 'draft', queued: 0, sent: 0, delivered: 0, clicked: 0, dismissed: 0, failed: 0, suppressed: 0, ctr: 0, deliveryRate: 0, sendingIssue: null },
     ]);
     const started = Date.now();
     expect((await request('POST', `/campaigns/${draft.id}/send`, tenant.jwt)).statusCode).toBe(200);

@@ -1,6 +1,6 @@
 // What a campaign's channel decides — its content's checks, the message a dispatch writes, the campaign as answered —
 // so the status machine, scheduling, dispatch and export are one for push and email.
-import type { CampaignChannel, CampaignUtm, ChannelMessage } from '../../db/schema.js';
+import type { CampaignChannel, CampaignUtm, ChannelMessage, SendingIssue } from '../../db/schema.js';
 import type { FieldError } from '../../shared/errors.js';
 import type { ProjectScope } from '../tenancy.js';
 import type { CampaignWithCounters } from './campaign.repository.js';
@@ -22,5 +22,9 @@ export interface CampaignKind<Input, Content, View> {
 
 /** Part of a whole, from 0 to 1 with 4 decimals; 0 while there is no whole. */
 export const rate = (part: number, whole: number) => (whole === 0 ? 0 : Math.round((part / whole) * 10_000) / 10_000);
+
+/** A campaign's sending issue as answered: only while it is sending or paused, when its deliveries still wait. */
+export const shownIssue = (row: Pick<CampaignWithCounters, 'status' | 'sendingIssue'>): SendingIssue | null =>
+  row.status === 'sending' || row.status === 'paused' ? row.sendingIssue : null;
 
 export const iso = (date: Date | null) => date?.toISOString() ?? null;

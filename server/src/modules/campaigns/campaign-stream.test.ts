@@ -20,6 +20,7 @@ const progress = (status: CampaignProgress['status'], sent = 0): CampaignProgres
   suppressed: 0,
   ctr: 0,
   deliveryRate: 0,
+  sendingIssue: null,
 });
 
 let server: Server | undefined;

@@ -5,7 +5,7 @@ import { and, asc, count, desc, eq, gte, inArray, lt, lte, ne, or, sql, type SQL
 import type { SelectedFields } from 'drizzle-orm/pg-core';
 import type { Db } from '../../db/database.js';
 import { isForeignKeyViolation } from '../../db/pg-errors.js';
-import { campaigns, messageStats, projects, type CAMPAIGN_STATUSES, type CampaignChannel } from '../../db/schema.js';
+import { campaigns, messages, messageStats, projects, type CAMPAIGN_STATUSES, type CampaignChannel, type SendingIssue } from '../../db/schema.js';
 import { reachableRows } from '../../db/tenant-scope.js';
 import type { ProjectScope, Reach } from '../tenancy.js';
 
@@ -27,7 +27,8 @@ export interface Counters {
   suppressed: number;
 }
 
-export type CampaignWithCounters = CampaignRow & { counters: Counters };
+/** A campaign with its message's counters and sending issue (none before it is dispatched). */
+export type CampaignWithCounters = CampaignRow & { counters: Counters; sendingIssue: SendingIssue | null };
 
 /** The campaigns of one channel a caller may reach. */
 export const visibleTo = (db: Db, reach: Reach, channel: CampaignChannel): SQL => and(reachableRows(db, reach, campaigns), eq(campaigns.channel, channel))!;
@@ -47,15 +48,17 @@ const counterColumns = {
 
 function selectWithCounters<Extra extends SelectedFields>(db: Db, extra: Extra = {} as Extra) {
   return db
-    .select({ campaign: campaigns, counters: counterColumns, ...extra })
+    .select({ campaign: campaigns, counters: counterColumns, sendingIssue: messages.sendingIssue, ...extra })
     .from(campaigns)
-    .leftJoin(messageStats, eq(messageStats.messageId, campaigns.messageId));
+    .leftJoin(messageStats, eq(messageStats.messageId, campaigns.messageId))
+    .leftJoin(messages, eq(messages.id, campaigns.messageId));
 }
 
 const ZERO: Counters = { sent: 0, delivered: 0, opened: 0, clicked: 0, dismissed: 0, unsubscribed: 0, complained: 0, bounced: 0, failed: 0, suppressed: 0 };
-const withCounters = (row: { campaign: CampaignRow; counters: Counters | null }): CampaignWithCounters => ({
+const withCounters = (row: { campaign: CampaignRow; counters: Counters | null; sendingIssue: SendingIssue | null }): CampaignWithCounters => ({
   ...row.campaign,
   counters: row.counters ?? ZERO,
+  sendingIssue: row.sendingIssue,
 });
 
 /** The saved segment a campaign was validated against was deleted before the campaign row referencing it was written. */
@@ -147,15 +150,16 @@ export async function pageCampaigns(
   return { rows: rows.map(withCounters), cursor: last && { createdAt: last.exactCreatedAt, id: last.campaign.id } };
 }
 
-/** Status, audience size and counters of a campaign, by id alone: for polls after access was checked. */
+/** Status, audience size, counters and sending issue of a campaign, by id alone: for polls after access was checked. */
 export async function progressOf(
   db: Db,
   id: string,
-): Promise<{ status: CampaignStatus; audienceSize: number; counters: Counters } | undefined> {
+): Promise<Pick<CampaignWithCounters, 'status' | 'audienceSize' | 'counters' | 'sendingIssue'> | undefined> {
   const [row] = await db
-    .select({ status: campaigns.status, audienceSize: campaigns.audienceSize, counters: counterColumns })
+    .select({ status: campaigns.status, audienceSize: campaigns.audienceSize, counters: counterColumns, sendingIssue: messages.sendingIssue })
     .from(campaigns)
     .leftJoin(messageStats, eq(messageStats.messageId, campaigns.messageId))
+    .leftJoin(messages, eq(messages.id, campaigns.messageId))
     .where(eq(campaigns.id, id));
   return row && { ...row, counters: row.counters ?? ZERO };
 }

@@ -219,7 +219,8 @@ export async function campaignRoutes(app: App, campaigns: CampaignService, timin
           'A dashboard token only: in the `token` and `orgId` query parameters (EventSource cannot set headers), or in the usual ' +
           '`Authorization: Bearer` and `x-org-id` headers when there is no `token` parameter (the two are never mixed). API keys ' +
           'are refused (401 Invalid or expired token): API-key callers poll GET /campaigns/{id}. Each event is `data: {"status", "queued", "sent", "delivered", "clicked", "dismissed", ' +
-          '"failed", "suppressed", "ctr", "deliveryRate"}`: one on connect, then one whenever something changed (read at most ' +
+          '"failed", "suppressed", "ctr", "deliveryRate", "sendingIssue"}` (sendingIssue as on the campaign: why its provider holds ' +
+          'sending up, or null): one on connect, then one whenever something changed (read at most ' +
           'every 400 ms, changes in between coalesced), with a `: heartbeat` comment every 15 s. The stream ends after an event ' +
           'with a final status (sent, cancelled, failed, archived) or when the campaign is deleted.',
         params: idParams,

@@ -106,6 +106,37 @@ export const campaignStats = z
     description: 'Counted from the delivery rows and the tracking reports, each transition once. queued − sent − failed − suppressed is still to go.',
   });
 
+export const sendingIssue = z
+  .object({
+    reason: z.string().describe('The delivery reason code of the latest failure: `provider_error` (the provider failed for now)'),
+    providerCode: z
+      .string()
+      .nullable()
+      .describe(
+        'What the provider answered: an SMTP reply (`smtp_451`); a connection that failed (`esocket`, `econnection`, `etimedout`: ' +
+          "the SMTP server could not be reached; the Node.js code for a push service, e.g. `ECONNREFUSED`, or `timeout`); a push service's " +
+          'HTTP status (`http_503`, `http_429`); an SES error (`ses_throttling`, `ses_too_many_requests`, `ses_sending_paused` …)',
+      ),
+    detail: z.string().nullable().describe("The provider's own words, at most 200 characters, with addresses and URLs taken out"),
+    at: timestamp.describe('When the latest failure was recorded'),
+    since: timestamp.describe('When the first failure of this streak was recorded: no delivery of the campaign went through since'),
+  })
+  .meta({
+    id: 'SendingIssue',
+    description:
+      "Why a campaign's sending is held up: each batch of its deliveries the provider failed, with a failure Herald retries and none " +
+      'accepted, records its latest failure here; the next delivery the provider accepts clears it. The deliveries wait for their ' +
+      'retries meanwhile (backoff up to DELIVERY_RETRY_MAX, at most DELIVERY_MAX_ATTEMPTS attempts), so the counters stop moving.',
+  });
+
+/** The campaign's `sendingIssue` field (the same on email campaigns). */
+export const sendingIssueField = sendingIssue
+  .nullable()
+  .describe(
+    'While the campaign is sending (or paused): the provider failing every delivery lately, and since when (null when the latest ' +
+      'batch went through, and always once the campaign is no longer sending or paused). The progress stream carries it too.',
+  );
+
 export const campaign = z
   .object({
     id: z.string(),
@@ -126,6 +157,7 @@ export const campaign = z
     }),
     utm: z.object({ source: z.string().optional(), medium: z.string().optional(), campaign: z.string().optional() }).nullable(),
     stats: campaignStats,
+    sendingIssue: sendingIssueField,
     failureReason: z.string().nullable(),
     resentFrom: z.string().nullable().describe('The campaign this one re-sends'),
     createdAt: timestamp,

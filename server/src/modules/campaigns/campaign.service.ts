@@ -2,7 +2,7 @@
 // re-send, export. What differs by channel (content, its checks, its message, its answer) is its kind's.
 import type { z } from 'zod';
 import type { Db } from '../../db/database.js';
-import type { CampaignChannel, CampaignContent, CampaignSegment, CampaignUtm, EmailCampaignContent } from '../../db/schema.js';
+import type { CampaignChannel, CampaignContent, CampaignSegment, CampaignUtm, EmailCampaignContent, SendingIssue } from '../../db/schema.js';
 import * as delivery from '../../delivery/delivery-face.js';
 import type { DeliveryEngine } from '../../delivery/delivery-face.js';
 import { enqueueJob, removeJob } from '../../jobs/enqueue.js';
@@ -13,7 +13,7 @@ import { compileSegmentFilter, rangeAfter, rangeStart, type SegmentFilter } from
 import { channelAudience, countAudience } from '../segments/segment.repository.js';
 import { storedFilter, type SegmentService } from '../segments/segment.service.js';
 import type { ProjectScope, Reach } from '../tenancy.js';
-import type { CampaignKind } from './campaign-kind.js';
+import { shownIssue, type CampaignKind } from './campaign-kind.js';
 import { localTimeWindow, resolveSendAt } from './campaign-schedule.js';
 import * as repo from './campaign.repository.js';
 import type { campaignSegment } from './campaign.schemas.js';
@@ -58,8 +58,8 @@ export interface CampaignInput<C extends CampaignChannel> {
 }
 export type CampaignPatch<C extends CampaignChannel> = Partial<CampaignInput<C>> & { projectId?: string | undefined };
 
-/** What the progress stream sends: status and every counter of the campaign's stats. */
-export type CampaignProgress = { status: repo.CampaignStatus } & { [counter: string]: number | string };
+/** What the progress stream sends: status, every counter of the campaign's stats, and its sending issue. */
+export type CampaignProgress = { status: repo.CampaignStatus; sendingIssue: SendingIssue | null } & { [counter: string]: number | string | SendingIssue | null };
 
 /** Statuses after which nothing changes any more (the progress stream ends on them). */
 export const FINAL_STATUSES: ReadonlySet<repo.CampaignStatus> = new Set(['sent', 'cancelled', 'failed', 'archived']);
@@ -147,13 +147,13 @@ export class CampaignService {
   /** Status and counters only, for the progress stream: its first event (checking the caller may see the campaign). */
   async progress(reach: Reach, channel: CampaignChannel, id: string): Promise<CampaignProgress> {
     const row = await this.find(reach, channel, id);
-    return { status: row.status, ...this.kinds[channel].stats(row) };
+    return { status: row.status, ...this.kinds[channel].stats(row), sendingIssue: shownIssue(row) };
   }
 
   /** The progress stream's later reads, by id alone (access was checked on connect); undefined once it is deleted. */
   async progressOf(channel: CampaignChannel, id: string): Promise<CampaignProgress | undefined> {
     const row = await repo.progressOf(this.db, id);
-    return row && { status: row.status, ...this.kinds[channel].stats(row) };
+    return row && { status: row.status, ...this.kinds[channel].stats(row), sendingIssue: shownIssue(row) };
   }
 
   /**

@@ -245,7 +245,8 @@ export async function emailCampaignRoutes(app: App, campaigns: CampaignService, 
         summary: 'Live counters of an email campaign (server-sent events)',
         description:
           'As GET /campaigns/{id}/stream, with the email counters: each event is `data: {"status", "totalTargeted", "sent", ' +
-          '"delivered", "opened", "clicked", "bounced", "complained", "unsubscribed", "failed", "suppressed", and the rates}`, one ' +
+          '"delivered", "opened", "clicked", "bounced", "complained", "unsubscribed", "failed", "suppressed", the rates, and ' +
+          '"sendingIssue" as on the campaign}`, one ' +
           'on connect and one whenever something changed (read at most every 400 ms), so the dashboard\'s counters move within ' +
           'the two seconds of spec 6.3. API-key callers poll GET /email-campaigns/{id}.',
         params: idParams,

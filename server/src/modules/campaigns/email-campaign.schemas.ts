@@ -4,7 +4,7 @@ import { CAMPAIGN_MODES, CAMPAIGN_STATUSES } from '../../db/schema.js';
 import { timestamp } from '../../http/schemas.js';
 import { html, MERGE_TAGS_NOTE, preheader, subject, text } from '../email-templates/email-template.schemas.js';
 import { email } from '../subscribers/contact.schemas.js';
-import { campaignName, campaignSchedule, campaignSegment } from './campaign.schemas.js';
+import { campaignName, campaignSchedule, campaignSegment, sendingIssueField } from './campaign.schemas.js';
 
 const mailbox = (role: string) =>
   z
@@ -163,6 +163,7 @@ export const emailCampaign = z
           "organization's monthly email cap held its emails: it resumes by itself on the first of next month (UTC), or " +
           'now with POST /email-campaigns/{id}/resume once the plan allows more. null unless paused',
       ),
+    sendingIssue: sendingIssueField,
     failureReason: z.string().nullable(),
     resentFrom: z.string().nullable().describe('The campaign this one re-sends'),
     createdAt: timestamp,

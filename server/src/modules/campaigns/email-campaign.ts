@@ -6,7 +6,7 @@ import type { ContentProblem } from '../../delivery/delivery-face.js';
 import { validationFailed, type FieldError } from '../../shared/errors.js';
 import { parseTemplate, type MergeTagFormat } from '../../shared/merge-tags.js';
 import type { ProjectScope } from '../tenancy.js';
-import { iso, rate, type CampaignKind } from './campaign-kind.js';
+import { iso, rate, shownIssue, type CampaignKind } from './campaign-kind.js';
 import { localIso, localTimeWindow } from './campaign-schedule.js';
 import type { CampaignWithCounters } from './campaign.repository.js';
 import type { emailCampaign, emailCampaignStats } from './email-campaign.schemas.js';
@@ -134,6 +134,7 @@ export function emailCampaignKind(deps: EmailCampaignDeps): CampaignKind<EmailCa
       utm: row.utm,
       stats: emailStats(row),
       pauseReason: row.status === 'paused' ? row.pauseReason : null,
+      sendingIssue: shownIssue(row),
       failureReason: row.failureReason,
       resentFrom: row.resentFrom,
       createdAt: row.createdAt.toISOString(),

@@ -2,7 +2,7 @@
 import type { z } from 'zod';
 import type { CampaignContent, CampaignSegment, PushContent } from '../../db/schema.js';
 import * as delivery from '../../delivery/delivery-face.js';
-import { iso, rate, type CampaignKind } from './campaign-kind.js';
+import { iso, rate, shownIssue, type CampaignKind } from './campaign-kind.js';
 import { localIso } from './campaign-schedule.js';
 import type { CampaignWithCounters } from './campaign.repository.js';
 import type { campaign, campaignStats } from './campaign.schemas.js';
@@ -63,6 +63,7 @@ export function pushCampaignKind(validate: (content: PushContent) => delivery.Co
       schedule: { mode: row.mode, sendAt: row.sendAt && localIso(row.sendAt, row.timezone ?? 'UTC'), timezone: row.timezone },
       utm: row.utm,
       stats: pushStats(row),
+      sendingIssue: shownIssue(row),
       failureReason: row.failureReason,
       resentFrom: row.resentFrom,
       createdAt: row.createdAt.toISOString(),
