@@ -381,3 +381,26 @@ describe('status callbacks', () => {
     expect(await send(tenant.live, { to, templateName: 'order_update' })).toMatchObject({ status: 'refused', reason: 'recipient_opted_out' });
   });
 });
+
+describe('rate limit', () => {
+  it('counts /transactional/whatsapp on its own counter (spec 8), apart from /transactional/email', async () => {
+    const limited = await startTestApp({ RATE_LIMIT_ENABLED: 'true', RATE_LIMIT_TRANSACTIONAL: '2', WHATSAPP_GRAPH_URL: peer.url });
+    try {
+      const who = await createTenant(limited);
+      const ip = '2001:db8::77';
+      const whatsapp = () =>
+        limited.app.inject({ method: 'POST', url: '/transactional/whatsapp', remoteAddress: ip, headers: who.test, payload: { to: newNumber(), templateName: 'order_update' } });
+      expect((await whatsapp()).statusCode).toBe(200);
+      expect((await whatsapp()).statusCode).toBe(200);
+      const over = await whatsapp();
+      expect(over.statusCode).toBe(429);
+      expect(over.headers['retry-after']).toMatch(/^\d+$/);
+      const email = await limited.app.inject({ method: 'POST', url: '/transactional/email', remoteAddress: ip, headers: who.test, payload: {} });
+      expect(email.statusCode).not.toBe(429);
+    } finally {
+      await limited.services.delivery.stop();
+      await limited.services.close();
+      await limited.close();
+    }
+  });
+});
