@@ -145,6 +145,12 @@ const envSchema = z.object({
   EMAIL_SMTP_TIMEOUT_MS: integer(30000),
   SES_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
   SES_TIMEOUT_MS: integer(15000),
+  WHATSAPP_GRAPH_URL: z.url({ protocol: /^https?$/ }).default('https://graph.facebook.com'),
+  WHATSAPP_GRAPH_VERSION: z
+    .string()
+    .regex(/^v\d+\.\d+$/, 'must be a Graph API version such as v21.0')
+    .default('v21.0'),
+  WHATSAPP_TIMEOUT_MS: integer(15000),
   VAPID_SUBJECT: z
     .string()
     .regex(/^(mailto:[^@\s]+@[^@\s]+|https:\/\/\S+)$/, 'must be a mailto: address or an https: URL')
@@ -247,6 +253,8 @@ export interface Config {
     /** The inbound SMTP listener for bounces (`herald smtp-in`; in `serve` only when a port is set). */
     smtpIn: { port: number | undefined; host: string; maxBytes: number };
   };
+  /** Meta's WhatsApp Cloud API: the Graph base URL (a local fake in tests) and version, and each request's timeout. */
+  whatsapp: { graphUrl: string; version: string; timeoutMs: number };
   /** Geo at registration: a MaxMind-format database and/or trusted edge headers (none by default). */
   geo: {
     dbPath: string | undefined;
@@ -342,6 +350,7 @@ export function loadConfig(env: Env = process.env): Config {
       ses: { endpoint: e.SES_ENDPOINT, timeoutMs: e.SES_TIMEOUT_MS },
       smtpIn: { port: e.SMTP_IN_PORT, host: e.SMTP_IN_HOST, maxBytes: e.SMTP_IN_MAX_BYTES },
     },
+    whatsapp: { graphUrl: e.WHATSAPP_GRAPH_URL.replace(/\/+$/, ''), version: e.WHATSAPP_GRAPH_VERSION, timeoutMs: e.WHATSAPP_TIMEOUT_MS },
     geo: {
       dbPath: e.GEOIP_DB,
       countryHeaders: e.GEO_COUNTRY_HEADER,

@@ -12,6 +12,8 @@ import { createEmailAdapter } from './delivery/channels/email/email-adapter.js';
 import type { DkimKeys } from './delivery/channels/email/mail-composition.js';
 import { createSesProvider, readSesAccount } from './delivery/channels/email/ses-provider.js';
 import { createSmtpProvider } from './delivery/channels/email/smtp-provider.js';
+import { createCloudApiProvider, listMessageTemplates } from './delivery/channels/whatsapp/cloud-api.js';
+import { createWhatsAppAdapter } from './delivery/channels/whatsapp/whatsapp-adapter.js';
 import { createPushAdapter } from './delivery/channels/push/push-adapter.js';
 import { DeliveryEngine } from './delivery/delivery-engine.js';
 import { createEmailLinks, type EmailLinks } from './delivery/email-links.js';
@@ -46,7 +48,10 @@ import { SubscriberService } from './modules/subscribers/subscriber.service.js';
 import { EmailTrackingService } from './modules/tracking/email-tracking.service.js';
 import { TrackingService } from './modules/tracking/tracking.service.js';
 import { TransactionalEmailService } from './modules/transactional/transactional-email.service.js';
+import { TransactionalWhatsAppService } from './modules/transactional/transactional-whatsapp.service.js';
 import { TransactionalService } from './modules/transactional/transactional.service.js';
+import { WhatsAppTemplateService } from './modules/whatsapp/whatsapp-template.service.js';
+import { WhatsAppWebhookService } from './modules/whatsapp/whatsapp-webhook.service.js';
 
 export interface Services {
   auth: AuthService;
@@ -85,6 +90,12 @@ export interface Services {
   transactional: TransactionalService;
   /** POST /transactional/email: renders, checks the sender and the recipient, and sends through the engine inline. */
   transactionalEmail: TransactionalEmailService;
+  /** POST /transactional/whatsapp: templates, the customer-service window, opt-outs, an inline send through the engine. */
+  transactionalWhatsApp: TransactionalWhatsAppService;
+  /** Each project's WhatsApp templates, synchronised from Meta or written by hand. */
+  whatsappTemplates: WhatsAppTemplateService;
+  /** Meta's callbacks: verification, statuses, inbound messages (window, STOP/START). */
+  whatsappWebhook: WhatsAppWebhookService;
   idempotency: IdempotencyService;
   /** Closes provider connection pools; called on shutdown after the engine stopped. */
   close(): Promise<void>;
@@ -92,7 +103,7 @@ export interface Services {
 
 export type ServicesConfig = Pick<
   Config,
-  'jwtTtlSeconds' | 'geo' | 'delivery' | 'push' | 'email' | 'publicUrl' | 'allowInsecurePushEndpoints' | 'campaigns' | 'secretKey' | 'emailDomains' | 'sesWebhook'
+  'jwtTtlSeconds' | 'geo' | 'delivery' | 'push' | 'email' | 'publicUrl' | 'allowInsecurePushEndpoints' | 'campaigns' | 'secretKey' | 'emailDomains' | 'sesWebhook' | 'whatsapp'
 >;
 
 export interface ServicesOptions {
@@ -154,7 +165,11 @@ export function createServices(db: Db, config: ServicesConfig, jwtSecret: string
     apiKeys.forgetProject(projectId);
     delivery.forgetProject(projectId);
   };
-  const channels = new ChannelConfigService(db, keyring, { forget, readSesAccount: (account) => readSesAccount(account, config.email.ses) });
+  const channels = new ChannelConfigService(db, keyring, {
+    forget,
+    readSesAccount: (account) => readSesAccount(account, config.email.ses),
+    publicUrl: config.publicUrl,
+  });
   const emailDomains = new EmailDomainService(db, keyring, {
     lookupTxt: createTxtLookup(config.emailDomains.dnsServers),
     spfInclude: config.emailDomains.spfInclude,
@@ -174,10 +189,11 @@ export function createServices(db: Db, config: ServicesConfig, jwtSecret: string
     },
     sandbox: createSandboxProvider(),
   });
+  const whatsapp = createWhatsAppAdapter({ live: createCloudApiProvider(config.whatsapp), sandbox: createSandboxProvider() });
   const delivery: DeliveryEngine = new DeliveryEngine({
     db,
     config,
-    adapters: [push, email],
+    adapters: [push, email, whatsapp],
     sendRate: options.redis && redisSendRate(options.redis),
     openCredentials: (sealed) => channels.open(sealed),
     logger: options.logger?.child({ component: 'delivery' }),
@@ -187,6 +203,7 @@ export function createServices(db: Db, config: ServicesConfig, jwtSecret: string
   });
   const emailTemplates = new EmailTemplateService(db);
   const contacts = new ContactService(db);
+  const whatsappTemplates = new WhatsAppTemplateService(db, channels, (account) => listMessageTemplates(config.whatsapp, account));
   const transactionalOptions = { leaseSeconds: config.delivery.leaseSeconds, clock };
   const preferences = new PreferenceService(db, emailLinks, contacts, { publicUrl: config.publicUrl, formTokens: createFormTokens(emailLinkSecret), clock });
   // Drizzle's handle exposes its pg pool as $client: registrations are written on it directly.
@@ -217,9 +234,12 @@ export function createServices(db: Db, config: ServicesConfig, jwtSecret: string
     preferences,
     transactional: new TransactionalService(db, delivery, transactionalOptions),
     transactionalEmail: new TransactionalEmailService(db, delivery, { templates: emailTemplates, domains: emailDomains, contacts, suppressions }, transactionalOptions),
+    transactionalWhatsApp: new TransactionalWhatsAppService(db, delivery, { templates: whatsappTemplates, contacts }, transactionalOptions),
+    whatsappTemplates,
+    whatsappWebhook: new WhatsAppWebhookService(db, channels, clock),
     idempotency: new IdempotencyService(db),
     close: async () => {
-      await Promise.all([push.close(), email.close()]);
+      await Promise.all([push.close(), email.close(), whatsapp.close()]);
     },
   };
 }

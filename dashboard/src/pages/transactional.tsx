@@ -12,7 +12,7 @@ type SendQuery = Query<'/transactional/sends/project/{projectId}', 'get'>;
 export type SendFilters = Pick<SendQuery, 'channel' | 'reason' | 'delivered' | 'from' | 'to' | 'page'>;
 type Send = Schemas['TransactionalSend'];
 
-const CHANNELS = everyValue<NonNullable<SendQuery['channel']>>()('push', 'email');
+const CHANNELS = everyValue<NonNullable<SendQuery['channel']>>()('push', 'email', 'whatsapp');
 
 const REASONS = everyValue<NonNullable<Send['reason']>>()(
   'subscriber_not_found',
@@ -32,6 +32,9 @@ const REASONS = everyValue<NonNullable<Send['reason']>>()(
   'provider_error',
   'provider_not_configured',
   'payload_too_large',
+  'template_not_approved',
+  'outside_service_window',
+  'recipient_opted_out',
   'sandbox',
 );
 

@@ -322,6 +322,8 @@ export const subscribers = pgTable(
     // Several devices may share one externalId: not unique.
     index('subscribers_project_external_id_idx').on(t.projectId, t.externalId),
     index('subscribers_project_email_idx').on(t.projectId, sql`lower(${t.email})`),
+    // SMS and WhatsApp sends find the subscribers carrying a number.
+    index('subscribers_project_phone_idx').on(t.projectId, t.phone),
     index('subscribers_project_created_idx').on(t.projectId, t.createdAt, t.id),
     // lastSeenDays usually matches a large part of a project: status, sandbox, os and platform as key columns let its
     // reach count read the index alone (docs/PERFORMANCE.md, Reach).
@@ -517,15 +519,28 @@ export interface EmailOptions {
   personalized?: boolean | undefined;
 }
 
+/** A WhatsApp template's parameters as the Cloud API takes them (`components`: header, body, button … parameters). */
+export interface WhatsAppTemplateComponent {
+  type: string;
+  sub_type?: string | undefined;
+  index?: string | undefined;
+  parameters?: Record<string, unknown>[] | undefined;
+}
+
+/** What a WhatsApp message says: free-form text (inside the customer-service window), or an approved template. */
+export type WhatsAppContent =
+  | { type: 'text'; text: string }
+  | { type: 'template'; template: { name: string; language: string; components?: WhatsAppTemplateComponent[] | undefined } };
+
 /**
- * What a message carries on each channel (`messages.content`, `messages.options`). SMS and WhatsApp messages get
- * their shapes with their adapters; until then they are opaque objects.
+ * What a message carries on each channel (`messages.content`, `messages.options`). SMS messages get their shape with
+ * their adapter; until then they are opaque objects.
  */
 export interface ChannelMessages {
   push: { content: PushContent; options: PushOptions };
   email: { content: EmailContent; options: EmailOptions };
   sms: { content: Record<string, unknown>; options: Record<string, unknown> };
-  whatsapp: { content: Record<string, unknown>; options: Record<string, unknown> };
+  whatsapp: { content: WhatsAppContent; options: Record<string, never> };
 }
 
 export type MessageContent<C extends Channel = Channel> = ChannelMessages[C]['content'];
@@ -876,4 +891,34 @@ export const campaigns = pgTable(
     // The sweep's work: campaigns still due to dispatch or to finish.
     index('campaigns_open_idx').on(t.status).where(sql`${t.status} IN ('scheduled', 'sending')`),
   ],
+);
+
+/** Meta's template categories and review statuses; only `APPROVED` templates may be sent. */
+export const WHATSAPP_TEMPLATE_CATEGORIES = ['MARKETING', 'UTILITY', 'AUTHENTICATION'] as const;
+export const WHATSAPP_TEMPLATE_STATUSES = ['APPROVED', 'PENDING', 'REJECTED', 'PAUSED', 'DISABLED'] as const;
+
+/**
+ * A project's WhatsApp message templates, one per name and language: synchronised from its WhatsApp Business Account
+ * (`source` `provider`) or written through the API (`manual`, for self-hosted setups that track them by hand).
+ */
+export const whatsappTemplates = pgTable(
+  'whatsapp_templates',
+  {
+    id: text('id').primaryKey(),
+    projectId: text('project_id')
+      .notNull()
+      .references(() => projects.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    /** Meta's language code, e.g. `en_US`. */
+    language: text('language').notNull(),
+    category: text('category', { enum: WHATSAPP_TEMPLATE_CATEGORIES }).notNull(),
+    status: text('status', { enum: WHATSAPP_TEMPLATE_STATUSES }).notNull(),
+    /** The template's components as Meta describes them (header, body, footer, buttons), for reference. */
+    components: jsonb('components').$type<Record<string, unknown>[]>().notNull().default([]),
+    source: text('source', { enum: ['provider', 'manual'] }).notNull(),
+    /** Meta's id of the template, when synchronised. */
+    providerTemplateId: text('provider_template_id'),
+    ...timestamps,
+  },
+  (t) => [uniqueIndex('whatsapp_templates_project_name_language_key').on(t.projectId, t.name, t.language)],
 );

@@ -95,3 +95,39 @@ export async function liftAddressState(
     SELECT EXISTS (SELECT 1 FROM lifted) AS lifted FROM found`);
   return rows[0]?.lifted;
 }
+
+/** One address on one channel, in a project's environment. */
+export interface AddressKey {
+  projectId: string;
+  sandbox: boolean;
+  channel: Channel;
+  address: string;
+}
+
+/**
+ * Records that the person at an address wrote to the business at `at` (WhatsApp: it opens the 24-hour customer-service
+ * window). The latest instant stands, so a replayed or late callback never moves it back; the address's status stays.
+ */
+export async function recordInbound(db: Db, key: AddressKey, at: Date): Promise<void> {
+  await db.execute(sql`
+    INSERT INTO channel_addresses AS a (project_id, sandbox, channel, address, last_inbound_at)
+    VALUES (${key.projectId}, ${key.sandbox}, ${key.channel}, ${key.address}, ${at.toISOString()}::timestamptz)
+    ON CONFLICT (project_id, sandbox, channel, address) DO UPDATE
+    SET last_inbound_at = greatest(a.last_inbound_at, excluded.last_inbound_at), updated_at = now()`);
+}
+
+/** What Herald knows of an address on a channel; an address without a row is reachable and never wrote. */
+export async function findAddressState(
+  db: Db,
+  key: AddressKey,
+): Promise<{ status: AddressStatus; reason: string | null; lastInboundAt: Date | null }> {
+  const { rows } = await db.execute<{ status: AddressStatus; status_reason: string | null; last_inbound_at: string | null }>(sql`
+    SELECT status, status_reason, last_inbound_at FROM channel_addresses
+    WHERE project_id = ${key.projectId} AND sandbox = ${key.sandbox} AND channel = ${key.channel} AND address = ${key.address}`);
+  const row = rows[0];
+  return {
+    status: row?.status ?? 'reachable',
+    reason: row?.status_reason ?? null,
+    lastInboundAt: row?.last_inbound_at ? new Date(row.last_inbound_at) : null,
+  };
+}

@@ -26,7 +26,13 @@ export type DeliveryReason =
   /** Herald's: the provider account is in its sandbox and has sent its 200 messages of the last 24 hours (spec 8). */
   | 'sandbox_limit_reached'
   /** Its message was withdrawn before it went out (a cancelled campaign). */
-  | 'campaign_cancelled';
+  | 'campaign_cancelled'
+  /** WhatsApp: the named template is not APPROVED by Meta (spec 7.4). */
+  | 'template_not_approved'
+  /** WhatsApp: free-form text more than 24 hours after the person last wrote (Cloud API 131047; spec 7.4). */
+  | 'outside_service_window'
+  /** WhatsApp: the person blocked the business number or wrote STOP (spec 7.4). */
+  | 'recipient_opted_out';
 
 export type DeadRecipient = 'gone' | 'refused';
 

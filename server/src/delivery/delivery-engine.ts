@@ -688,12 +688,13 @@ export class DeliveryEngine {
     }
     return found;
   }
-  private async unseal({ pushCredentials, email, ...project }: StoredSendingProject): Promise<SendingProject> {
+  private async unseal({ pushCredentials, email, whatsapp, ...project }: StoredSendingProject): Promise<SendingProject> {
     const push = pushCredentials === undefined ? undefined : await this.options.openCredentials(pushCredentials);
     return {
       ...project,
       vapidPrivateKey: push?.vapidPrivateKey,
       email: email && { ...email, credentials: await this.options.openCredentials(email.credentials) },
+      whatsapp: whatsapp && { ...whatsapp, credentials: await this.options.openCredentials(whatsapp.credentials) },
     };
   }
 

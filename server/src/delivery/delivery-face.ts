@@ -4,6 +4,7 @@
 export { DEFAULT_PUSH_TTL_SECONDS, type ContentProblem, type DeliveryReason, type ProviderEvent } from './channel.js';
 export { rewriteLinks } from './channels/email/email-render.js';
 export { createEndpointGuard, type EndpointGuard } from './channels/push/push-endpoint-guard.js';
+export { parseCloudApiWebhook, type InboundMessage } from './channels/whatsapp/cloud-api-webhook.js';
 export {
   applyProviderEvents,
   countSoftBounces,
@@ -35,8 +36,10 @@ export { refundEmailQuota, reserveEmailQuota } from './email-quota.repository.js
 export { SIGNATURE_PARAMETER, type EmailLinks, type LinkSubject } from './email-links.js';
 export { TRACKING_TOKEN_LENGTH, trackingUrl, type TrackingTokens } from './tracking-token.js';
 export {
+  findAddressState,
   liftAddressState,
   recordAddressStates,
+  recordInbound,
   SUPPRESSION_REASONS,
   suppressionStatus,
   type AddressState,

@@ -239,6 +239,8 @@ export interface SendingProject {
   timezone: string | undefined;
   /** Its email provider (`PUT /projects/:id/channels/email`), credentials opened; undefined while it has chosen none. */
   email: ProviderConfig | undefined;
+  /** Its WhatsApp provider (`PUT /projects/:id/channels/whatsapp`), credentials opened; undefined while it has chosen none. */
+  whatsapp: ProviderConfig | undefined;
 }
 
 /** A channel's provider as a project configured it: its name, settings, and credentials. */
@@ -249,9 +251,10 @@ export interface ProviderConfig {
 }
 
 /** A project's sending settings as stored: its credentials still sealed. */
-export type StoredSendingProject = Omit<SendingProject, 'vapidPrivateKey' | 'email'> & {
+export type StoredSendingProject = Omit<SendingProject, 'vapidPrivateKey' | 'email' | 'whatsapp'> & {
   pushCredentials: string | undefined;
   email: (Omit<ProviderConfig, 'credentials'> & { credentials: string }) | undefined;
+  whatsapp: (Omit<ProviderConfig, 'credentials'> & { credentials: string }) | undefined;
 };
 
 export async function findSendingProjects(db: Db, ids: readonly string[]): Promise<StoredSendingProject[]> {
@@ -265,14 +268,19 @@ export async function findSendingProjects(db: Db, ids: readonly string[]): Promi
     email_provider: string | null;
     email_settings: Record<string, unknown> | null;
     email_credentials: string | null;
+    whatsapp_provider: string | null;
+    whatsapp_settings: Record<string, unknown> | null;
+    whatsapp_credentials: string | null;
   }>(
     sql`SELECT p.id, c.settings->>'vapidPublicKey' AS vapid_public_key, c.credentials AS push_credentials,
           p.settings->>'vapidSubject' AS vapid_subject, p.settings->'deliveryPolicy' AS delivery_policy, p.settings->>'timezone' AS timezone,
-          e.provider AS email_provider, e.settings AS email_settings, e.credentials AS email_credentials
+          e.provider AS email_provider, e.settings AS email_settings, e.credentials AS email_credentials,
+          w.provider AS whatsapp_provider, w.settings AS whatsapp_settings, w.credentials AS whatsapp_credentials
         FROM projects p
         LEFT JOIN channel_configs c ON c.project_id = p.id AND c.channel = 'push'
         -- Provider 'none': the project set its email domain and chose no provider yet.
         LEFT JOIN channel_configs e ON e.project_id = p.id AND e.channel = 'email' AND e.provider <> 'none'
+        LEFT JOIN channel_configs w ON w.project_id = p.id AND w.channel = 'whatsapp'
         WHERE p.id = ANY(${sql.param([...ids])})`,
   );
   return rows.map((r) => ({
@@ -283,6 +291,8 @@ export async function findSendingProjects(db: Db, ids: readonly string[]): Promi
     deliveryPolicy: r.delivery_policy ?? undefined,
     timezone: r.timezone ?? undefined,
     email: r.email_provider === null ? undefined : { provider: r.email_provider, settings: r.email_settings!, credentials: r.email_credentials! },
+    whatsapp:
+      r.whatsapp_provider === null ? undefined : { provider: r.whatsapp_provider, settings: r.whatsapp_settings!, credentials: r.whatsapp_credentials! },
   }));
 }
 

@@ -6663,6 +6663,140 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{id}/channels/whatsapp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Choose the project's WhatsApp provider (OWNER or ADMIN): a phone number on Meta's WhatsApp Cloud API
+         * @description Replaces the previous provider. `accessToken` (a system user token with whatsapp_business_messaging and whatsapp_business_management), `appSecret` (the Meta app's secret: it signs callbacks) and `verifyToken` (any secret of your choosing, typed again in Meta's console) are sealed at rest with HERALD_SECRET_KEY and never returned. The answer's `settings.webhookUrl` is the callback URL to paste into the Meta app's WhatsApp webhook configuration with the same verify token; subscribe it to the `messages` field. Messages go to `WHATSAPP_GRAPH_URL/WHATSAPP_GRAPH_VERSION/{phoneNumberId}/messages`; templates are read from `/{wabaId}/message_templates` (POST /projects/{id}/whatsapp-templates/sync). Without a provider, live WhatsApp sends fail with `provider_not_configured`.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        credentials: {
+                            /** @description Bearer token of the Graph API */
+                            accessToken: string;
+                            /** @description The Meta app's secret: callbacks carry X-Hub-Signature-256, its HMAC-SHA256 of the raw body */
+                            appSecret: string;
+                            /** @description Echoed check of Meta's verification GET (hub.verify_token) */
+                            verifyToken: string;
+                        };
+                        /** @enum {string} */
+                        provider: "meta";
+                        settings: {
+                            /** @description The business phone number's id (not the number itself) */
+                            phoneNumberId: string;
+                            /** @description The WhatsApp Business Account id, whose templates are synchronised */
+                            wabaId: string;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ChannelConfig"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/projects/{id}/identity-secret": {
         parameters: {
             query?: never;
@@ -6976,6 +7110,670 @@ export interface paths {
         };
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/whatsapp-templates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The project's WhatsApp templates, by name and language
+         * @description A project keeps one template per name and language. POST /projects/{id}/whatsapp-templates/sync reads them from the WhatsApp Business Account (`GET /{wabaId}/message_templates`); self-hosted setups without it may write them here. A sync replaces what it reads (a hand-written row of the same name and language included) and removes the synchronised rows Meta no longer lists; hand-written rows of other names stay. POST /transactional/whatsapp sends a template by name only when its row here is APPROVED.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Only templates of this name */
+                    name?: string;
+                    /** @description 1-based page number */
+                    page?: number;
+                    /** @description Items per page (max 100) */
+                    pageSize?: number;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["WhatsAppTemplate"][];
+                            page: number;
+                            pageSize: number;
+                            total: number;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Record a WhatsApp template by hand (self-hosted setups)
+         * @description A project keeps one template per name and language. POST /projects/{id}/whatsapp-templates/sync reads them from the WhatsApp Business Account (`GET /{wabaId}/message_templates`); self-hosted setups without it may write them here. A sync replaces what it reads (a hand-written row of the same name and language included) and removes the synchronised rows Meta no longer lists; hand-written rows of other names stay. POST /transactional/whatsapp sends a template by name only when its row here is APPROVED. A second template of the same name and language → 409 `template_exists`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Meta's category: MARKETING, UTILITY or AUTHENTICATION
+                         * @enum {string}
+                         */
+                        category: "MARKETING" | "UTILITY" | "AUTHENTICATION";
+                        /** @description The template's components as Meta describes them (HEADER, BODY, FOOTER, BUTTONS), for reference; a send's parameters are its own */
+                        components?: {
+                            [key: string]: unknown;
+                        }[];
+                        language: string;
+                        name: string;
+                        /**
+                         * @description Meta's review status: only APPROVED templates are sent (else `template_not_approved`)
+                         * @enum {string}
+                         */
+                        status: "APPROVED" | "PENDING" | "REJECTED" | "PAUSED" | "DISABLED";
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["WhatsAppTemplate"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/whatsapp-templates/{templateId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One WhatsApp template */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                    templateId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["WhatsAppTemplate"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /** Delete a WhatsApp template from the registry */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                    templateId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /**
+         * Change a template's category, status or components
+         * @description A synchronised template is overwritten again by the next sync.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                    templateId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Meta's category: MARKETING, UTILITY or AUTHENTICATION
+                         * @enum {string}
+                         */
+                        category?: "MARKETING" | "UTILITY" | "AUTHENTICATION";
+                        /** @description The template's components as Meta describes them (HEADER, BODY, FOOTER, BUTTONS), for reference; a send's parameters are its own */
+                        components?: {
+                            [key: string]: unknown;
+                        }[];
+                        /**
+                         * @description Meta's review status: only APPROVED templates are sent (else `template_not_approved`)
+                         * @enum {string}
+                         */
+                        status?: "APPROVED" | "PENDING" | "REJECTED" | "PAUSED" | "DISABLED";
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["WhatsAppTemplate"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/projects/{id}/whatsapp-templates/sync": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Synchronise the registry from the project's WhatsApp Business Account
+         * @description A project keeps one template per name and language. POST /projects/{id}/whatsapp-templates/sync reads them from the WhatsApp Business Account (`GET /{wabaId}/message_templates`); self-hosted setups without it may write them here. A sync replaces what it reads (a hand-written row of the same name and language included) and removes the synchronised rows Meta no longer lists; hand-written rows of other names stay. POST /transactional/whatsapp sends a template by name only when its row here is APPROVED. Without a WhatsApp provider → 422 `provider_not_configured`; Meta refusing → 502 `provider_error` quoting it.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Synchronised templates Meta no longer lists, removed */
+                            removed: number;
+                            /** @description Templates read and written */
+                            synced: number;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                502: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -11770,8 +12568,8 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    /** @description Sends of this route: push (/transactional/send) or email (/transactional/email) */
-                    channel?: "push" | "email";
+                    /** @description Sends of this route: push (/transactional/send), email (/transactional/email) or whatsapp (/transactional/whatsapp) */
+                    channel?: "push" | "email" | "whatsapp";
                     /** @description true: sends answered without a reason (a push delivered, an email sent); false: the others */
                     delivered?: "true" | "false";
                     /** @description ISO date or timestamp; sent at or after it */
@@ -11781,7 +12579,7 @@ export interface paths {
                     /** @description Items per page (max 100) */
                     pageSize?: number;
                     /** @description Sends answered with this reason */
-                    reason?: ("subscriber_not_found" | "subscriber_unsubscribed" | "subscriber_inactive" | "frequency_capped" | "quiet_hours" | "provider_error" | "payload_too_large" | "sandbox") | ("recipient_bounced" | "recipient_complained" | "recipient_unsubscribed" | "recipient_suppressed" | "template_not_found" | "template_variables_missing" | "template_render_failed" | "quiet_hours" | "frequency_capped" | "monthly_cap_reached" | "sandbox_limit_reached" | "provider_error" | "provider_not_configured" | "sandbox");
+                    reason?: ("subscriber_not_found" | "subscriber_unsubscribed" | "subscriber_inactive" | "frequency_capped" | "quiet_hours" | "provider_error" | "payload_too_large" | "sandbox") | ("recipient_bounced" | "recipient_complained" | "recipient_unsubscribed" | "recipient_suppressed" | "template_not_found" | "template_variables_missing" | "template_render_failed" | "quiet_hours" | "frequency_capped" | "monthly_cap_reached" | "sandbox_limit_reached" | "provider_error" | "provider_not_configured" | "sandbox") | ("template_not_approved" | "outside_service_window" | "recipient_opted_out" | "template_not_found" | "recipient_unsubscribed" | "quiet_hours" | "frequency_capped" | "provider_error" | "provider_not_configured" | "sandbox");
                     /** @description ISO date or timestamp; sent strictly before it */
                     to?: string;
                 };
@@ -11874,6 +12672,394 @@ export interface paths {
         };
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/transactional/whatsapp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send one WhatsApp message now (API key only)
+         * @description Sends one WhatsApp message now to `to` through the project's WhatsApp Cloud API number (PUT
+         *     /projects/{id}/channels/whatsapp). API key only. A processed request answers 200 with the envelope; malformed input
+         *     (a `to` that is not a valid international number included) → 422 naming the field, bad credentials → 401, a
+         *     publishable key → 403, with the error envelope.
+         *
+         *     **What goes.** `message` is free-form text, which Meta takes only within the **24-hour customer-service window**:
+         *     less than 24 hours since the person last wrote to the business number (Herald learns of inbound messages through
+         *     the webhook, GET/POST /whatsapp/webhook/{projectId}). `templateName` names a template of the project's registry
+         *     (GET /projects/{id}/whatsapp-templates, synchronised from Meta or written by hand) with `templateLanguage` (Meta's
+         *     code, e.g. `en_US`; absent: the name's approved template) and `templateComponents` (its parameters, Cloud API
+         *     `components` as given). With both, the text goes while the window is open and the template once it is closed.
+         *
+         *     **Refused** (200, `status: refused`, nothing sent), in order: `template_not_found` (no template of that name and
+         *     language in the registry), `template_not_approved` (its status is not APPROVED), `recipient_opted_out` (the person
+         *     blocked the business number — Meta's 131050 — or wrote STOP; START lifts it), `outside_service_window` (free-form
+         *     text and the window is closed or never opened), `recipient_unsubscribed` (a subscriber carrying the number turned
+         *     WhatsApp off: `preferences.channels.whatsapp` false), then the project's WhatsApp delivery policy (`quiet_hours`,
+         *     `frequency_capped`, counted per number; `deliveryPolicy.channels.whatsapp`).
+         *
+         *     **Recipient.** The number in the key's environment: a number no subscriber carries becomes a contact with only that
+         *     number, and the delivery is recorded against the number. The window and the opt-out are the live number's whichever
+         *     key sends.
+         *
+         *     **The envelope**: `status` `sent` (Meta accepted it; the delivery's provider id is Meta's wamid, and its
+         *     statuses — delivered, read, failed — arrive through the webhook), `queued` (Meta failed for now and the inline
+         *     retries ran out: Herald's workers keep trying), `failed` (`provider_error`; `provider_not_configured`;
+         *     `outside_service_window` when Meta answers 131047; `recipient_opted_out` when it answers 131050, the number then
+         *     opted out; `template_not_approved` when it does not have the template in that language, 132001), `refused` (see
+         *     above), `sandbox` (a test key's: checked and recorded like a live one, never sent; `reason` `sandbox`).
+         *     `messageType` says whether the text or the template went. Every send is logged (GET
+         *     /transactional/sends/project/{projectId}, channel `whatsapp`, `recipient` `{to}`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description Optional, at most 255 characters. The first response to a key is answered again, without processing, to every repeat of the same request for 24 hours (with the header Idempotent-Replayed: true). Keys are scoped per project, route and environment (live or test key). The same key with a different body → 422; a repeat while the first request is still running → 409 idempotency_key_in_use. */
+                    "idempotency-key"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            /** @description to, and message (free-form, inside the window) and/or templateName (an approved template, with its language and parameters) */
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Free-form text, up to 4096 characters: sent only inside the 24-hour customer-service window. Required unless templateName */
+                        message?: string;
+                        /** @description The template's parameters as Cloud API `template.components`, e.g. `[{"type": "body", "parameters": [{"type": "text", "text": "Ada"}]}]` */
+                        templateComponents?: {
+                            /** @description For a button: its position, from "0" */
+                            index?: string;
+                            /** @description As the Cloud API takes them, e.g. `{"type": "text", "text": "Ada"}`, `{"type": "currency", …}`, `{"type": "image", "image": {"link": …}}` */
+                            parameters?: {
+                                [key: string]: unknown;
+                            }[];
+                            /**
+                             * @description For a button: its kind
+                             * @enum {string}
+                             */
+                            sub_type?: "quick_reply" | "url" | "copy_code" | "flow";
+                            /**
+                             * @description Which part of the template the parameters fill
+                             * @enum {string}
+                             */
+                            type: "header" | "body" | "button";
+                        }[];
+                        /** @description The template's language code (Cloud API `template.language.code`); absent: the name's approved template in the registry */
+                        templateLanguage?: string;
+                        /** @description An APPROVED template of the project's registry (GET /projects/{id}/whatsapp-templates). Required outside the window; with message too, the template goes only when the window is closed */
+                        templateName?: string;
+                        /** @description The recipient, an international number (E.164, e.g. +14155550123); a number that is not a valid one → 422 naming `to` */
+                        to: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TransactionalWhatsAppResult"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/whatsapp/webhook/{projectId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Meta's webhook verification handshake
+         * @description Meta calls this once when the callback URL is saved in its console: with `hub.mode=subscribe` and `hub.verify_token` equal to the project's `verifyToken`, the answer is `hub.challenge` as plain text; otherwise 403 (also for a project without a WhatsApp provider).
+         */
+        get: {
+            parameters: {
+                query?: {
+                    "hub.challenge"?: string;
+                    "hub.mode"?: string;
+                    "hub.verify_token"?: string;
+                };
+                header?: never;
+                path: {
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": string;
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Meta's WhatsApp callbacks: message statuses and inbound messages
+         * @description The URL is the project's (`settings.webhookUrl` of its WhatsApp channel configuration). Each POST must carry `X-Hub-Signature-256: sha256=<HMAC-SHA256 of the raw body under the app secret>`; otherwise 403 and nothing is recorded.
+         *
+         *     **Statuses** land on the delivery whose provider message id is the wamid: `delivered` → delivered, `read` → opened, `failed` → bounced with Meta's `errors[{code, title}]`; `sent` adds nothing (the send recorded it). Each status of a message is recorded once: a replayed callback changes nothing. A failed status with error 131050 (the person stopped the business's messages) opts the number out.
+         *
+         *     **Inbound messages** open the number's 24-hour customer-service window from their timestamp (free-form messages may be sent within it). A message that is only a stop keyword (STOP, STOPALL, UNSUBSCRIBE, CANCEL, END, QUIT, OPTOUT; any case) opts the number out on WhatsApp: sends answer `recipient_opted_out`. START, UNSTOP, SUBSCRIBE or OPTIN lifts any opt-out of the number, a block reported by Meta included.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Status callbacks recorded on their delivery */
+                            applied: number;
+                            /** @description Inbound messages read: each opens the 24-hour customer-service window of its number */
+                            messages: number;
+                            /** @description Numbers whose opt-out a START keyword lifted */
+                            optedIn: number;
+                            /** @description Numbers opted out by a STOP keyword or a failed status 131050 */
+                            optedOut: number;
+                            /** @description Status callbacks naming a message Herald did not send for the project */
+                            unknown: number;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -12111,9 +13297,9 @@ export interface components {
             createdAt: string;
             /** @description The names of the credentials set (e.g. `vapidPrivateKey`): their values are sealed at rest and never returned */
             credentials: string[];
-            /** @description `web-push` for push; `smtp` or `ses` for email (`none` until chosen); SMS and WhatsApp providers come with those channels */
+            /** @description `web-push` for push; `smtp` or `ses` for email (`none` until chosen); `meta` for WhatsApp; SMS providers come with that channel */
             provider: string;
-            /** @description What may be shown, e.g. `vapidPublicKey` */
+            /** @description What may be shown, e.g. `vapidPublicKey`; on WhatsApp `phoneNumberId`, `wabaId` and `webhookUrl`, the callback URL to paste into Meta's console */
             settings: {
                 [key: string]: unknown;
             };
@@ -12127,9 +13313,9 @@ export interface components {
             createdAt: string;
             /** @description The names of the credentials set (e.g. `vapidPrivateKey`): their values are sealed at rest and never returned */
             credentials: string[];
-            /** @description `web-push` for push; `smtp` or `ses` for email (`none` until chosen); SMS and WhatsApp providers come with those channels */
+            /** @description `web-push` for push; `smtp` or `ses` for email (`none` until chosen); `meta` for WhatsApp; SMS providers come with that channel */
             provider: string;
-            /** @description What may be shown, e.g. `vapidPublicKey` */
+            /** @description What may be shown, e.g. `vapidPublicKey`; on WhatsApp `phoneNumberId`, `wabaId` and `webhookUrl`, the callback URL to paste into Meta's console */
             settings: {
                 [key: string]: unknown;
             };
@@ -13662,9 +14848,9 @@ export interface components {
             /** @description The message created, when one was */
             messageId: string | null;
             /** @description The response envelope, as answered */
-            outcome: components["schemas"]["TransactionalSendResult"] | components["schemas"]["TransactionalEmailResult"];
-            reason: (("subscriber_not_found" | "subscriber_unsubscribed" | "subscriber_inactive" | "frequency_capped" | "quiet_hours" | "provider_error" | "payload_too_large" | "sandbox") | ("recipient_bounced" | "recipient_complained" | "recipient_unsubscribed" | "recipient_suppressed" | "template_not_found" | "template_variables_missing" | "template_render_failed" | "quiet_hours" | "frequency_capped" | "monthly_cap_reached" | "sandbox_limit_reached" | "provider_error" | "provider_not_configured" | "sandbox")) | null;
-            /** @description The recipient as the request named it: {externalId} or {token} (push), {to} (email); {} once that subscriber was deleted */
+            outcome: components["schemas"]["TransactionalSendResult"] | components["schemas"]["TransactionalEmailResult"] | components["schemas"]["TransactionalWhatsAppResult"];
+            reason: (("subscriber_not_found" | "subscriber_unsubscribed" | "subscriber_inactive" | "frequency_capped" | "quiet_hours" | "provider_error" | "payload_too_large" | "sandbox") | ("recipient_bounced" | "recipient_complained" | "recipient_unsubscribed" | "recipient_suppressed" | "template_not_found" | "template_variables_missing" | "template_render_failed" | "quiet_hours" | "frequency_capped" | "monthly_cap_reached" | "sandbox_limit_reached" | "provider_error" | "provider_not_configured" | "sandbox") | ("template_not_approved" | "outside_service_window" | "recipient_opted_out" | "template_not_found" | "recipient_unsubscribed" | "quiet_hours" | "frequency_capped" | "provider_error" | "provider_not_configured" | "sandbox")) | null;
+            /** @description The recipient as the request named it: {externalId} or {token} (push), {to} (email, WhatsApp); {} once that subscriber was deleted */
             recipient: {
                 [key: string]: string;
             };
@@ -13683,9 +14869,9 @@ export interface components {
             /** @description The message created, when one was */
             messageId: string | null;
             /** @description The response envelope, as answered */
-            outcome: components["schemas"]["TransactionalSendResultInput"] | components["schemas"]["TransactionalEmailResultInput"];
-            reason: (("subscriber_not_found" | "subscriber_unsubscribed" | "subscriber_inactive" | "frequency_capped" | "quiet_hours" | "provider_error" | "payload_too_large" | "sandbox") | ("recipient_bounced" | "recipient_complained" | "recipient_unsubscribed" | "recipient_suppressed" | "template_not_found" | "template_variables_missing" | "template_render_failed" | "quiet_hours" | "frequency_capped" | "monthly_cap_reached" | "sandbox_limit_reached" | "provider_error" | "provider_not_configured" | "sandbox")) | null;
-            /** @description The recipient as the request named it: {externalId} or {token} (push), {to} (email); {} once that subscriber was deleted */
+            outcome: components["schemas"]["TransactionalSendResultInput"] | components["schemas"]["TransactionalEmailResultInput"] | components["schemas"]["TransactionalWhatsAppResultInput"];
+            reason: (("subscriber_not_found" | "subscriber_unsubscribed" | "subscriber_inactive" | "frequency_capped" | "quiet_hours" | "provider_error" | "payload_too_large" | "sandbox") | ("recipient_bounced" | "recipient_complained" | "recipient_unsubscribed" | "recipient_suppressed" | "template_not_found" | "template_variables_missing" | "template_render_failed" | "quiet_hours" | "frequency_capped" | "monthly_cap_reached" | "sandbox_limit_reached" | "provider_error" | "provider_not_configured" | "sandbox") | ("template_not_approved" | "outside_service_window" | "recipient_opted_out" | "template_not_found" | "recipient_unsubscribed" | "quiet_hours" | "frequency_capped" | "provider_error" | "provider_not_configured" | "sandbox")) | null;
+            /** @description The recipient as the request named it: {externalId} or {token} (push), {to} (email, WhatsApp); {} once that subscriber was deleted */
             recipient: {
                 [key: string]: string;
             };
@@ -13714,6 +14900,36 @@ export interface components {
             /** @description The request was processed: true on every 200 */
             success: boolean;
         };
+        TransactionalWhatsAppResult: {
+            /** @description The message written (sent, queued, failed, sandbox); null when refused */
+            messageId: string | null;
+            /** @description What went, or would have: the free-form text or the template */
+            messageType: ("text" | "template") | null;
+            /** @description null when sent; otherwise why not (queued: the last failure) */
+            reason: ("template_not_approved" | "outside_service_window" | "recipient_opted_out" | "template_not_found" | "recipient_unsubscribed" | "quiet_hours" | "frequency_capped" | "provider_error" | "provider_not_configured" | "sandbox") | null;
+            /**
+             * @description `sent`: Meta accepted it (delivery and reads come later through the webhook); `queued`: Meta failed for now, Herald keeps trying; `failed`: it will not be sent; `refused`: kept back before sending, nothing written but the send log; `sandbox`: a test key's send, checked and recorded, never sent
+             * @enum {string}
+             */
+            status: "sent" | "queued" | "failed" | "refused" | "sandbox";
+            /** @description The request was processed: true on every 200 */
+            success: boolean;
+        };
+        TransactionalWhatsAppResultInput: {
+            /** @description The message written (sent, queued, failed, sandbox); null when refused */
+            messageId: string | null;
+            /** @description What went, or would have: the free-form text or the template */
+            messageType: ("text" | "template") | null;
+            /** @description null when sent; otherwise why not (queued: the last failure) */
+            reason: ("template_not_approved" | "outside_service_window" | "recipient_opted_out" | "template_not_found" | "recipient_unsubscribed" | "quiet_hours" | "frequency_capped" | "provider_error" | "provider_not_configured" | "sandbox") | null;
+            /**
+             * @description `sent`: Meta accepted it (delivery and reads come later through the webhook); `queued`: Meta failed for now, Herald keeps trying; `failed`: it will not be sent; `refused`: kept back before sending, nothing written but the send log; `sandbox`: a test key's send, checked and recorded, never sent
+             * @enum {string}
+             */
+            status: "sent" | "queued" | "failed" | "refused" | "sandbox";
+            /** @description The request was processed: true on every 200 */
+            success: boolean;
+        };
         User: {
             email: string;
             id: string;
@@ -13735,6 +14951,68 @@ export interface components {
                 /** @enum {string} */
                 role: "OWNER" | "ADMIN" | "MEMBER" | "VIEWER";
             }[];
+        };
+        WhatsAppTemplate: {
+            /**
+             * @description Meta's category: MARKETING, UTILITY or AUTHENTICATION
+             * @enum {string}
+             */
+            category: "MARKETING" | "UTILITY" | "AUTHENTICATION";
+            /** @description The template's components as Meta describes them (HEADER, BODY, FOOTER, BUTTONS), for reference; a send's parameters are its own */
+            components: {
+                [key: string]: unknown;
+            }[];
+            /** @description ISO 8601 timestamp */
+            createdAt: string;
+            id: string;
+            /** @description Meta's language code, e.g. en_US */
+            language: string;
+            name: string;
+            projectId: string;
+            providerTemplateId: string | null;
+            /**
+             * @description `provider`: read from the business account by a sync; `manual`: written through this API
+             * @enum {string}
+             */
+            source: "provider" | "manual";
+            /**
+             * @description Meta's review status: only APPROVED templates are sent (else `template_not_approved`)
+             * @enum {string}
+             */
+            status: "APPROVED" | "PENDING" | "REJECTED" | "PAUSED" | "DISABLED";
+            /** @description ISO 8601 timestamp */
+            updatedAt: string;
+        };
+        WhatsAppTemplateInput: {
+            /**
+             * @description Meta's category: MARKETING, UTILITY or AUTHENTICATION
+             * @enum {string}
+             */
+            category: "MARKETING" | "UTILITY" | "AUTHENTICATION";
+            /** @description The template's components as Meta describes them (HEADER, BODY, FOOTER, BUTTONS), for reference; a send's parameters are its own */
+            components: {
+                [key: string]: unknown;
+            }[];
+            /** @description ISO 8601 timestamp */
+            createdAt: string;
+            id: string;
+            /** @description Meta's language code, e.g. en_US */
+            language: string;
+            name: string;
+            projectId: string;
+            providerTemplateId: string | null;
+            /**
+             * @description `provider`: read from the business account by a sync; `manual`: written through this API
+             * @enum {string}
+             */
+            source: "provider" | "manual";
+            /**
+             * @description Meta's review status: only APPROVED templates are sent (else `template_not_approved`)
+             * @enum {string}
+             */
+            status: "APPROVED" | "PENDING" | "REJECTED" | "PAUSED" | "DISABLED";
+            /** @description ISO 8601 timestamp */
+            updatedAt: string;
         };
     };
     responses: never;

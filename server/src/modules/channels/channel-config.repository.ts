@@ -62,6 +62,14 @@ export async function mergeChannelSettings(
     SET settings = (channel_configs.settings - ${removed}::text[]) || ${set}::jsonb, updated_at = now()`);
 }
 
+export async function findChannelConfig(db: Db, projectId: string, channel: Channel): Promise<ChannelConfigRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(channelConfigs)
+    .where(and(eq(channelConfigs.projectId, projectId), eq(channelConfigs.channel, channel)));
+  return row;
+}
+
 export function listChannelConfigs(db: Db, projectId: string): Promise<ChannelConfigRow[]> {
   return db.select().from(channelConfigs).where(eq(channelConfigs.projectId, projectId)).orderBy(channelConfigs.channel);
 }

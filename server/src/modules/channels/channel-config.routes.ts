@@ -15,8 +15,10 @@ const base64url = (what: string) => z.string().regex(/^[A-Za-z0-9_-]+$/, `must b
 const channelConfig = z
   .object({
     channel: z.enum(CHANNELS),
-    provider: z.string().describe('`web-push` for push; `smtp` or `ses` for email (`none` until chosen); SMS and WhatsApp providers come with those channels'),
-    settings: z.record(z.string(), z.unknown()).describe('What may be shown, e.g. `vapidPublicKey`'),
+    provider: z.string().describe('`web-push` for push; `smtp` or `ses` for email (`none` until chosen); `meta` for WhatsApp; SMS providers come with that channel'),
+    settings: z
+      .record(z.string(), z.unknown())
+      .describe("What may be shown, e.g. `vapidPublicKey`; on WhatsApp `phoneNumberId`, `wabaId` and `webhookUrl`, the callback URL to paste into Meta's console"),
     credentials: z
       .array(z.string())
       .describe('The names of the credentials set (e.g. `vapidPrivateKey`): their values are sealed at rest and never returned'),
@@ -128,5 +130,40 @@ export async function channelConfigRoutes(app: App, channels: ChannelConfigServi
       },
     },
     (request) => channels.setEmail(projectOf(request), request.body),
+  );
+
+  app.put(
+    '/projects/:id/channels/whatsapp',
+    {
+      config: { access: { auth: 'project', credentials: 'jwt', project: 'params.id', minRole: 'ADMIN' } },
+      schema: {
+        tags,
+        summary: "Choose the project's WhatsApp provider (OWNER or ADMIN): a phone number on Meta's WhatsApp Cloud API",
+        description:
+          'Replaces the previous provider. `accessToken` (a system user token with whatsapp_business_messaging and ' +
+          'whatsapp_business_management), `appSecret` (the Meta app\'s secret: it signs callbacks) and `verifyToken` (any ' +
+          'secret of your choosing, typed again in Meta\'s console) are sealed at rest with HERALD_SECRET_KEY and never ' +
+          'returned. The answer\'s `settings.webhookUrl` is the callback URL to paste into the Meta app\'s WhatsApp webhook ' +
+          'configuration with the same verify token; subscribe it to the `messages` field. Messages go to ' +
+          '`WHATSAPP_GRAPH_URL/WHATSAPP_GRAPH_VERSION/{phoneNumberId}/messages`; templates are read from ' +
+          '`/{wabaId}/message_templates` (POST /projects/{id}/whatsapp-templates/sync). Without a provider, live WhatsApp ' +
+          'sends fail with `provider_not_configured`.',
+        params: idParams,
+        body: z.strictObject({
+          provider: z.literal('meta'),
+          settings: z.strictObject({
+            phoneNumberId: z.string().regex(/^\d{5,30}$/, 'must be the digits of a Cloud API phone number id').describe('The business phone number\'s id (not the number itself)'),
+            wabaId: z.string().regex(/^\d{5,30}$/, 'must be the digits of a WhatsApp Business Account id').describe('The WhatsApp Business Account id, whose templates are synchronised'),
+          }),
+          credentials: z.strictObject({
+            accessToken: z.string().min(10).max(1024).describe('Bearer token of the Graph API'),
+            appSecret: z.string().min(16).max(256).describe("The Meta app's secret: callbacks carry X-Hub-Signature-256, its HMAC-SHA256 of the raw body"),
+            verifyToken: z.string().min(8).max(256).describe("Echoed check of Meta's verification GET (hub.verify_token)"),
+          }),
+        }),
+        response: { 200: channelConfig, ...commonErrors },
+      },
+    },
+    (request) => channels.setWhatsApp(projectOf(request), request.body),
   );
 }

@@ -41,6 +41,13 @@ export type EmailProviderInput =
       credentials: { accessKeyId: string; secretAccessKey: string };
     };
 
+/** Meta's WhatsApp Cloud API as `PUT /projects/:id/channels/whatsapp` takes it. */
+export interface WhatsAppProviderInput {
+  provider: 'meta';
+  settings: { phoneNumberId: string; wabaId: string };
+  credentials: { accessToken: string; appSecret: string; verifyToken: string };
+}
+
 /** What SES says of an account (`delivery/channels/email/ses-provider.ts`). */
 export interface SesAccountFacts {
   sandbox: boolean;
@@ -54,7 +61,12 @@ export interface ChannelConfigOptions {
   forget?: ForgetProject;
   /** Asks SES about an account with its credentials; a refusal is thrown as SES gave it. */
   readSesAccount?: (account: { region: string; accessKeyId: string; secretAccessKey: string }) => Promise<SesAccountFacts>;
+  /** PUBLIC_URL: the WhatsApp webhook URL shown to paste into Meta's console is under it. */
+  publicUrl?: string;
 }
+
+/** Where Meta calls back for a project (verification GET, then signed POSTs). */
+export const whatsappWebhookUrl = (publicUrl: string, projectId: string) => `${publicUrl}/whatsapp/webhook/${encodeURIComponent(projectId)}`;
 
 export class ChannelConfigService {
   private readonly forget: ForgetProject;
@@ -125,6 +137,31 @@ export class ChannelConfigService {
     return this.view(row);
   }
 
+  /**
+   * Chooses the project's WhatsApp provider: a phone number of a WhatsApp Business Account on Meta's Cloud API. The
+   * access token, app secret and webhook verify token are sealed at rest and never returned.
+   */
+  async setWhatsApp(scope: ProjectScope, input: WhatsAppProviderInput): Promise<ChannelConfigView> {
+    const box = await this.keyring.box();
+    const row = await this.db.transaction(async (tx) => {
+      const saved = await repo.replaceProvider(
+        tx,
+        { projectId: scope.projectId, channel: 'whatsapp', provider: input.provider, settings: { ...input.settings }, credentials: box.seal(JSON.stringify(input.credentials)) },
+        [],
+      );
+      await notifyProjectChange(tx, scope.projectId);
+      return saved;
+    });
+    this.forget(scope.projectId);
+    return this.view(row);
+  }
+
+  /** A project's configuration of a channel with its credentials opened, or undefined when it has none. */
+  async opened(projectId: string, channel: Channel): Promise<{ provider: string; settings: Record<string, unknown>; credentials: Record<string, string> } | undefined> {
+    const row = await repo.findChannelConfig(this.db, projectId, channel);
+    return row && { provider: row.provider, settings: row.settings, credentials: await this.open(row.credentials) };
+  }
+
   /** An SES account's settings as SES reports them; a lower `ratePerSecond` asked for holds instead of its own. */
   private async sesSettings(input: Extract<EmailProviderInput, { provider: 'ses' }>): Promise<Record<string, unknown>> {
     if (!this.options.readSesAccount) throw new Error('no SES client configured');
@@ -190,7 +227,10 @@ export class ChannelConfigService {
     return {
       channel: row.channel,
       provider: row.provider,
-      settings: row.settings,
+      settings:
+        row.channel === 'whatsapp' && this.options.publicUrl !== undefined
+          ? { ...row.settings, webhookUrl: whatsappWebhookUrl(this.options.publicUrl, row.projectId) }
+          : row.settings,
       credentials: Object.keys(await this.open(row.credentials)),
       createdAt: row.createdAt.toISOString(),
       updatedAt: row.updatedAt.toISOString(),

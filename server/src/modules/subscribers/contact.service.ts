@@ -111,6 +111,26 @@ export class ContactService {
   }
 
   /**
+   * The subscribers carrying an E.164 number in the scope's environment, for a send on `channel`: a number the project
+   * does not know becomes a contact with only that number, as every delivery belongs to a subscriber.
+   */
+  phoneRecipient(scope: ProjectScope, phone: string, channel: 'sms' | 'whatsapp'): Promise<repo.PhoneHolders> {
+    const now = new Date();
+    return repo.findOrInsertPhoneHolder(this.db, scope, phone, channel, {
+      id: newId('sub'),
+      projectId: scope.projectId,
+      token: newToken(),
+      phone,
+      status: 'active',
+      sandbox: scope.sandbox,
+      createdAt: now,
+      subscribedAt: now,
+      updatedAt: now,
+      lastSeenAt: now,
+    });
+  }
+
+  /**
    * Validates every row, then applies all of them in one transaction (or none): rows whose key matches existing
    * subscribers of the project and environment update them, the others are created.
    */

@@ -40,7 +40,7 @@ export async function insertSend(db: Db, row: typeof transactionalSends.$inferIn
 }
 
 export interface SendFilters {
-  channel?: 'push' | 'email' | undefined;
+  channel?: 'push' | 'email' | 'whatsapp' | undefined;
   reason?: string | undefined;
   delivered?: boolean | undefined;
   from?: Date | undefined;

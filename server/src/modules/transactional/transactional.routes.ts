@@ -6,6 +6,7 @@ import { commonErrors, errorEnvelope, paginated, paginationQuery } from '../../h
 import type { App } from '../../http/types.js';
 import type { IdempotencyService } from '../idempotency/idempotency.service.js';
 import type { TransactionalEmailService } from './transactional-email.service.js';
+import type { TransactionalWhatsAppService } from './transactional-whatsapp.service.js';
 import * as s from './transactional.schemas.js';
 import type { TransactionalService } from './transactional.service.js';
 
@@ -80,10 +81,44 @@ last 24 hours — spec 8; it also sends at most 1 per second, so a burst waits a
 (\`messageId\` null); \`sandbox\` — a test key's email, rendered, checked and recorded like a live one, never sent
 (\`reason\` \`sandbox\`). Every send is logged (GET /transactional/sends/project/{projectId}, \`recipient\` \`{to}\`).`.trim();
 
+const WHATSAPP_DESCRIPTION = `
+Sends one WhatsApp message now to \`to\` through the project's WhatsApp Cloud API number (PUT
+/projects/{id}/channels/whatsapp). API key only. A processed request answers 200 with the envelope; malformed input
+(a \`to\` that is not a valid international number included) → 422 naming the field, bad credentials → 401, a
+publishable key → 403, with the error envelope.
+
+**What goes.** \`message\` is free-form text, which Meta takes only within the **24-hour customer-service window**:
+less than 24 hours since the person last wrote to the business number (Herald learns of inbound messages through
+the webhook, GET/POST /whatsapp/webhook/{projectId}). \`templateName\` names a template of the project's registry
+(GET /projects/{id}/whatsapp-templates, synchronised from Meta or written by hand) with \`templateLanguage\` (Meta's
+code, e.g. \`en_US\`; absent: the name's approved template) and \`templateComponents\` (its parameters, Cloud API
+\`components\` as given). With both, the text goes while the window is open and the template once it is closed.
+
+**Refused** (200, \`status: refused\`, nothing sent), in order: \`template_not_found\` (no template of that name and
+language in the registry), \`template_not_approved\` (its status is not APPROVED), \`recipient_opted_out\` (the person
+blocked the business number — Meta's 131050 — or wrote STOP; START lifts it), \`outside_service_window\` (free-form
+text and the window is closed or never opened), \`recipient_unsubscribed\` (a subscriber carrying the number turned
+WhatsApp off: \`preferences.channels.whatsapp\` false), then the project's WhatsApp delivery policy (\`quiet_hours\`,
+\`frequency_capped\`, counted per number; \`deliveryPolicy.channels.whatsapp\`).
+
+**Recipient.** The number in the key's environment: a number no subscriber carries becomes a contact with only that
+number, and the delivery is recorded against the number. The window and the opt-out are the live number's whichever
+key sends.
+
+**The envelope**: \`status\` \`sent\` (Meta accepted it; the delivery's provider id is Meta's wamid, and its
+statuses — delivered, read, failed — arrive through the webhook), \`queued\` (Meta failed for now and the inline
+retries ran out: Herald's workers keep trying), \`failed\` (\`provider_error\`; \`provider_not_configured\`;
+\`outside_service_window\` when Meta answers 131047; \`recipient_opted_out\` when it answers 131050, the number then
+opted out; \`template_not_approved\` when it does not have the template in that language, 132001), \`refused\` (see
+above), \`sandbox\` (a test key's: checked and recorded like a live one, never sent; \`reason\` \`sandbox\`).
+\`messageType\` says whether the text or the template went. Every send is logged (GET
+/transactional/sends/project/{projectId}, channel \`whatsapp\`, \`recipient\` \`{to}\`).`.trim();
+
 export async function transactionalRoutes(
   app: App,
   transactional: TransactionalService,
   transactionalEmail: TransactionalEmailService,
+  transactionalWhatsApp: TransactionalWhatsAppService,
   idempotency: IdempotencyService,
 ) {
   app.post(
@@ -124,6 +159,26 @@ export async function transactionalRoutes(
       const tenant = tenantOf(request);
       if (tenant.kind !== 'project') throw new Error('POST /transactional/email is API key only: check its access');
       return idempotent(request, reply, idempotency, (key) => transactionalEmail.send(tenant, request.body, key));
+    },
+  );
+
+  app.post(
+    '/transactional/whatsapp',
+    {
+      config: { access: { auth: 'project', credentials: 'apiKey' }, rateLimitCounter: 'transactional:whatsapp' },
+      schema: {
+        tags,
+        summary: 'Send one WhatsApp message now (API key only)',
+        description: WHATSAPP_DESCRIPTION,
+        headers: idempotencyHeaders,
+        body: s.whatsappBody,
+        response: { 200: s.whatsappEnvelope, ...commonErrors, 409: errorEnvelope },
+      },
+    },
+    (request, reply) => {
+      const tenant = tenantOf(request);
+      if (tenant.kind !== 'project') throw new Error('POST /transactional/whatsapp is API key only: check its access');
+      return idempotent(request, reply, idempotency, (key) => transactionalWhatsApp.send(tenant, request.body, key));
     },
   );
 

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { CHANNELS } from '../../db/schema.js';
 import { DEFAULT_PUSH_TTL_SECONDS } from '../../delivery/delivery-face.js';
 import { instant, pushActions, timestamp, webUrl } from '../../http/schemas.js';
-import { email } from '../subscribers/contact.schemas.js';
+import { email, phone } from '../subscribers/contact.schemas.js';
 
 /** Every reason a send may answer: spec 7.4's push codes, plus Herald's `sandbox`. */
 export const SEND_REASONS = [
@@ -179,10 +179,96 @@ export const emailEnvelope = z
   })
   .meta({ id: 'TransactionalEmailResult' });
 
-const loggedReason = z.union([z.enum(SEND_REASONS), z.enum(EMAIL_REASONS)]);
+/** Every reason a WhatsApp send may answer: spec 7.4's WhatsApp codes, and Herald's (docs/CONTEXT.md, "WhatsApp"). */
+export const WHATSAPP_REASONS = [
+  'template_not_approved',
+  'outside_service_window',
+  'recipient_opted_out',
+  'template_not_found',
+  'recipient_unsubscribed',
+  'quiet_hours',
+  'frequency_capped',
+  'provider_error',
+  'provider_not_configured',
+  'sandbox',
+] as const;
+
+export const WHATSAPP_STATUSES = EMAIL_STATUSES;
+
+const templateComponent = z
+  .object({
+    type: z.enum(['header', 'body', 'button']).describe('Which part of the template the parameters fill'),
+    sub_type: z.enum(['quick_reply', 'url', 'copy_code', 'flow']).optional().describe('For a button: its kind'),
+    index: z.string().regex(/^\d{1,2}$/).optional().describe('For a button: its position, from "0"'),
+    parameters: z
+      .array(z.record(z.string(), z.unknown()))
+      .max(100)
+      .optional()
+      .describe('As the Cloud API takes them, e.g. `{"type": "text", "text": "Ada"}`, `{"type": "currency", …}`, `{"type": "image", "image": {"link": …}}`'),
+  })
+  .describe("One of the Cloud API's template components, passed to Meta as given");
+
+export const whatsappBody = z
+  .strictObject({
+    to: phone.describe('The recipient, an international number (E.164, e.g. +14155550123); a number that is not a valid one → 422 naming `to`'),
+    message: z
+      .string()
+      .min(1)
+      .max(4096)
+      .refine((value) => value.trim() !== '', 'must not be blank')
+      .optional()
+      .describe('Free-form text, up to 4096 characters: sent only inside the 24-hour customer-service window. Required unless templateName'),
+    templateName: z
+      .string()
+      .regex(/^[a-z0-9_]{1,512}$/, 'must be a template name: lower-case letters, digits and underscores')
+      .optional()
+      .describe(
+        "An APPROVED template of the project's registry (GET /projects/{id}/whatsapp-templates). Required outside the window; " +
+          'with message too, the template goes only when the window is closed',
+      ),
+    templateLanguage: z
+      .string()
+      .regex(/^[a-z]{2,3}(_[A-Za-z0-9]{2,8})?$/, 'must be a Meta language code such as en or en_US')
+      .optional()
+      .describe("The template's language code (Cloud API `template.language.code`); absent: the name's approved template in the registry"),
+    templateComponents: z
+      .array(templateComponent)
+      .max(20)
+      .optional()
+      .describe('The template\'s parameters as Cloud API `template.components`, e.g. `[{"type": "body", "parameters": [{"type": "text", "text": "Ada"}]}]`'),
+  })
+  .superRefine((value, ctx) => {
+    if (value.message === undefined && value.templateName === undefined) ctx.addIssue({ code: 'custom', path: ['message'], message: 'message or templateName is required' });
+    if (value.templateName === undefined && (value.templateLanguage !== undefined || value.templateComponents !== undefined)) {
+      const path = value.templateLanguage !== undefined ? 'templateLanguage' : 'templateComponents';
+      ctx.addIssue({ code: 'custom', path: [path], message: 'goes with templateName' });
+    }
+  })
+  .describe('to, and message (free-form, inside the window) and/or templateName (an approved template, with its language and parameters)');
+
+export const whatsappEnvelope = z
+  .object({
+    success: z.boolean().describe('The request was processed: true on every 200'),
+    status: z
+      .enum(WHATSAPP_STATUSES)
+      .describe(
+        "`sent`: Meta accepted it (delivery and reads come later through the webhook); `queued`: Meta failed for now, Herald " +
+          "keeps trying; `failed`: it will not be sent; `refused`: kept back before sending, nothing written but the send log; " +
+          "`sandbox`: a test key's send, checked and recorded, never sent",
+      ),
+    messageId: z.string().nullable().describe('The message written (sent, queued, failed, sandbox); null when refused'),
+    reason: z.enum(WHATSAPP_REASONS).nullable().describe('null when sent; otherwise why not (queued: the last failure)'),
+    messageType: z.enum(['text', 'template']).nullable().describe('What went, or would have: the free-form text or the template'),
+  })
+  .meta({ id: 'TransactionalWhatsAppResult' });
+
+const loggedReason = z.union([z.enum(SEND_REASONS), z.enum(EMAIL_REASONS), z.enum(WHATSAPP_REASONS)]);
 
 export const sendsQuery = {
-  channel: z.enum(['push', 'email']).optional().describe('Sends of this route: push (/transactional/send) or email (/transactional/email)'),
+  channel: z
+    .enum(['push', 'email', 'whatsapp'])
+    .optional()
+    .describe('Sends of this route: push (/transactional/send), email (/transactional/email) or whatsapp (/transactional/whatsapp)'),
   reason: loggedReason.optional().describe('Sends answered with this reason'),
   delivered: z
     .enum(['true', 'false'])
@@ -201,10 +287,10 @@ export const sendRecord = z
     sandbox: z.boolean().describe('Sent with a test key'),
     recipient: z
       .record(z.string(), z.string())
-      .describe('The recipient as the request named it: {externalId} or {token} (push), {to} (email); {} once that subscriber was deleted'),
+      .describe('The recipient as the request named it: {externalId} or {token} (push), {to} (email, WhatsApp); {} once that subscriber was deleted'),
     messageId: z.string().nullable().describe('The message created, when one was'),
     idempotencyKey: z.string().nullable(),
-    outcome: z.union([sendEnvelope, emailEnvelope]).describe('The response envelope, as answered'),
+    outcome: z.union([sendEnvelope, emailEnvelope, whatsappEnvelope]).describe('The response envelope, as answered'),
     reason: loggedReason.nullable(),
     createdAt: timestamp,
   })

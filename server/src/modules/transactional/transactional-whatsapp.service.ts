@@ -1,0 +1,160 @@
+// Transactional WhatsApp (spec 4.8): an approved template or free-form text inside the 24-hour customer-service
+// window, the number's opt-out and preferences, the delivery policy, an inline send, one envelope, one log row.
+import type { Db } from '../../db/database.js';
+import type { WhatsAppContent, WhatsAppTemplateComponent } from '../../db/schema.js';
+import {
+  decidePolicy,
+  findAddressState,
+  insertClaimedDeliveries,
+  insertMessage,
+  recordAddressStates,
+  type DeliveryEngine,
+  type DeliveryReason,
+  type MessageRecord,
+} from '../../delivery/delivery-face.js';
+import { newId } from '../../shared/ids.js';
+import type { ContactService } from '../subscribers/contact.service.js';
+import type { ProjectTenant } from '../tenancy.js';
+import type { WhatsAppTemplateService } from '../whatsapp/whatsapp-template.service.js';
+import * as repo from './transactional.repository.js';
+import type { WHATSAPP_REASONS, WHATSAPP_STATUSES } from './transactional.schemas.js';
+import type { TransactionalOptions } from './transactional.service.js';
+
+export type WhatsAppReason = (typeof WHATSAPP_REASONS)[number];
+export type WhatsAppSendStatus = (typeof WHATSAPP_STATUSES)[number];
+
+/** How long after a person's last message free-form messages may be sent (Meta's customer-service window). */
+export const SERVICE_WINDOW_MS = 24 * 60 * 60 * 1000;
+
+export interface WhatsAppEnvelope {
+  success: true;
+  status: WhatsAppSendStatus;
+  messageId: string | null;
+  reason: WhatsAppReason | null;
+  /** What went (or would have): the free-form text or the template. */
+  messageType: 'text' | 'template' | null;
+}
+
+export interface WhatsAppInput {
+  /** E.164, normalised by the schema. */
+  to: string;
+  message?: string | undefined;
+  templateName?: string | undefined;
+  templateLanguage?: string | undefined;
+  templateComponents?: WhatsAppTemplateComponent[] | undefined;
+}
+
+export interface TransactionalWhatsAppDependencies {
+  templates: WhatsAppTemplateService;
+  contacts: ContactService;
+}
+
+const refused = (reason: WhatsAppReason, messageType: WhatsAppEnvelope['messageType']): WhatsAppEnvelope => ({
+  success: true,
+  status: 'refused',
+  messageId: null,
+  reason,
+  messageType,
+});
+
+/** An engine reason as this route reports it. */
+function deliveryReason(reason: DeliveryReason | null): WhatsAppReason {
+  switch (reason) {
+    case 'template_not_approved':
+    case 'outside_service_window':
+    case 'recipient_opted_out':
+    case 'provider_not_configured':
+      return reason;
+    case 'subscriber_unsubscribed':
+      return 'recipient_opted_out';
+    default:
+      return 'provider_error';
+  }
+}
+
+export class TransactionalWhatsAppService {
+  constructor(
+    private readonly db: Db,
+    private readonly delivery: DeliveryEngine,
+    private readonly deps: TransactionalWhatsAppDependencies,
+    private readonly options: TransactionalOptions,
+  ) {}
+
+  /** Sends one WhatsApp message now and logs the send. A test key's message is checked and recorded, never sent. */
+  async send(sender: ProjectTenant, input: WhatsAppInput, idempotencyKey: string | undefined): Promise<WhatsAppEnvelope> {
+    const { envelope, messageId } = await this.deliver(sender, input);
+    await repo.insertSend(this.db, {
+      id: newId('txs'),
+      projectId: sender.projectId,
+      channel: 'whatsapp',
+      apiKeyId: sender.apiKeyId,
+      sandbox: sender.sandbox,
+      recipient: { to: input.to },
+      messageId,
+      idempotencyKey: idempotencyKey ?? null,
+      outcome: { ...envelope },
+      reason: envelope.reason,
+    });
+    return envelope;
+  }
+
+  private async deliver(sender: ProjectTenant, input: WhatsAppInput): Promise<{ envelope: WhatsAppEnvelope; messageId: string | null }> {
+    const none = { messageId: null };
+    const now = this.options.clock();
+    // The person's word and their window are the live number's (Meta calls back for it alone), whichever key asks.
+    const number = await findAddressState(this.db, { projectId: sender.projectId, sandbox: false, channel: 'whatsapp', address: input.to });
+    const windowOpen = number.lastInboundAt !== null && now.getTime() - number.lastInboundAt.getTime() < SERVICE_WINDOW_MS;
+    // With both, the text goes while the window is open and the template once it is closed.
+    const useTemplate = input.templateName !== undefined && (input.message === undefined || !windowOpen);
+    const messageType = useTemplate ? 'template' : 'text';
+
+    let content: WhatsAppContent;
+    if (useTemplate) {
+      const chosen = await this.deps.templates.choose(sender.projectId, input.templateName!, input.templateLanguage);
+      if (!chosen.ok) return { ...none, envelope: refused(chosen.reason, messageType) };
+      content = { type: 'template', template: { name: chosen.name, language: chosen.language, components: input.templateComponents } };
+    } else {
+      content = { type: 'text', text: input.message! };
+    }
+    if (number.status !== 'reachable') return { ...none, envelope: refused('recipient_opted_out', messageType) };
+    if (!useTemplate && !windowOpen) return { ...none, envelope: refused('outside_service_window', messageType) };
+    const holders = await this.deps.contacts.phoneRecipient(sender, input.to, 'whatsapp');
+    if (holders.channelOff) return { ...none, envelope: refused('recipient_unsubscribed', messageType) };
+
+    const project = (await this.delivery.sendingProjects([sender.projectId])).get(sender.projectId)!;
+    const message: MessageRecord<'whatsapp'> = {
+      id: newId('msg'),
+      projectId: sender.projectId,
+      channel: 'whatsapp',
+      source: 'transactional',
+      campaignId: null,
+      sandbox: sender.sandbox,
+      content,
+      options: {},
+    };
+    type Held = { refusal: WhatsAppReason } | { claimed: Awaited<ReturnType<typeof insertClaimedDeliveries>> };
+    const held = await this.db.transaction(async (tx): Promise<Held> => {
+      const [decision] = await decidePolicy(tx, project, 'whatsapp', [{ recipient: input.to, timezone: holders.timezone }], now);
+      if (!decision!.allowed) return { refusal: decision!.reason };
+      await insertMessage(tx, message);
+      // Under the cap lock until commit: a concurrent send to the same number counts this one as in flight.
+      return { claimed: await insertClaimedDeliveries(tx, message, [{ subscriberId: holders.subscriberId, destination: input.to }], this.options.leaseSeconds) };
+    });
+    if ('refusal' in held) return { ...none, envelope: refused(held.refusal, messageType) };
+
+    const [result] = await this.delivery.deliverNow(held.claimed, message, project, { queueAfterBudget: true });
+    if (result!.status === 'failed' && result!.reason === 'recipient_opted_out') {
+      // Meta says the person stopped the business's messages: the next send is refused before it is written.
+      await recordAddressStates(this.db, [
+        { projectId: sender.projectId, sandbox: false, channel: 'whatsapp', address: input.to, status: 'opted_out', reason: 'whatsapp_131050', source: 'provider' },
+      ]);
+    }
+    const envelope: WhatsAppEnvelope =
+      result!.status === 'sent'
+        ? { success: true, status: sender.sandbox ? 'sandbox' : 'sent', messageId: message.id, reason: sender.sandbox ? 'sandbox' : null, messageType }
+        : result!.status === 'queued'
+          ? { success: true, status: 'queued', messageId: message.id, reason: result!.reason && deliveryReason(result!.reason), messageType }
+          : { success: true, status: 'failed', messageId: message.id, reason: deliveryReason(result!.reason), messageType };
+    return { messageId: message.id, envelope };
+  }
+}
