@@ -145,6 +145,8 @@ const envSchema = z.object({
   EMAIL_SMTP_TIMEOUT_MS: integer(30000),
   SES_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
   SES_TIMEOUT_MS: integer(15000),
+  TWILIO_BASE_URL: z.url({ protocol: /^https?$/ }).default('https://api.twilio.com'),
+  TWILIO_TIMEOUT_MS: integer(15000),
   VAPID_SUBJECT: z
     .string()
     .regex(/^(mailto:[^@\s]+@[^@\s]+|https:\/\/\S+)$/, 'must be a mailto: address or an https: URL')
@@ -247,6 +249,8 @@ export interface Config {
     /** The inbound SMTP listener for bounces (`herald smtp-in`; in `serve` only when a port is set). */
     smtpIn: { port: number | undefined; host: string; maxBytes: number };
   };
+  /** SMS: Twilio's API (TWILIO_BASE_URL: another base than https://api.twilio.com — a local fake in tests) and each call's timeout. */
+  sms: { twilio: { baseUrl: string; timeoutMs: number } };
   /** Geo at registration: a MaxMind-format database and/or trusted edge headers (none by default). */
   geo: {
     dbPath: string | undefined;
@@ -342,6 +346,7 @@ export function loadConfig(env: Env = process.env): Config {
       ses: { endpoint: e.SES_ENDPOINT, timeoutMs: e.SES_TIMEOUT_MS },
       smtpIn: { port: e.SMTP_IN_PORT, host: e.SMTP_IN_HOST, maxBytes: e.SMTP_IN_MAX_BYTES },
     },
+    sms: { twilio: { baseUrl: e.TWILIO_BASE_URL, timeoutMs: e.TWILIO_TIMEOUT_MS } },
     geo: {
       dbPath: e.GEOIP_DB,
       countryHeaders: e.GEO_COUNTRY_HEADER,

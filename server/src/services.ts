@@ -12,6 +12,8 @@ import { createEmailAdapter } from './delivery/channels/email/email-adapter.js';
 import type { DkimKeys } from './delivery/channels/email/mail-composition.js';
 import { createSesProvider, readSesAccount } from './delivery/channels/email/ses-provider.js';
 import { createSmtpProvider } from './delivery/channels/email/smtp-provider.js';
+import { createSmsAdapter } from './delivery/channels/sms/sms-adapter.js';
+import { createTwilioProvider } from './delivery/channels/sms/twilio-provider.js';
 import { createPushAdapter } from './delivery/channels/push/push-adapter.js';
 import { DeliveryEngine } from './delivery/delivery-engine.js';
 import { createEmailLinks, type EmailLinks } from './delivery/email-links.js';
@@ -30,6 +32,7 @@ import { InvitationService } from './modules/organizations/invitation.service.js
 import { OrganizationService } from './modules/organizations/organization.service.js';
 import { ChannelConfigService } from './modules/channels/channel-config.service.js';
 import { createKeyring, type Keyring } from './modules/channels/secret-keyring.js';
+import { SmsSenderService } from './modules/channels/sms-sender.service.js';
 import { createTxtLookup } from './modules/email-domains/domain-records.js';
 import { EmailDomainService } from './modules/email-domains/email-domain.service.js';
 import { ProjectService } from './modules/projects/project.service.js';
@@ -46,6 +49,8 @@ import { SubscriberService } from './modules/subscribers/subscriber.service.js';
 import { EmailTrackingService } from './modules/tracking/email-tracking.service.js';
 import { TrackingService } from './modules/tracking/tracking.service.js';
 import { TransactionalEmailService } from './modules/transactional/transactional-email.service.js';
+import { TransactionalSmsService } from './modules/transactional/transactional-sms.service.js';
+import { TwilioWebhookService } from './modules/sms-webhooks/twilio-webhook.service.js';
 import { TransactionalService } from './modules/transactional/transactional.service.js';
 
 export interface Services {
@@ -85,6 +90,12 @@ export interface Services {
   transactional: TransactionalService;
   /** POST /transactional/email: renders, checks the sender and the recipient, and sends through the engine inline. */
   transactionalEmail: TransactionalEmailService;
+  /** POST /transactional/sms: checks the number, chooses the sender per country, and sends through the engine inline. */
+  transactionalSms: TransactionalSmsService;
+  /** SMS senders provisioned per project and destination country. */
+  smsSenders: SmsSenderService;
+  /** Twilio's signed callbacks: status changes of sent SMS, and STOP/START/HELP from people. */
+  twilioWebhook: TwilioWebhookService;
   idempotency: IdempotencyService;
   /** Closes provider connection pools; called on shutdown after the engine stopped. */
   close(): Promise<void>;
@@ -92,7 +103,7 @@ export interface Services {
 
 export type ServicesConfig = Pick<
   Config,
-  'jwtTtlSeconds' | 'geo' | 'delivery' | 'push' | 'email' | 'publicUrl' | 'allowInsecurePushEndpoints' | 'campaigns' | 'secretKey' | 'emailDomains' | 'sesWebhook'
+  'jwtTtlSeconds' | 'geo' | 'delivery' | 'push' | 'email' | 'publicUrl' | 'allowInsecurePushEndpoints' | 'campaigns' | 'secretKey' | 'emailDomains' | 'sesWebhook' | 'sms'
 >;
 
 export interface ServicesOptions {
@@ -174,10 +185,11 @@ export function createServices(db: Db, config: ServicesConfig, jwtSecret: string
     },
     sandbox: createSandboxProvider(),
   });
+  const sms = createSmsAdapter({ publicUrl: config.publicUrl, live: createTwilioProvider(config.sms.twilio), sandbox: createSandboxProvider() });
   const delivery: DeliveryEngine = new DeliveryEngine({
     db,
     config,
-    adapters: [push, email],
+    adapters: [push, email, sms],
     sendRate: options.redis && redisSendRate(options.redis),
     openCredentials: (sealed) => channels.open(sealed),
     logger: options.logger?.child({ component: 'delivery' }),
@@ -191,6 +203,7 @@ export function createServices(db: Db, config: ServicesConfig, jwtSecret: string
   const preferences = new PreferenceService(db, emailLinks, contacts, { publicUrl: config.publicUrl, formTokens: createFormTokens(emailLinkSecret), clock });
   // Drizzle's handle exposes its pg pool as $client: registrations are written on it directly.
   const pool = (db as Db & { $client: pg.Pool }).$client;
+  const smsSenders = new SmsSenderService(db);
   return {
     auth: new AuthService(db, createTokenService(jwtSecret, config.jwtTtlSeconds)),
     organizations: new OrganizationService(db),
@@ -217,9 +230,12 @@ export function createServices(db: Db, config: ServicesConfig, jwtSecret: string
     preferences,
     transactional: new TransactionalService(db, delivery, transactionalOptions),
     transactionalEmail: new TransactionalEmailService(db, delivery, { templates: emailTemplates, domains: emailDomains, contacts, suppressions }, transactionalOptions),
+    transactionalSms: new TransactionalSmsService(db, delivery, { contacts, senders: smsSenders }, transactionalOptions),
+    smsSenders,
+    twilioWebhook: new TwilioWebhookService(db, sms.webhook!, async (projectId) => (await delivery.sendingProjects([projectId])).get(projectId)?.sms),
     idempotency: new IdempotencyService(db),
     close: async () => {
-      await Promise.all([push.close(), email.close()]);
+      await Promise.all([push.close(), email.close(), sms.close()]);
     },
   };
 }

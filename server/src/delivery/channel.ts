@@ -26,9 +26,21 @@ export type DeliveryReason =
   /** Herald's: the provider account is in its sandbox and has sent its 200 messages of the last 24 hours (spec 8). */
   | 'sandbox_limit_reached'
   /** Its message was withdrawn before it went out (a cancelled campaign). */
-  | 'campaign_cancelled';
+  | 'campaign_cancelled'
+  /** SMS: the number is not a valid E.164 number (Herald's check, or the provider's 21211). */
+  | 'invalid_phone'
+  /** SMS: the carrier or the provider refused the message for this number (unreachable, blocked, filtered, a landline). */
+  | 'carrier_rejected'
+  /** SMS: the sender id is not provisioned for the destination country. */
+  | 'unverified_sender_id'
+  /** SMS: the number opted out (STOP, or the provider's 21610). */
+  | 'recipient_opted_out';
 
-export type DeadRecipient = 'gone' | 'refused';
+/**
+ * What a dead recipient is: a push device `gone` (404/410) or `refused` (the endpoint guard); an address the provider
+ * says is unreachable (`gone`), or whose person opted out with the provider (`opted_out`: SMS STOP, Twilio's 21610).
+ */
+export type DeadRecipient = 'gone' | 'refused' | 'opted_out';
 
 /**
  * A provider's refusal. Only the engine decides what happens next: `retryable` failures are tried again (after

@@ -41,6 +41,21 @@ export type EmailProviderInput =
       credentials: { accessKeyId: string; secretAccessKey: string };
     };
 
+/** An SMS provider as `PUT /projects/:id/channels/sms` takes it. */
+export interface SmsProviderInput {
+  provider: 'twilio';
+  settings: {
+    accountSid: string;
+    messagingServiceSid?: string | undefined;
+    /** The Messaging Service's sends per second, held across every worker. */
+    messagingServiceRatePerSecond?: number | undefined;
+    /** Herald's answer to HELP; unset, Herald answers nothing and Twilio's own HELP reply (if enabled) stands. */
+    helpReply?: string | undefined;
+  };
+  /** The auth token signs Twilio's callbacks; an API key, when given, is what sends log in with. */
+  credentials: { authToken: string; apiKeySid?: string | undefined; apiKeySecret?: string | undefined };
+}
+
 /** What SES says of an account (`delivery/channels/email/ses-provider.ts`). */
 export interface SesAccountFacts {
   sandbox: boolean;
@@ -117,6 +132,25 @@ export class ChannelConfigService {
         tx,
         { projectId: scope.projectId, channel: 'email', provider: input.provider, settings, credentials: box.seal(JSON.stringify(input.credentials ?? {})) },
         ['domain'],
+      );
+      await notifyProjectChange(tx, scope.projectId);
+      return saved;
+    });
+    this.forget(scope.projectId);
+    return this.view(row);
+  }
+
+  /**
+   * Chooses the project's SMS provider (Twilio), replacing the previous one; credentials sealed at rest. The next
+   * claimed batch and the next callback use it, in every worker.
+   */
+  async setSms(scope: ProjectScope, input: SmsProviderInput): Promise<ChannelConfigView> {
+    const box = await this.keyring.box();
+    const row = await this.db.transaction(async (tx) => {
+      const saved = await repo.replaceProvider(
+        tx,
+        { projectId: scope.projectId, channel: 'sms', provider: input.provider, settings: { ...input.settings }, credentials: box.seal(JSON.stringify(input.credentials)) },
+        [],
       );
       await notifyProjectChange(tx, scope.projectId);
       return saved;

@@ -103,6 +103,36 @@ export async function findOrInsertEmailHolder(db: Db, scope: ProjectScope, addre
   });
 }
 
+/** What the subscribers of one environment carrying a phone number say of SMS, and the row a send goes through. */
+export interface PhoneHolders {
+  /** The row seen last, or the contact just created. */
+  subscriberId: string;
+  timezone: string | null;
+  created: boolean;
+  /** One of them turned SMS off (`preferences.channels.sms` false). */
+  smsOff: boolean;
+}
+
+/**
+ * The subscribers of the scope's project and environment carrying `phone` (E.164), or, when there are none, `contact`
+ * inserted: under the address lock, so concurrent sends to a new number create one contact.
+ */
+export async function findOrInsertPhoneHolder(db: Db, scope: ProjectScope, phone: string, contact: NewSubscriberRow): Promise<PhoneHolders> {
+  return db.transaction(async (tx) => {
+    await tx.execute(sql`select pg_advisory_xact_lock(${ADDRESS_LOCK}, hashtext(${`${scope.projectId}:${scope.sandbox}:${phone}`}))`);
+    const { rows } = await tx.execute<{ id: string | null; timezone: string | null; sms_off: boolean | null }>(sql`
+      select (array_agg(id order by last_seen_at desc, id))[1] as id,
+        (array_agg(timezone order by last_seen_at desc, id))[1] as timezone,
+        bool_or((preferences -> 'channels' -> 'sms') = 'false'::jsonb) as sms_off
+      from subscribers
+      where project_id = ${scope.projectId} and sandbox = ${scope.sandbox} and phone = ${phone}`);
+    const found = rows[0];
+    if (found?.id) return { subscriberId: found.id, timezone: found.timezone, created: false, smsOff: found.sms_off === true };
+    const row = await insertContact(tx, contact);
+    return { subscriberId: row.id, timezone: row.timezone, created: true, smsOff: false };
+  });
+}
+
 /** One import row as sent to PostgreSQL (jsonb_to_recordset): the ids are used only if the row is inserted. */
 export interface ImportRow {
   idx: number;

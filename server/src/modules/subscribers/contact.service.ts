@@ -110,6 +110,23 @@ export class ContactService {
     });
   }
 
+  /** The subscribers carrying an E.164 number, or a new contact with only that number (an SMS to an unknown number). */
+  phoneRecipient(scope: ProjectScope, phone: string): Promise<repo.PhoneHolders> {
+    const now = new Date();
+    return repo.findOrInsertPhoneHolder(this.db, scope, phone, {
+      id: newId('sub'),
+      projectId: scope.projectId,
+      token: newToken(),
+      phone,
+      status: 'active',
+      sandbox: scope.sandbox,
+      createdAt: now,
+      subscribedAt: now,
+      updatedAt: now,
+      lastSeenAt: now,
+    });
+  }
+
   /**
    * Validates every row, then applies all of them in one transaction (or none): rows whose key matches existing
    * subscribers of the project and environment update them, the others are created.
