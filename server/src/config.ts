@@ -151,6 +151,8 @@ const envSchema = z.object({
     .regex(/^v\d+\.\d+$/, 'must be a Graph API version such as v21.0')
     .default('v21.0'),
   WHATSAPP_TIMEOUT_MS: integer(15000),
+  TWILIO_BASE_URL: z.url({ protocol: /^https?$/ }).default('https://api.twilio.com'),
+  TWILIO_TIMEOUT_MS: integer(15000),
   VAPID_SUBJECT: z
     .string()
     .regex(/^(mailto:[^@\s]+@[^@\s]+|https:\/\/\S+)$/, 'must be a mailto: address or an https: URL')
@@ -255,6 +257,8 @@ export interface Config {
   };
   /** Meta's WhatsApp Cloud API: the Graph base URL (a local fake in tests) and version, and each request's timeout. */
   whatsapp: { graphUrl: string; version: string; timeoutMs: number };
+  /** SMS: Twilio's API (TWILIO_BASE_URL: another base than https://api.twilio.com — a local fake in tests) and each call's timeout. */
+  sms: { twilio: { baseUrl: string; timeoutMs: number } };
   /** Geo at registration: a MaxMind-format database and/or trusted edge headers (none by default). */
   geo: {
     dbPath: string | undefined;
@@ -351,6 +355,7 @@ export function loadConfig(env: Env = process.env): Config {
       smtpIn: { port: e.SMTP_IN_PORT, host: e.SMTP_IN_HOST, maxBytes: e.SMTP_IN_MAX_BYTES },
     },
     whatsapp: { graphUrl: e.WHATSAPP_GRAPH_URL.replace(/\/+$/, ''), version: e.WHATSAPP_GRAPH_VERSION, timeoutMs: e.WHATSAPP_TIMEOUT_MS },
+    sms: { twilio: { baseUrl: e.TWILIO_BASE_URL, timeoutMs: e.TWILIO_TIMEOUT_MS } },
     geo: {
       dbPath: e.GEOIP_DB,
       countryHeaders: e.GEO_COUNTRY_HEADER,

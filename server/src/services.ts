@@ -12,6 +12,8 @@ import { createEmailAdapter } from './delivery/channels/email/email-adapter.js';
 import type { DkimKeys } from './delivery/channels/email/mail-composition.js';
 import { createSesProvider, readSesAccount } from './delivery/channels/email/ses-provider.js';
 import { createSmtpProvider } from './delivery/channels/email/smtp-provider.js';
+import { createSmsAdapter } from './delivery/channels/sms/sms-adapter.js';
+import { createTwilioProvider } from './delivery/channels/sms/twilio-provider.js';
 import { createCloudApiProvider, listMessageTemplates } from './delivery/channels/whatsapp/cloud-api.js';
 import { createWhatsAppAdapter } from './delivery/channels/whatsapp/whatsapp-adapter.js';
 import { createPushAdapter } from './delivery/channels/push/push-adapter.js';
@@ -32,6 +34,7 @@ import { InvitationService } from './modules/organizations/invitation.service.js
 import { OrganizationService } from './modules/organizations/organization.service.js';
 import { ChannelConfigService } from './modules/channels/channel-config.service.js';
 import { createKeyring, type Keyring } from './modules/channels/secret-keyring.js';
+import { SmsSenderService } from './modules/channels/sms-sender.service.js';
 import { createTxtLookup } from './modules/email-domains/domain-records.js';
 import { EmailDomainService } from './modules/email-domains/email-domain.service.js';
 import { ProjectService } from './modules/projects/project.service.js';
@@ -48,6 +51,8 @@ import { SubscriberService } from './modules/subscribers/subscriber.service.js';
 import { EmailTrackingService } from './modules/tracking/email-tracking.service.js';
 import { TrackingService } from './modules/tracking/tracking.service.js';
 import { TransactionalEmailService } from './modules/transactional/transactional-email.service.js';
+import { TransactionalSmsService } from './modules/transactional/transactional-sms.service.js';
+import { TwilioWebhookService } from './modules/sms-webhooks/twilio-webhook.service.js';
 import { TransactionalWhatsAppService } from './modules/transactional/transactional-whatsapp.service.js';
 import { TransactionalService } from './modules/transactional/transactional.service.js';
 import { WhatsAppTemplateService } from './modules/whatsapp/whatsapp-template.service.js';
@@ -90,6 +95,12 @@ export interface Services {
   transactional: TransactionalService;
   /** POST /transactional/email: renders, checks the sender and the recipient, and sends through the engine inline. */
   transactionalEmail: TransactionalEmailService;
+  /** POST /transactional/sms: checks the number, chooses the sender per country, and sends through the engine inline. */
+  transactionalSms: TransactionalSmsService;
+  /** SMS senders provisioned per project and destination country. */
+  smsSenders: SmsSenderService;
+  /** Twilio's signed callbacks: status changes of sent SMS, and STOP/START/HELP from people. */
+  twilioWebhook: TwilioWebhookService;
   /** POST /transactional/whatsapp: templates, the customer-service window, opt-outs, an inline send through the engine. */
   transactionalWhatsApp: TransactionalWhatsAppService;
   /** Each project's WhatsApp templates, synchronised from Meta or written by hand. */
@@ -103,7 +114,7 @@ export interface Services {
 
 export type ServicesConfig = Pick<
   Config,
-  'jwtTtlSeconds' | 'geo' | 'delivery' | 'push' | 'email' | 'publicUrl' | 'allowInsecurePushEndpoints' | 'campaigns' | 'secretKey' | 'emailDomains' | 'sesWebhook' | 'whatsapp'
+  'jwtTtlSeconds' | 'geo' | 'delivery' | 'push' | 'email' | 'publicUrl' | 'allowInsecurePushEndpoints' | 'campaigns' | 'secretKey' | 'emailDomains' | 'sesWebhook' | 'sms' | 'whatsapp'
 >;
 
 export interface ServicesOptions {
@@ -189,11 +200,12 @@ export function createServices(db: Db, config: ServicesConfig, jwtSecret: string
     },
     sandbox: createSandboxProvider(),
   });
+  const sms = createSmsAdapter({ publicUrl: config.publicUrl, live: createTwilioProvider(config.sms.twilio), sandbox: createSandboxProvider() });
   const whatsapp = createWhatsAppAdapter({ live: createCloudApiProvider(config.whatsapp), sandbox: createSandboxProvider() });
   const delivery: DeliveryEngine = new DeliveryEngine({
     db,
     config,
-    adapters: [push, email, whatsapp],
+    adapters: [push, email, sms, whatsapp],
     sendRate: options.redis && redisSendRate(options.redis),
     openCredentials: (sealed) => channels.open(sealed),
     logger: options.logger?.child({ component: 'delivery' }),
@@ -208,6 +220,7 @@ export function createServices(db: Db, config: ServicesConfig, jwtSecret: string
   const preferences = new PreferenceService(db, emailLinks, contacts, { publicUrl: config.publicUrl, formTokens: createFormTokens(emailLinkSecret), clock });
   // Drizzle's handle exposes its pg pool as $client: registrations are written on it directly.
   const pool = (db as Db & { $client: pg.Pool }).$client;
+  const smsSenders = new SmsSenderService(db);
   return {
     auth: new AuthService(db, createTokenService(jwtSecret, config.jwtTtlSeconds)),
     organizations: new OrganizationService(db),
@@ -234,12 +247,15 @@ export function createServices(db: Db, config: ServicesConfig, jwtSecret: string
     preferences,
     transactional: new TransactionalService(db, delivery, transactionalOptions),
     transactionalEmail: new TransactionalEmailService(db, delivery, { templates: emailTemplates, domains: emailDomains, contacts, suppressions }, transactionalOptions),
+    transactionalSms: new TransactionalSmsService(db, delivery, { contacts, senders: smsSenders }, transactionalOptions),
+    smsSenders,
+    twilioWebhook: new TwilioWebhookService(db, sms.webhook!, async (projectId) => (await delivery.sendingProjects([projectId])).get(projectId)?.sms),
     transactionalWhatsApp: new TransactionalWhatsAppService(db, delivery, { templates: whatsappTemplates, contacts }, transactionalOptions),
     whatsappTemplates,
     whatsappWebhook: new WhatsAppWebhookService(db, channels, clock),
     idempotency: new IdempotencyService(db),
     close: async () => {
-      await Promise.all([push.close(), email.close(), whatsapp.close()]);
+      await Promise.all([push.close(), email.close(), sms.close(), whatsapp.close()]);
     },
   };
 }

@@ -24,6 +24,7 @@ const EVENT_LABEL: Record<SubscriberEvent['type'], string> = {
   complained: 'Marked as spam',
   bounced: 'Bounced',
   soft_bounced: 'Soft bounce',
+  failed: 'Not delivered by the carrier',
 };
 
 export function SubscribersPage() {

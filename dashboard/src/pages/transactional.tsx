@@ -12,7 +12,7 @@ type SendQuery = Query<'/transactional/sends/project/{projectId}', 'get'>;
 export type SendFilters = Pick<SendQuery, 'channel' | 'reason' | 'delivered' | 'from' | 'to' | 'page'>;
 type Send = Schemas['TransactionalSend'];
 
-const CHANNELS = everyValue<NonNullable<SendQuery['channel']>>()('push', 'email', 'whatsapp');
+const CHANNELS = everyValue<NonNullable<SendQuery['channel']>>()('push', 'email', 'sms', 'whatsapp');
 
 const REASONS = everyValue<NonNullable<Send['reason']>>()(
   'subscriber_not_found',
@@ -32,13 +32,16 @@ const REASONS = everyValue<NonNullable<Send['reason']>>()(
   'provider_error',
   'provider_not_configured',
   'payload_too_large',
+  'invalid_phone',
+  'carrier_rejected',
+  'unverified_sender_id',
   'template_not_approved',
   'outside_service_window',
   'recipient_opted_out',
   'sandbox',
 );
 
-/** A push says whether it was delivered; an email, what became of it (sent is not delivered yet). */
+/** A push says whether it was delivered; an email or SMS, what became of it (sent is not delivered yet). */
 const outcomeOf = ({ outcome }: Send) => ('status' in outcome ? outcome.status : outcome.delivered ? 'delivered' : 'not delivered');
 
 /** Search parameters (or the filter form) as the log's query; anything unknown is dropped. */

@@ -140,6 +140,32 @@ export const channelConfigs = pgTable(
   (t) => [primaryKey({ columns: [t.projectId, t.channel] })],
 );
 
+/** What an SMS sender is: an alphanumeric id (one-way), or a number — long code, toll-free, short code. */
+export const SMS_SENDER_KINDS = ['alphanumeric', 'long_code', 'toll_free', 'short_code'] as const;
+export type SmsSenderKind = (typeof SMS_SENDER_KINDS)[number];
+
+/**
+ * The SMS senders provisioned for a project, per destination country (ISO 3166-1 alpha-2): a transactional SMS goes
+ * from one provisioned for its recipient's country, and a `senderId` not provisioned there is refused.
+ */
+export const smsSenders = pgTable(
+  'sms_senders',
+  {
+    id: text('id').primaryKey(),
+    projectId: text('project_id')
+      .notNull()
+      .references(() => projects.id, { onDelete: 'cascade' }),
+    country: text('country').notNull(),
+    kind: text('kind', { enum: SMS_SENDER_KINDS }).notNull(),
+    /** The alphanumeric id as shown, or the number in E.164 (a short code as its digits). */
+    sender: text('sender').notNull(),
+    /** Sends per second held for this sender across every worker; null: the kind's usual rate. */
+    ratePerSecond: integer('rate_per_second'),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex('sms_senders_project_country_sender_key').on(t.projectId, t.country, t.sender)],
+);
+
 /**
  * A sending domain's state (docs/CONTEXT.md, "Sending domains"): `pending` until its ownership and DKIM records are
  * found, `verified`, or `failing` — verified once, its records since found missing or changed. Only `verified` sends.
@@ -450,9 +476,10 @@ export const DELIVERY_STATUSES = [
 /**
  * What a recipient's device, the tracking links or a provider's callback report about a sent delivery. `soft_bounced`
  * (a transient failure the provider reported: a full mailbox, a deferral) is logged and counted per address, and
- * moves neither the delivery's status nor a counter.
+ * moves neither the delivery's status nor a counter. `failed` (an SMS the carrier refused after the provider accepted
+ * it) moves the delivery to `failed` with the reason and provider code its detail names.
  */
-export const DELIVERY_EVENTS = ['delivered', 'opened', 'clicked', 'dismissed', 'unsubscribed', 'complained', 'bounced', 'soft_bounced'] as const;
+export const DELIVERY_EVENTS = ['delivered', 'opened', 'clicked', 'dismissed', 'unsubscribed', 'complained', 'bounced', 'soft_bounced', 'failed'] as const;
 export type DeliveryEvent = (typeof DELIVERY_EVENTS)[number];
 /** What a recipient may do again to the same delivery: open it, click in it. Every other event happens once. */
 export const REPEATABLE_EVENTS = ['opened', 'clicked'] as const satisfies readonly DeliveryEvent[];
@@ -532,14 +559,28 @@ export type WhatsAppContent =
   | { type: 'text'; text: string }
   | { type: 'template'; template: { name: string; language: string; components?: WhatsAppTemplateComponent[] | undefined } };
 
+/** What an SMS says: its text, sent as given (its segments counted by delivery/channels/sms/sms-segments.ts). */
+export interface SmsContent {
+  body: string;
+}
+
+/** Who an SMS goes from, chosen per destination country when it was asked for (an alphanumeric id, a number, or Twilio's choice). */
+export interface SmsOptions {
+  /** Twilio's `From`: an alphanumeric sender id or a provisioned number; absent with a Messaging Service. */
+  from?: string | undefined;
+  /** Twilio's `MessagingServiceSid`, when the project's provider names one and no sender was provisioned for the country. */
+  messagingServiceSid?: string | undefined;
+  /** The sender's sends per second, held across every worker. */
+  ratePerSecond: number;
+}
+
 /**
- * What a message carries on each channel (`messages.content`, `messages.options`). SMS messages get their shape with
- * their adapter; until then they are opaque objects.
+ * What a message carries on each channel (`messages.content`, `messages.options`).
  */
 export interface ChannelMessages {
   push: { content: PushContent; options: PushOptions };
   email: { content: EmailContent; options: EmailOptions };
-  sms: { content: Record<string, unknown>; options: Record<string, unknown> };
+  sms: { content: SmsContent; options: SmsOptions };
   whatsapp: { content: WhatsAppContent; options: Record<string, never> };
 }
 

@@ -31,10 +31,20 @@ export type DeliveryReason =
   | 'template_not_approved'
   /** WhatsApp: free-form text more than 24 hours after the person last wrote (Cloud API 131047; spec 7.4). */
   | 'outside_service_window'
-  /** WhatsApp: the person blocked the business number or wrote STOP (spec 7.4). */
+  /** SMS: the number is not a valid E.164 number (Herald's check, or the provider's 21211). */
+  | 'invalid_phone'
+  /** SMS: the carrier or the provider refused the message for this number (unreachable, blocked, filtered, a landline). */
+  | 'carrier_rejected'
+  /** SMS: the sender id is not provisioned for the destination country. */
+  | 'unverified_sender_id'
+  /** SMS or WhatsApp: the number opted out (STOP, Twilio's 21610), or the person blocked the business number (spec 7.4). */
   | 'recipient_opted_out';
 
-export type DeadRecipient = 'gone' | 'refused';
+/**
+ * What a dead recipient is: a push device `gone` (404/410) or `refused` (the endpoint guard); an address the provider
+ * says is unreachable (`gone`), or whose person opted out with the provider (`opted_out`: SMS STOP, Twilio's 21610).
+ */
+export type DeadRecipient = 'gone' | 'refused' | 'opted_out';
 
 /**
  * A provider's refusal. Only the engine decides what happens next: `retryable` failures are tried again (after

@@ -688,12 +688,13 @@ export class DeliveryEngine {
     }
     return found;
   }
-  private async unseal({ pushCredentials, email, whatsapp, ...project }: StoredSendingProject): Promise<SendingProject> {
+  private async unseal({ pushCredentials, email, sms, whatsapp, ...project }: StoredSendingProject): Promise<SendingProject> {
     const push = pushCredentials === undefined ? undefined : await this.options.openCredentials(pushCredentials);
     return {
       ...project,
       vapidPrivateKey: push?.vapidPrivateKey,
       email: email && { ...email, credentials: await this.options.openCredentials(email.credentials) },
+      sms: sms && { ...sms, credentials: await this.options.openCredentials(sms.credentials) },
       whatsapp: whatsapp && { ...whatsapp, credentials: await this.options.openCredentials(whatsapp.credentials) },
     };
   }
@@ -732,12 +733,14 @@ const testDelivery = (message: MessageRecord, address: string, mergeFields: Subs
 
 /** A dead push subscription takes its device out; a dead address (email, SMS, WhatsApp) its address on that channel. */
 function markDead(dead: DeadRecipients, delivery: ClaimedDelivery, error: ProviderError): void {
-  if (delivery.destination === null) dead.devices[error.deadRecipient!].push(delivery.subscriberId);
-  else {
+  if (delivery.destination === null) {
+    if (error.deadRecipient !== 'opted_out') dead.devices[error.deadRecipient!].push(delivery.subscriberId);
+  } else {
     const { projectId, subscriberSandbox: sandbox, channel, destination: address } = delivery;
     // On email a dead address is a hard bounce: the suppression list's own word for it.
     const reason = channel === 'email' ? 'bounced' : error.providerCode;
-    dead.addresses.push({ projectId, sandbox, channel, address, status: 'unreachable', reason, source: 'provider' });
+    const status = error.deadRecipient === 'opted_out' ? 'opted_out' : 'unreachable';
+    dead.addresses.push({ projectId, sandbox, channel, address, status, reason, source: 'provider' });
   }
 }
 

@@ -23,16 +23,20 @@ export interface ReportedEvent {
 }
 
 /** The post-send states, least advanced first: an event moves a delivery forward only. */
-const PROGRESS = ['sent', 'delivered', 'opened', 'dismissed', 'clicked', 'unsubscribed', 'complained', 'bounced'];
+const PROGRESS = ['sent', 'delivered', 'opened', 'dismissed', 'clicked', 'unsubscribed', 'complained', 'bounced', 'failed'];
 const progress = sql.raw(`ARRAY[${PROGRESS.map((s) => `'${s}'`).join(', ')}]`);
 const repeatable = sql.raw(REPEATABLE_EVENTS.map((type) => `'${type}'`).join(', '));
+// The delivery's status moves, in this statement, to `failed` (the furthest event a first logging brought).
+const movesToFailed = sql`coalesce(array_position(${progress}, d.status::text), 0) > 0 AND f.furthest > array_position(${progress}, d.status::text)
+  AND (${progress})[f.furthest] = 'failed'`;
 
 /**
- * Records events in one statement. Every event but a bounce (hard or soft) implies `delivered`. A delivery's first event
+ * Records events in one statement. Every event but a bounce (hard or soft) or a failure implies `delivered`. A delivery's first event
  * of each type is logged as such in `delivery_events` — the unique key of first events decides, under concurrency too —
  * and only a first logging moves the rest: the timestamp (`delivered_at`, `opened_at`, `clicked_at`, `dismissed_at`),
  * the status — forward only, and only from a post-send state: a row still `sending` gets its timestamps, and recording
- * the send promotes it from them — and the message's counter. A later open or click reported with `logRepeat` is
+ * the send promotes it from them — and the message's counter. A `failed` event that moves the status also sets the
+ * delivery's `reason` and `provider_code` from its detail (`reason`, `providerCode`). A later open or click reported with `logRepeat` is
  * logged as a repeat, moving nothing; anything else the delivery already had, and any event whose `sourceEventId` is
  * logged, adds nothing. Returns the ids of the deliveries that exist.
  */
@@ -51,7 +55,7 @@ export async function recordDeliveryEvents(db: Db, events: readonly ReportedEven
     ), implied AS (
       SELECT delivery_id, type, occurred_at, detail, log_repeat, source_event_id, n FROM reported
       UNION ALL
-      SELECT delivery_id, 'delivered'::delivery_event, occurred_at, NULL, false, NULL, n FROM reported WHERE type NOT IN ('delivered', 'bounced', 'soft_bounced')
+      SELECT delivery_id, 'delivered'::delivery_event, occurred_at, NULL, false, NULL, n FROM reported WHERE type NOT IN ('delivered', 'bounced', 'soft_bounced', 'failed')
     ), candidates AS (
       SELECT DISTINCT ON (i.delivery_id, i.type) i.delivery_id, d.project_id, d.message_id, i.type, i.occurred_at, i.detail, i.source_event_id, i.n
       FROM implied i JOIN deliveries d ON d.id = i.delivery_id
@@ -60,7 +64,7 @@ export async function recordDeliveryEvents(db: Db, events: readonly ReportedEven
       INSERT INTO delivery_events (delivery_id, project_id, message_id, type, occurred_at, detail, source_event_id)
       SELECT delivery_id, project_id, message_id, type, occurred_at, detail, source_event_id FROM candidates
       ON CONFLICT DO NOTHING
-      RETURNING delivery_id, type, occurred_at
+      RETURNING delivery_id, type, occurred_at, detail
     ), repeated AS (
       INSERT INTO delivery_events (delivery_id, project_id, message_id, type, occurred_at, detail, source_event_id, repeat)
       SELECT i.delivery_id, d.project_id, d.message_id, i.type, i.occurred_at, i.detail, i.source_event_id, true
@@ -74,6 +78,8 @@ export async function recordDeliveryEvents(db: Db, events: readonly ReportedEven
         min(occurred_at) FILTER (WHERE type = 'opened') AS opened_at,
         min(occurred_at) FILTER (WHERE type = 'clicked') AS clicked_at,
         min(occurred_at) FILTER (WHERE type = 'dismissed') AS dismissed_at,
+        min(occurred_at) FILTER (WHERE type = 'failed') AS failed_at,
+        (array_agg(detail) FILTER (WHERE type = 'failed'))[1] AS failed_detail,
         max(array_position(${progress}, type::text)) AS furthest,
         array_agg(type) AS types
       FROM logged GROUP BY delivery_id
@@ -83,6 +89,9 @@ export async function recordDeliveryEvents(db: Db, events: readonly ReportedEven
         opened_at = coalesce(d.opened_at, f.opened_at),
         clicked_at = coalesce(d.clicked_at, f.clicked_at),
         dismissed_at = coalesce(d.dismissed_at, f.dismissed_at),
+        failed_at = coalesce(d.failed_at, f.failed_at),
+        reason = CASE WHEN ${movesToFailed} THEN f.failed_detail ->> 'reason' ELSE d.reason END,
+        provider_code = CASE WHEN ${movesToFailed} THEN f.failed_detail ->> 'providerCode' ELSE d.provider_code END,
         status = (CASE
           WHEN coalesce(array_position(${progress}, d.status::text), 0) = 0 THEN d.status::text
           WHEN f.furthest > array_position(${progress}, d.status::text) THEN (${progress})[f.furthest]
@@ -99,7 +108,8 @@ export async function recordDeliveryEvents(db: Db, events: readonly ReportedEven
         count(*) FILTER (WHERE 'dismissed' = ANY(types))::int AS dismissed,
         count(*) FILTER (WHERE 'unsubscribed' = ANY(types))::int AS unsubscribed,
         count(*) FILTER (WHERE 'complained' = ANY(types))::int AS complained,
-        count(*) FILTER (WHERE 'bounced' = ANY(types))::int AS bounced
+        count(*) FILTER (WHERE 'bounced' = ANY(types))::int AS bounced,
+        count(*) FILTER (WHERE 'failed' = ANY(types))::int AS failed
       FROM changed GROUP BY message_id
     ), locked AS (
       -- Counter rows are locked in one order, so concurrent recorders of the same messages never deadlock.
@@ -108,7 +118,7 @@ export async function recordDeliveryEvents(db: Db, events: readonly ReportedEven
       UPDATE message_stats ms SET
         delivered = ms.delivered + t.delivered, opened = ms.opened + t.opened, clicked = ms.clicked + t.clicked,
         dismissed = ms.dismissed + t.dismissed, unsubscribed = ms.unsubscribed + t.unsubscribed,
-        complained = ms.complained + t.complained, bounced = ms.bounced + t.bounced, updated_at = now()
+        complained = ms.complained + t.complained, bounced = ms.bounced + t.bounced, failed = ms.failed + t.failed, updated_at = now()
       FROM tallied t JOIN locked USING (message_id)
       WHERE ms.message_id = t.message_id
     )

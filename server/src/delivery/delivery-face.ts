@@ -1,10 +1,13 @@
 // The delivery module as the rest of Herald uses it: write a message, snapshot its audience, queue or send its
 // deliveries, withdraw it, record what happened after a send (a device's report, a provider's callback). Modules
 // import these, never the delivery repositories.
-export { DEFAULT_PUSH_TTL_SECONDS, type ContentProblem, type DeliveryReason, type ProviderEvent } from './channel.js';
+export { DEFAULT_PUSH_TTL_SECONDS, type ChannelWebhook, type ContentProblem, type DeliveryReason, type ProviderEvent, type WebhookRequest } from './channel.js';
 export { rewriteLinks } from './channels/email/email-render.js';
 export { createEndpointGuard, type EndpointGuard } from './channels/push/push-endpoint-guard.js';
 export { parseCloudApiWebhook, type InboundMessage } from './channels/whatsapp/cloud-api-webhook.js';
+export { ALPHANUMERIC_SENDER, allowsAlphanumericSender } from './channels/sms/sms-countries.js';
+export { countSegments, MAX_SMS_SEGMENTS, type SmsSegments } from './channels/sms/sms-segments.js';
+export { verifyTwilioRequest } from './channels/sms/twilio-signature.js';
 export {
   applyProviderEvents,
   countSoftBounces,
@@ -30,6 +33,7 @@ export {
   type ClaimedRecipient,
   type LocalDue,
   type MessageRecord,
+  type ProviderConfig,
   type SnapshotAudience,
 } from './delivery.repository.js';
 export { refundEmailQuota, reserveEmailQuota } from './email-quota.repository.js';

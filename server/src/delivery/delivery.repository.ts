@@ -239,6 +239,8 @@ export interface SendingProject {
   timezone: string | undefined;
   /** Its email provider (`PUT /projects/:id/channels/email`), credentials opened; undefined while it has chosen none. */
   email: ProviderConfig | undefined;
+  /** Its SMS provider (`PUT /projects/:id/channels/sms`), credentials opened; undefined while it has chosen none. */
+  sms: ProviderConfig | undefined;
   /** Its WhatsApp provider (`PUT /projects/:id/channels/whatsapp`), credentials opened; undefined while it has chosen none. */
   whatsapp: ProviderConfig | undefined;
 }
@@ -251,9 +253,10 @@ export interface ProviderConfig {
 }
 
 /** A project's sending settings as stored: its credentials still sealed. */
-export type StoredSendingProject = Omit<SendingProject, 'vapidPrivateKey' | 'email' | 'whatsapp'> & {
+export type StoredSendingProject = Omit<SendingProject, 'vapidPrivateKey' | 'email' | 'sms' | 'whatsapp'> & {
   pushCredentials: string | undefined;
   email: (Omit<ProviderConfig, 'credentials'> & { credentials: string }) | undefined;
+  sms: (Omit<ProviderConfig, 'credentials'> & { credentials: string }) | undefined;
   whatsapp: (Omit<ProviderConfig, 'credentials'> & { credentials: string }) | undefined;
 };
 
@@ -268,6 +271,9 @@ export async function findSendingProjects(db: Db, ids: readonly string[]): Promi
     email_provider: string | null;
     email_settings: Record<string, unknown> | null;
     email_credentials: string | null;
+    sms_provider: string | null;
+    sms_settings: Record<string, unknown> | null;
+    sms_credentials: string | null;
     whatsapp_provider: string | null;
     whatsapp_settings: Record<string, unknown> | null;
     whatsapp_credentials: string | null;
@@ -275,11 +281,13 @@ export async function findSendingProjects(db: Db, ids: readonly string[]): Promi
     sql`SELECT p.id, c.settings->>'vapidPublicKey' AS vapid_public_key, c.credentials AS push_credentials,
           p.settings->>'vapidSubject' AS vapid_subject, p.settings->'deliveryPolicy' AS delivery_policy, p.settings->>'timezone' AS timezone,
           e.provider AS email_provider, e.settings AS email_settings, e.credentials AS email_credentials,
+          m.provider AS sms_provider, m.settings AS sms_settings, m.credentials AS sms_credentials,
           w.provider AS whatsapp_provider, w.settings AS whatsapp_settings, w.credentials AS whatsapp_credentials
         FROM projects p
         LEFT JOIN channel_configs c ON c.project_id = p.id AND c.channel = 'push'
         -- Provider 'none': the project set its email domain and chose no provider yet.
         LEFT JOIN channel_configs e ON e.project_id = p.id AND e.channel = 'email' AND e.provider <> 'none'
+        LEFT JOIN channel_configs m ON m.project_id = p.id AND m.channel = 'sms'
         LEFT JOIN channel_configs w ON w.project_id = p.id AND w.channel = 'whatsapp'
         WHERE p.id = ANY(${sql.param([...ids])})`,
   );
@@ -291,6 +299,7 @@ export async function findSendingProjects(db: Db, ids: readonly string[]): Promi
     deliveryPolicy: r.delivery_policy ?? undefined,
     timezone: r.timezone ?? undefined,
     email: r.email_provider === null ? undefined : { provider: r.email_provider, settings: r.email_settings!, credentials: r.email_credentials! },
+    sms: r.sms_provider === null ? undefined : { provider: r.sms_provider, settings: r.sms_settings!, credentials: r.sms_credentials! },
     whatsapp:
       r.whatsapp_provider === null ? undefined : { provider: r.whatsapp_provider, settings: r.whatsapp_settings!, credentials: r.whatsapp_credentials! },
   }));
@@ -517,14 +526,14 @@ export async function recordSendingIssues(db: Db, changes: readonly SendingIssue
 
 /** Recipients a provider found dead, by what is dead: a push device (its subscriber), or an address on a channel. */
 export interface DeadRecipients {
-  devices: Record<DeadRecipient, string[]>;
+  devices: Record<Exclude<DeadRecipient, 'opted_out'>, string[]>;
   addresses: AddressState[];
 }
 
 /**
  * Deactivates what is dead, and only that. A push subscription gone (404/410): its subscriber `unsubscribed`, until
  * the browser registers again; refused by the endpoint guard: `inactive` — Herald's decision, so neither a campaign
- * nor a re-registration of the same endpoint offers it again. An address: `unreachable` on its channel
+ * nor a re-registration of the same endpoint offers it again. An address: `unreachable` (or `opted_out`) on its channel
  * (`recordAddressStates`), for every subscriber carrying it and no other channel (a subscriber's push status is its
  * device's, never an address's).
  */

@@ -28,6 +28,8 @@ import { subscriberRoutes } from '../modules/subscribers/subscriber.routes.js';
 import { emailTrackingRoutes } from '../modules/tracking/email-tracking.routes.js';
 import { trackingRoutes } from '../modules/tracking/tracking.routes.js';
 import { transactionalRoutes } from '../modules/transactional/transactional.routes.js';
+import { twilioWebhookRoutes } from '../modules/sms-webhooks/twilio-webhook.routes.js';
+import { smsSenderRoutes } from '../modules/channels/sms-sender.routes.js';
 import { whatsappTemplateRoutes } from '../modules/whatsapp/whatsapp-template.routes.js';
 import { whatsappWebhookRoutes } from '../modules/whatsapp/whatsapp-webhook.routes.js';
 import type { Services } from '../services.js';
@@ -126,6 +128,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await invitationRoutes(app, deps.services.invitations);
   await projectRoutes(app, deps.services.projects);
   await channelConfigRoutes(app, deps.services.channels);
+  await smsSenderRoutes(app, deps.services.smsSenders);
   await emailDomainRoutes(app, deps.services.emailDomains);
   await apiKeyRoutes(app, deps.services.apiKeys);
   await subscriberRoutes(app, deps.services.subscribers, deps.config);
@@ -137,7 +140,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await emailCampaignRoutes(app, deps.services.campaigns);
   await emailCampaignAnalyticsRoutes(app, deps.services.emailCampaignAnalytics, deps.services.campaigns);
   await emailTemplateRoutes(app, deps.services.emailTemplates);
-  await transactionalRoutes(app, deps.services.transactional, deps.services.transactionalEmail, deps.services.transactionalWhatsApp, deps.services.idempotency);
+  await transactionalRoutes(app, deps.services.transactional, deps.services.transactionalEmail, deps.services.transactionalSms, deps.services.transactionalWhatsApp, deps.services.idempotency);
+  await twilioWebhookRoutes(app, deps.services.twilioWebhook, deps.config.publicUrl);
   await whatsappTemplateRoutes(app, deps.services.whatsappTemplates);
   await whatsappWebhookRoutes(app, deps.services.whatsappWebhook);
   await trackingRoutes(app, deps.services.trackingEvents);

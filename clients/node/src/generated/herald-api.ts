@@ -6663,6 +6663,477 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{id}/channels/sms": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Choose the project's SMS provider (OWNER or ADMIN): a Twilio account
+         * @description Replaces the previous provider. Credentials are sealed at rest with HERALD_SECRET_KEY and never returned: the answer names the credentials set. Sends log in with the API key when one is given, else with the account SID and auth token; the auth token is always needed, as Twilio signs its callbacks with it (`X-Twilio-Signature`).
+         *
+         *     Point the numbers' (or the Messaging Service's) **incoming message** webhook at `POST {PUBLIC_URL}/sms/twilio/inbound/{projectId}`: STOP, STOPALL, UNSUBSCRIBE, CANCEL, END and QUIT opt the number out of SMS, START, UNSTOP and YES opt it back in, and HELP is answered with `helpReply` when it is set (otherwise Herald answers nothing and Twilio's Advanced Opt-Out reply, if enabled, stands). Status callbacks need no setting: each message names `{PUBLIC_URL}/sms/twilio/status/{projectId}`.
+         *
+         *     Senders are provisioned per country (`POST /projects/{id}/channels/sms/senders`); `messagingServiceSid` is what sends to a country without one go through (Twilio picks the number from the service's pool). Without a provider, live SMS fail with `provider_not_configured`.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The auth token (signs callbacks; logs in without an API key) and optionally an API key to send with */
+                        credentials: {
+                            apiKeySecret?: string;
+                            apiKeySid?: string;
+                            authToken: string;
+                        };
+                        /** @enum {string} */
+                        provider: "twilio";
+                        settings: {
+                            /** @description The Twilio account (shown) */
+                            accountSid: string;
+                            /** @description Herald's answer to an inbound HELP; unset: none (Twilio's own, if enabled) */
+                            helpReply?: string;
+                            /** @description The Messaging Service's sends per second across every worker (default 1: one long code) */
+                            messagingServiceRatePerSecond?: number;
+                            /** @description Sends to a country with no provisioned sender go through this Messaging Service */
+                            messagingServiceSid?: string;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ChannelConfig"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/channels/sms/senders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The project's SMS senders, per destination country */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["SmsSender"][];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Provision an SMS sender for a destination country (OWNER or ADMIN)
+         * @description Provisions a sender for SMS to one destination country. A transactional SMS goes from the sender provisioned for its
+         *     recipient's country: with `senderId`, the alphanumeric sender of that name — only where the country's carriers show
+         *     alphanumeric ids (not the US, Canada and a few others: Herald keeps the list as data); a `senderId` not provisioned
+         *     for the country is refused `unverified_sender_id`. Without one, or where alphanumeric ids are not shown, the number
+         *     provisioned for the country (a short code first, then toll-free, then a long code), else the project's Messaging Service.
+         *
+         *     `alphanumeric`: 1–11 letters, digits or spaces with at least one letter (one-way: replies cannot come back);
+         *     `long_code` and `toll_free`: an E.164 number of the Twilio account; `short_code`: its digits. `ratePerSecond`
+         *     defaults to the kind's usual rate (long code 1, toll-free 3, short code 100, alphanumeric 10), held across every worker.
+         *     The same sender twice for one country → 409.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The destination country */
+                        country: string;
+                        /** @enum {string} */
+                        kind: "alphanumeric" | "long_code" | "toll_free" | "short_code";
+                        /** @description Sends per second (default: the kind's usual rate) */
+                        ratePerSecond?: number;
+                        /** @description The alphanumeric id, the number (E.164) or the short code */
+                        sender: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["SmsSender"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/channels/sms/senders/{senderId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Remove an SMS sender (OWNER or ADMIN) */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                    senderId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/projects/{id}/channels/whatsapp": {
         parameters: {
             query?: never;
@@ -10065,6 +10536,217 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/sms/twilio/inbound/{projectId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Twilio's incoming-message webhook of the project's numbers: STOP, START and HELP
+         * @description Believed only when `X-Twilio-Signature` holds: base64 HMAC-SHA1 under the project's auth token of `PUBLIC_URL` + the path and query, then every POST parameter's name and value sorted by name (Twilio's scheme). A forged signature, or a project without a Twilio account, → 403 and nothing is recorded. A message that is exactly (trimmed, any case) STOP, STOPALL, UNSUBSCRIBE, CANCEL, END or QUIT opts the sending number out of the project's SMS (live): nothing is sent to it again, sends answer `recipient_opted_out`. START, UNSTOP or YES opts it back in. HELP or INFO is answered with the SMS configuration's `helpReply` as TwiML, or not at all (Twilio's own HELP reply, if its Advanced Opt-Out is on). Answers TwiML (`text/xml`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": string;
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sms/twilio/status/{projectId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Twilio's status callback of an SMS Herald sent (named by Herald in each message's StatusCallback)
+         * @description Believed only when `X-Twilio-Signature` holds: base64 HMAC-SHA1 under the project's auth token of `PUBLIC_URL` + the path and query, then every POST parameter's name and value sorted by name (Twilio's scheme). A forged signature, or a project without a Twilio account, → 403 and nothing is recorded. `delivered` moves the delivery to delivered; `undelivered` and `failed` move it to failed with reason `carrier_rejected` (or `invalid_phone`, `recipient_opted_out` when Twilio's ErrorCode says so: 21211, 21610 — which also opts the number out), the provider code `twilio_<ErrorCode>` kept on the delivery and the code in the event's detail. Other statuses (queued, sending, sent) change nothing. A callback Twilio repeats is recorded once.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            applied: number;
+                            unknown: number;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/subscribers": {
         parameters: {
             query?: never;
@@ -10637,7 +11319,7 @@ export interface paths {
                     /** @description Items per page (max 100) */
                     pageSize?: number;
                     /** @description Only events of this type */
-                    type?: "delivered" | "opened" | "clicked" | "dismissed" | "unsubscribed" | "complained" | "bounced" | "soft_bounced";
+                    type?: "delivered" | "opened" | "clicked" | "dismissed" | "unsubscribed" | "complained" | "bounced" | "soft_bounced" | "failed";
                 };
                 header?: never;
                 path: {
@@ -12568,8 +13250,8 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    /** @description Sends of this route: push (/transactional/send), email (/transactional/email) or whatsapp (/transactional/whatsapp) */
-                    channel?: "push" | "email" | "whatsapp";
+                    /** @description Sends of this route: push (/transactional/send), email (/transactional/email), sms (/transactional/sms) or whatsapp (/transactional/whatsapp) */
+                    channel?: "push" | "email" | "sms" | "whatsapp";
                     /** @description true: sends answered without a reason (a push delivered, an email sent); false: the others */
                     delivered?: "true" | "false";
                     /** @description ISO date or timestamp; sent at or after it */
@@ -12579,7 +13261,7 @@ export interface paths {
                     /** @description Items per page (max 100) */
                     pageSize?: number;
                     /** @description Sends answered with this reason */
-                    reason?: ("subscriber_not_found" | "subscriber_unsubscribed" | "subscriber_inactive" | "frequency_capped" | "quiet_hours" | "provider_error" | "payload_too_large" | "sandbox") | ("recipient_bounced" | "recipient_complained" | "recipient_unsubscribed" | "recipient_suppressed" | "template_not_found" | "template_variables_missing" | "template_render_failed" | "quiet_hours" | "frequency_capped" | "monthly_cap_reached" | "sandbox_limit_reached" | "provider_error" | "provider_not_configured" | "sandbox") | ("template_not_approved" | "outside_service_window" | "recipient_opted_out" | "template_not_found" | "recipient_unsubscribed" | "quiet_hours" | "frequency_capped" | "provider_error" | "provider_not_configured" | "sandbox");
+                    reason?: ("subscriber_not_found" | "subscriber_unsubscribed" | "subscriber_inactive" | "frequency_capped" | "quiet_hours" | "provider_error" | "payload_too_large" | "sandbox") | ("recipient_bounced" | "recipient_complained" | "recipient_unsubscribed" | "recipient_suppressed" | "template_not_found" | "template_variables_missing" | "template_render_failed" | "quiet_hours" | "frequency_capped" | "monthly_cap_reached" | "sandbox_limit_reached" | "provider_error" | "provider_not_configured" | "sandbox") | ("invalid_phone" | "carrier_rejected" | "unverified_sender_id" | "recipient_opted_out" | "recipient_unsubscribed" | "quiet_hours" | "frequency_capped" | "provider_not_configured" | "provider_error" | "sandbox") | ("template_not_approved" | "outside_service_window" | "recipient_opted_out" | "template_not_found" | "recipient_unsubscribed" | "quiet_hours" | "frequency_capped" | "provider_error" | "provider_not_configured" | "sandbox");
                     /** @description ISO date or timestamp; sent strictly before it */
                     to?: string;
                 };
@@ -12672,6 +13354,165 @@ export interface paths {
         };
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/transactional/sms": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send one SMS now (API key only)
+         * @description Sends one SMS now to `to` through the project's Twilio account. API key only. A processed request answers 200 with
+         *     the envelope; malformed input → 422 (a missing or empty field, a `senderId` that is not 1–11 letters, digits or
+         *     spaces with a letter, a `message` longer than **10 parts** — 1,530 GSM-7 characters, 670 UCS-2 units), bad
+         *     credentials → 401, a publishable key → 403, with the error envelope.
+         *
+         *     **Segments.** The answer gives `segments` and `encoding`: GSM-7 when every character is in the GSM alphabet
+         *     (160 characters in one part, 153 per part beyond; `^ { } \ [ ~ ] | €` and form feed count two), else UCS-2 (70,
+         *     67 per part; emoji and other characters outside the BMP count two). A character is never split across parts.
+         *
+         *     **Sender.** Chosen per destination country from the senders provisioned for the project (POST
+         *     /projects/{id}/channels/sms/senders): `senderId` where the country shows alphanumeric senders (it must be provisioned
+         *     for the country); otherwise — no `senderId`, or a country that shows none, such as the US, where it is ignored — a
+         *     number provisioned for the country (short code, then toll-free, then long code), else the project's Messaging Service.
+         *     Each sender's rate (a long code 1 per second unless configured) holds across every worker: a burst waits its turn.
+         *
+         *     **Refused** (200, `status: refused`, nothing sent), in this order: `invalid_phone` (not a valid E.164 number, or
+         *     one Twilio called invalid before: 21211), `unverified_sender_id` (the `senderId` is not provisioned for the
+         *     destination country, or nothing is provisioned to send there from), `recipient_opted_out` (the number sent STOP, or
+         *     Twilio answered 21610 — never sent to until it sends START), `carrier_rejected` (a number Twilio found unreachable
+         *     before: not a mobile number), `recipient_unsubscribed` (a subscriber carrying the number turned SMS off:
+         *     `preferences.channels.sms` false), then the project's SMS delivery policy (`quiet_hours`, `frequency_capped`,
+         *     counted per number). A number no subscriber carries is sent to, and becomes a contact with only that number.
+         *
+         *     **The envelope**: `sent` — Twilio accepted it (queued at Twilio); `queued` — waiting for its sender's rate or a
+         *     retry (Herald's workers send it); `failed` — Twilio refused it now: `invalid_phone` (21211),
+         *     `recipient_opted_out` (21610, the number now opted out), `carrier_rejected` (21612, 21614),
+         *     `provider_error` (the account's refusals, or failures past the retries), `provider_not_configured` (no PUT
+         *     /projects/{id}/channels/sms); `refused` — above; `sandbox` — a test key's SMS, validated, its sender chosen and
+         *     recorded like a live one, never sent (no provider needed).
+         *
+         *     **Synchronous or later.** What the carrier does comes after the answer, in Twilio's status callback: the delivery
+         *     moves to `delivered`, or to `failed` with `carrier_rejected` (30003–30008: unreachable, blocked, unknown
+         *     handset, landline, filtered) and Twilio's code (`twilio_30007` …) as its provider code — seen on the delivery (the
+         *     subscriber's messages), never in this answer or the send log, which keep what was answered.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description Optional, at most 255 characters. The first response to a key is answered again, without processing, to every repeat of the same request for 24 hours (with the header Idempotent-Replayed: true). Keys are scoped per project, route and environment (live or test key). The same key with a different body → 422; a repeat while the first request is still running → 409 idempotency_key_in_use. */
+                    "idempotency-key"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            /** @description One SMS to one number */
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The text, sent as given: GSM-7 (160 characters, 153 per part) or UCS-2 (70, 67 per part); at most 10 parts, else 422 */
+                        message: string;
+                        /** @description An alphanumeric sender provisioned for the destination country (else `unverified_sender_id`); ignored where carriers show none (the US, Canada …): a number provisioned for the country sends instead */
+                        senderId?: string;
+                        /** @description The recipient number in E.164 (+14155550123). A string that is not a valid number is answered 200 `invalid_phone` */
+                        to: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TransactionalSmsResult"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -13297,7 +14138,7 @@ export interface components {
             createdAt: string;
             /** @description The names of the credentials set (e.g. `vapidPrivateKey`): their values are sealed at rest and never returned */
             credentials: string[];
-            /** @description `web-push` for push; `smtp` or `ses` for email (`none` until chosen); `meta` for WhatsApp; SMS providers come with that channel */
+            /** @description `web-push` for push; `smtp` or `ses` for email (`none` until chosen); `twilio` for SMS; `meta` for WhatsApp */
             provider: string;
             /** @description What may be shown, e.g. `vapidPublicKey`; on WhatsApp `phoneNumberId`, `wabaId` and `webhookUrl`, the callback URL to paste into Meta's console */
             settings: {
@@ -13313,7 +14154,7 @@ export interface components {
             createdAt: string;
             /** @description The names of the credentials set (e.g. `vapidPrivateKey`): their values are sealed at rest and never returned */
             credentials: string[];
-            /** @description `web-push` for push; `smtp` or `ses` for email (`none` until chosen); `meta` for WhatsApp; SMS providers come with that channel */
+            /** @description `web-push` for push; `smtp` or `ses` for email (`none` until chosen); `twilio` for SMS; `meta` for WhatsApp */
             provider: string;
             /** @description What may be shown, e.g. `vapidPublicKey`; on WhatsApp `phoneNumberId`, `wabaId` and `webhookUrl`, the callback URL to paste into Meta's console */
             settings: {
@@ -14504,6 +15345,32 @@ export interface components {
             /** @description When the first failure of this streak was recorded: no delivery of the campaign went through since */
             since: string;
         };
+        SmsSender: {
+            /** @description The destination country (ISO 3166-1 alpha-2) it sends to */
+            country: string;
+            /** @description ISO 8601 timestamp */
+            createdAt: string;
+            id: string;
+            /** @enum {string} */
+            kind: "alphanumeric" | "long_code" | "toll_free" | "short_code";
+            /** @description Sends per second held for this sender across every worker */
+            ratePerSecond: number;
+            /** @description The alphanumeric id, the number (E.164) or the short code */
+            sender: string;
+        };
+        SmsSenderInput: {
+            /** @description The destination country (ISO 3166-1 alpha-2) it sends to */
+            country: string;
+            /** @description ISO 8601 timestamp */
+            createdAt: string;
+            id: string;
+            /** @enum {string} */
+            kind: "alphanumeric" | "long_code" | "toll_free" | "short_code";
+            /** @description Sends per second held for this sender across every worker */
+            ratePerSecond: number;
+            /** @description The alphanumeric id, the number (E.164) or the short code */
+            sender: string;
+        };
         /** @description A subscriber; the push keys p256dh and auth are write-only and never returned */
         Subscriber: {
             attributes: {
@@ -14678,7 +15545,7 @@ export interface components {
              * @description What happened: delivered, opened, clicked, dismissed (a push closed without a click), unsubscribed, complained (marked as spam), bounced (hard: the address is suppressed), soft_bounced (a temporary failure)
              * @enum {string}
              */
-            type: "delivered" | "opened" | "clicked" | "dismissed" | "unsubscribed" | "complained" | "bounced" | "soft_bounced";
+            type: "delivered" | "opened" | "clicked" | "dismissed" | "unsubscribed" | "complained" | "bounced" | "soft_bounced" | "failed";
             /** @description For a click: the URL followed (the target of Herald's tracked link, or the link SES reports); null otherwise or when not reported */
             url: string | null;
         };
@@ -14707,7 +15574,7 @@ export interface components {
              * @description What happened: delivered, opened, clicked, dismissed (a push closed without a click), unsubscribed, complained (marked as spam), bounced (hard: the address is suppressed), soft_bounced (a temporary failure)
              * @enum {string}
              */
-            type: "delivered" | "opened" | "clicked" | "dismissed" | "unsubscribed" | "complained" | "bounced" | "soft_bounced";
+            type: "delivered" | "opened" | "clicked" | "dismissed" | "unsubscribed" | "complained" | "bounced" | "soft_bounced" | "failed";
             /** @description For a click: the URL followed (the target of Herald's tracked link, or the link SES reports); null otherwise or when not reported */
             url: string | null;
         };
@@ -14848,9 +15715,9 @@ export interface components {
             /** @description The message created, when one was */
             messageId: string | null;
             /** @description The response envelope, as answered */
-            outcome: components["schemas"]["TransactionalSendResult"] | components["schemas"]["TransactionalEmailResult"] | components["schemas"]["TransactionalWhatsAppResult"];
-            reason: (("subscriber_not_found" | "subscriber_unsubscribed" | "subscriber_inactive" | "frequency_capped" | "quiet_hours" | "provider_error" | "payload_too_large" | "sandbox") | ("recipient_bounced" | "recipient_complained" | "recipient_unsubscribed" | "recipient_suppressed" | "template_not_found" | "template_variables_missing" | "template_render_failed" | "quiet_hours" | "frequency_capped" | "monthly_cap_reached" | "sandbox_limit_reached" | "provider_error" | "provider_not_configured" | "sandbox") | ("template_not_approved" | "outside_service_window" | "recipient_opted_out" | "template_not_found" | "recipient_unsubscribed" | "quiet_hours" | "frequency_capped" | "provider_error" | "provider_not_configured" | "sandbox")) | null;
-            /** @description The recipient as the request named it: {externalId} or {token} (push), {to} (email, WhatsApp); {} once that subscriber was deleted */
+            outcome: components["schemas"]["TransactionalSendResult"] | components["schemas"]["TransactionalEmailResult"] | components["schemas"]["TransactionalSmsResult"] | components["schemas"]["TransactionalWhatsAppResult"];
+            reason: (("subscriber_not_found" | "subscriber_unsubscribed" | "subscriber_inactive" | "frequency_capped" | "quiet_hours" | "provider_error" | "payload_too_large" | "sandbox") | ("recipient_bounced" | "recipient_complained" | "recipient_unsubscribed" | "recipient_suppressed" | "template_not_found" | "template_variables_missing" | "template_render_failed" | "quiet_hours" | "frequency_capped" | "monthly_cap_reached" | "sandbox_limit_reached" | "provider_error" | "provider_not_configured" | "sandbox") | ("invalid_phone" | "carrier_rejected" | "unverified_sender_id" | "recipient_opted_out" | "recipient_unsubscribed" | "quiet_hours" | "frequency_capped" | "provider_not_configured" | "provider_error" | "sandbox") | ("template_not_approved" | "outside_service_window" | "recipient_opted_out" | "template_not_found" | "recipient_unsubscribed" | "quiet_hours" | "frequency_capped" | "provider_error" | "provider_not_configured" | "sandbox")) | null;
+            /** @description The recipient as the request named it: {externalId} or {token} (push), {to} (email, SMS, WhatsApp); {} once that subscriber was deleted */
             recipient: {
                 [key: string]: string;
             };
@@ -14869,9 +15736,9 @@ export interface components {
             /** @description The message created, when one was */
             messageId: string | null;
             /** @description The response envelope, as answered */
-            outcome: components["schemas"]["TransactionalSendResultInput"] | components["schemas"]["TransactionalEmailResultInput"] | components["schemas"]["TransactionalWhatsAppResultInput"];
-            reason: (("subscriber_not_found" | "subscriber_unsubscribed" | "subscriber_inactive" | "frequency_capped" | "quiet_hours" | "provider_error" | "payload_too_large" | "sandbox") | ("recipient_bounced" | "recipient_complained" | "recipient_unsubscribed" | "recipient_suppressed" | "template_not_found" | "template_variables_missing" | "template_render_failed" | "quiet_hours" | "frequency_capped" | "monthly_cap_reached" | "sandbox_limit_reached" | "provider_error" | "provider_not_configured" | "sandbox") | ("template_not_approved" | "outside_service_window" | "recipient_opted_out" | "template_not_found" | "recipient_unsubscribed" | "quiet_hours" | "frequency_capped" | "provider_error" | "provider_not_configured" | "sandbox")) | null;
-            /** @description The recipient as the request named it: {externalId} or {token} (push), {to} (email, WhatsApp); {} once that subscriber was deleted */
+            outcome: components["schemas"]["TransactionalSendResultInput"] | components["schemas"]["TransactionalEmailResultInput"] | components["schemas"]["TransactionalSmsResultInput"] | components["schemas"]["TransactionalWhatsAppResultInput"];
+            reason: (("subscriber_not_found" | "subscriber_unsubscribed" | "subscriber_inactive" | "frequency_capped" | "quiet_hours" | "provider_error" | "payload_too_large" | "sandbox") | ("recipient_bounced" | "recipient_complained" | "recipient_unsubscribed" | "recipient_suppressed" | "template_not_found" | "template_variables_missing" | "template_render_failed" | "quiet_hours" | "frequency_capped" | "monthly_cap_reached" | "sandbox_limit_reached" | "provider_error" | "provider_not_configured" | "sandbox") | ("invalid_phone" | "carrier_rejected" | "unverified_sender_id" | "recipient_opted_out" | "recipient_unsubscribed" | "quiet_hours" | "frequency_capped" | "provider_not_configured" | "provider_error" | "sandbox") | ("template_not_approved" | "outside_service_window" | "recipient_opted_out" | "template_not_found" | "recipient_unsubscribed" | "quiet_hours" | "frequency_capped" | "provider_error" | "provider_not_configured" | "sandbox")) | null;
+            /** @description The recipient as the request named it: {externalId} or {token} (push), {to} (email, SMS, WhatsApp); {} once that subscriber was deleted */
             recipient: {
                 [key: string]: string;
             };
@@ -14897,6 +15764,50 @@ export interface components {
             /** @description null when delivered; otherwise why not */
             reason: ("subscriber_not_found" | "subscriber_unsubscribed" | "subscriber_inactive" | "frequency_capped" | "quiet_hours" | "provider_error" | "payload_too_large" | "sandbox") | null;
             subscriberFound: boolean;
+            /** @description The request was processed: true on every 200 */
+            success: boolean;
+        };
+        TransactionalSmsResult: {
+            /**
+             * @description GSM-7 when every character is in the GSM alphabet, else UCS-2
+             * @enum {string}
+             */
+            encoding: "GSM-7" | "UCS-2";
+            /** @description The sender chosen for the destination country (null: the Messaging Service picks, or refused) */
+            from: string | null;
+            /** @description The message written (sent, queued, failed, sandbox); null when refused */
+            messageId: string | null;
+            /** @description null when sent; otherwise why not (queued: the last failure, null when only waiting for the rate) */
+            reason: ("invalid_phone" | "carrier_rejected" | "unverified_sender_id" | "recipient_opted_out" | "recipient_unsubscribed" | "quiet_hours" | "frequency_capped" | "provider_not_configured" | "provider_error" | "sandbox") | null;
+            /** @description The SMS parts the message takes (what carriers bill) */
+            segments: number;
+            /**
+             * @description `sent`: Twilio accepted it (queued there: whether the carrier delivers it is known later, on the delivery); `queued`: waiting for its sender's rate or a retry, Herald's workers send it; `failed`: it will not be sent; `refused`: kept back before sending; `sandbox`: a test key's send, checked and recorded, never sent
+             * @enum {string}
+             */
+            status: "sent" | "queued" | "failed" | "refused" | "sandbox";
+            /** @description The request was processed: true on every 200 */
+            success: boolean;
+        };
+        TransactionalSmsResultInput: {
+            /**
+             * @description GSM-7 when every character is in the GSM alphabet, else UCS-2
+             * @enum {string}
+             */
+            encoding: "GSM-7" | "UCS-2";
+            /** @description The sender chosen for the destination country (null: the Messaging Service picks, or refused) */
+            from: string | null;
+            /** @description The message written (sent, queued, failed, sandbox); null when refused */
+            messageId: string | null;
+            /** @description null when sent; otherwise why not (queued: the last failure, null when only waiting for the rate) */
+            reason: ("invalid_phone" | "carrier_rejected" | "unverified_sender_id" | "recipient_opted_out" | "recipient_unsubscribed" | "quiet_hours" | "frequency_capped" | "provider_not_configured" | "provider_error" | "sandbox") | null;
+            /** @description The SMS parts the message takes (what carriers bill) */
+            segments: number;
+            /**
+             * @description `sent`: Twilio accepted it (queued there: whether the carrier delivers it is known later, on the delivery); `queued`: waiting for its sender's rate or a retry, Herald's workers send it; `failed`: it will not be sent; `refused`: kept back before sending; `sandbox`: a test key's send, checked and recorded, never sent
+             * @enum {string}
+             */
+            status: "sent" | "queued" | "failed" | "refused" | "sandbox";
             /** @description The request was processed: true on every 200 */
             success: boolean;
         };

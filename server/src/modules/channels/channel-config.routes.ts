@@ -15,7 +15,7 @@ const base64url = (what: string) => z.string().regex(/^[A-Za-z0-9_-]+$/, `must b
 const channelConfig = z
   .object({
     channel: z.enum(CHANNELS),
-    provider: z.string().describe('`web-push` for push; `smtp` or `ses` for email (`none` until chosen); `meta` for WhatsApp; SMS providers come with that channel'),
+    provider: z.string().describe('`web-push` for push; `smtp` or `ses` for email (`none` until chosen); `twilio` for SMS; `meta` for WhatsApp'),
     settings: z
       .record(z.string(), z.unknown())
       .describe("What may be shown, e.g. `vapidPublicKey`; on WhatsApp `phoneNumberId`, `wabaId` and `webhookUrl`, the callback URL to paste into Meta's console"),
@@ -165,5 +165,58 @@ export async function channelConfigRoutes(app: App, channels: ChannelConfigServi
       },
     },
     (request) => channels.setWhatsApp(projectOf(request), request.body),
+  );
+
+  app.put(
+    '/projects/:id/channels/sms',
+    {
+      config: { access: { auth: 'project', credentials: 'jwt', project: 'params.id', minRole: 'ADMIN' } },
+      schema: {
+        tags,
+        summary: "Choose the project's SMS provider (OWNER or ADMIN): a Twilio account",
+        description:
+          'Replaces the previous provider. Credentials are sealed at rest with HERALD_SECRET_KEY and never returned: the answer ' +
+          'names the credentials set. Sends log in with the API key when one is given, else with the account SID and auth ' +
+          "token; the auth token is always needed, as Twilio signs its callbacks with it (`X-Twilio-Signature`).\n\n" +
+          'Point the numbers\' (or the Messaging Service\'s) **incoming message** webhook at `POST {PUBLIC_URL}/sms/twilio/inbound/{projectId}`: ' +
+          'STOP, STOPALL, UNSUBSCRIBE, CANCEL, END and QUIT opt the number out of SMS, START, UNSTOP and YES opt it back in, ' +
+          'and HELP is answered with `helpReply` when it is set (otherwise Herald answers nothing and Twilio\'s Advanced ' +
+          'Opt-Out reply, if enabled, stands). Status callbacks need no setting: each message names ' +
+          '`{PUBLIC_URL}/sms/twilio/status/{projectId}`.\n\n' +
+          'Senders are provisioned per country (`POST /projects/{id}/channels/sms/senders`); `messagingServiceSid` is what ' +
+          'sends to a country without one go through (Twilio picks the number from the service\'s pool). Without a provider, ' +
+          'live SMS fail with `provider_not_configured`.',
+        params: idParams,
+        body: z.strictObject({
+          provider: z.literal('twilio'),
+          settings: z.strictObject({
+            accountSid: z.string().regex(/^AC[0-9a-f]{32}$/, 'must be a Twilio account SID (AC…)').describe('The Twilio account (shown)'),
+            messagingServiceSid: z
+              .string()
+              .regex(/^MG[0-9a-f]{32}$/, 'must be a Twilio Messaging Service SID (MG…)')
+              .optional()
+              .describe('Sends to a country with no provisioned sender go through this Messaging Service'),
+            messagingServiceRatePerSecond: z
+              .number()
+              .int()
+              .min(1)
+              .max(10_000)
+              .optional()
+              .describe("The Messaging Service's sends per second across every worker (default 1: one long code)"),
+            helpReply: z.string().trim().min(1).max(320).optional().describe("Herald's answer to an inbound HELP; unset: none (Twilio's own, if enabled)"),
+          }),
+          credentials: z
+            .strictObject({
+              authToken: z.string().regex(/^[0-9a-f]{32}$/, 'must be a Twilio auth token (32 hex digits)'),
+              apiKeySid: z.string().regex(/^SK[0-9a-f]{32}$/, 'must be a Twilio API key SID (SK…)').optional(),
+              apiKeySecret: z.string().min(16).max(128).optional(),
+            })
+            .refine((c) => (c.apiKeySid === undefined) === (c.apiKeySecret === undefined), 'give apiKeySid and apiKeySecret together, or neither')
+            .describe('The auth token (signs callbacks; logs in without an API key) and optionally an API key to send with'),
+        }),
+        response: { 200: channelConfig, ...commonErrors },
+      },
+    },
+    (request) => channels.setSms(projectOf(request), request.body),
   );
 }

@@ -48,6 +48,21 @@ export interface WhatsAppProviderInput {
   credentials: { accessToken: string; appSecret: string; verifyToken: string };
 }
 
+/** An SMS provider as `PUT /projects/:id/channels/sms` takes it. */
+export interface SmsProviderInput {
+  provider: 'twilio';
+  settings: {
+    accountSid: string;
+    messagingServiceSid?: string | undefined;
+    /** The Messaging Service's sends per second, held across every worker. */
+    messagingServiceRatePerSecond?: number | undefined;
+    /** Herald's answer to HELP; unset, Herald answers nothing and Twilio's own HELP reply (if enabled) stands. */
+    helpReply?: string | undefined;
+  };
+  /** The auth token signs Twilio's callbacks; an API key, when given, is what sends log in with. */
+  credentials: { authToken: string; apiKeySid?: string | undefined; apiKeySecret?: string | undefined };
+}
+
 /** What SES says of an account (`delivery/channels/email/ses-provider.ts`). */
 export interface SesAccountFacts {
   sandbox: boolean;
@@ -160,6 +175,25 @@ export class ChannelConfigService {
   async opened(projectId: string, channel: Channel): Promise<{ provider: string; settings: Record<string, unknown>; credentials: Record<string, string> } | undefined> {
     const row = await repo.findChannelConfig(this.db, projectId, channel);
     return row && { provider: row.provider, settings: row.settings, credentials: await this.open(row.credentials) };
+  }
+
+  /**
+   * Chooses the project's SMS provider (Twilio), replacing the previous one; credentials sealed at rest. The next
+   * claimed batch and the next callback use it, in every worker.
+   */
+  async setSms(scope: ProjectScope, input: SmsProviderInput): Promise<ChannelConfigView> {
+    const box = await this.keyring.box();
+    const row = await this.db.transaction(async (tx) => {
+      const saved = await repo.replaceProvider(
+        tx,
+        { projectId: scope.projectId, channel: 'sms', provider: input.provider, settings: { ...input.settings }, credentials: box.seal(JSON.stringify(input.credentials)) },
+        [],
+      );
+      await notifyProjectChange(tx, scope.projectId);
+      return saved;
+    });
+    this.forget(scope.projectId);
+    return this.view(row);
   }
 
   /** An SES account's settings as SES reports them; a lower `ratePerSecond` asked for holds instead of its own. */

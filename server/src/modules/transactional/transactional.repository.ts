@@ -1,7 +1,7 @@
 // Transactional sends: finding the recipient's devices across environments, and the send log of every channel.
 import { and, count, desc, eq, gte, isNotNull, isNull, lt, sql } from 'drizzle-orm';
 import type { Db } from '../../db/database.js';
-import { subscribers, transactionalSends } from '../../db/schema.js';
+import { channelAddresses, subscribers, transactionalSends, type Channel } from '../../db/schema.js';
 import type { ProjectScope } from '../tenancy.js';
 
 export type Recipient = { externalId: string } | { token: string };
@@ -35,12 +35,28 @@ export async function findDevices(db: Db, projectId: string, recipient: Recipien
     .limit(limit);
 }
 
+/** What `channel_addresses` says of an address in the scope's project and environment; undefined: reachable. */
+export async function findAddressState(db: Db, scope: ProjectScope, channel: Channel, address: string) {
+  const [row] = await db
+    .select({ status: channelAddresses.status, reason: channelAddresses.statusReason })
+    .from(channelAddresses)
+    .where(
+      and(
+        eq(channelAddresses.projectId, scope.projectId),
+        eq(channelAddresses.sandbox, scope.sandbox),
+        eq(channelAddresses.channel, channel),
+        eq(channelAddresses.address, address),
+      ),
+    );
+  return row;
+}
+
 export async function insertSend(db: Db, row: typeof transactionalSends.$inferInsert): Promise<void> {
   await db.insert(transactionalSends).values(row);
 }
 
 export interface SendFilters {
-  channel?: 'push' | 'email' | 'whatsapp' | undefined;
+  channel?: 'push' | 'email' | 'sms' | 'whatsapp' | undefined;
   reason?: string | undefined;
   delivered?: boolean | undefined;
   from?: Date | undefined;

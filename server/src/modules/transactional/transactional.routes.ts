@@ -6,6 +6,7 @@ import { commonErrors, errorEnvelope, paginated, paginationQuery } from '../../h
 import type { App } from '../../http/types.js';
 import type { IdempotencyService } from '../idempotency/idempotency.service.js';
 import type { TransactionalEmailService } from './transactional-email.service.js';
+import type { TransactionalSmsService } from './transactional-sms.service.js';
 import type { TransactionalWhatsAppService } from './transactional-whatsapp.service.js';
 import * as s from './transactional.schemas.js';
 import type { TransactionalService } from './transactional.service.js';
@@ -81,6 +82,42 @@ last 24 hours — spec 8; it also sends at most 1 per second, so a burst waits a
 (\`messageId\` null); \`sandbox\` — a test key's email, rendered, checked and recorded like a live one, never sent
 (\`reason\` \`sandbox\`). Every send is logged (GET /transactional/sends/project/{projectId}, \`recipient\` \`{to}\`).`.trim();
 
+const SMS_DESCRIPTION = `
+Sends one SMS now to \`to\` through the project's Twilio account. API key only. A processed request answers 200 with
+the envelope; malformed input → 422 (a missing or empty field, a \`senderId\` that is not 1–11 letters, digits or
+spaces with a letter, a \`message\` longer than **10 parts** — 1,530 GSM-7 characters, 670 UCS-2 units), bad
+credentials → 401, a publishable key → 403, with the error envelope.
+
+**Segments.** The answer gives \`segments\` and \`encoding\`: GSM-7 when every character is in the GSM alphabet
+(160 characters in one part, 153 per part beyond; \`^ { } \\ [ ~ ] | €\` and form feed count two), else UCS-2 (70,
+67 per part; emoji and other characters outside the BMP count two). A character is never split across parts.
+
+**Sender.** Chosen per destination country from the senders provisioned for the project (POST
+/projects/{id}/channels/sms/senders): \`senderId\` where the country shows alphanumeric senders (it must be provisioned
+for the country); otherwise — no \`senderId\`, or a country that shows none, such as the US, where it is ignored — a
+number provisioned for the country (short code, then toll-free, then long code), else the project's Messaging Service.
+Each sender's rate (a long code 1 per second unless configured) holds across every worker: a burst waits its turn.
+
+**Refused** (200, \`status: refused\`, nothing sent), in this order: \`invalid_phone\` (not a valid E.164 number, or
+one Twilio called invalid before: 21211), \`unverified_sender_id\` (the \`senderId\` is not provisioned for the
+destination country, or nothing is provisioned to send there from), \`recipient_opted_out\` (the number sent STOP, or
+Twilio answered 21610 — never sent to until it sends START), \`carrier_rejected\` (a number Twilio found unreachable
+before: not a mobile number), \`recipient_unsubscribed\` (a subscriber carrying the number turned SMS off:
+\`preferences.channels.sms\` false), then the project's SMS delivery policy (\`quiet_hours\`, \`frequency_capped\`,
+counted per number). A number no subscriber carries is sent to, and becomes a contact with only that number.
+
+**The envelope**: \`sent\` — Twilio accepted it (queued at Twilio); \`queued\` — waiting for its sender's rate or a
+retry (Herald's workers send it); \`failed\` — Twilio refused it now: \`invalid_phone\` (21211),
+\`recipient_opted_out\` (21610, the number now opted out), \`carrier_rejected\` (21612, 21614),
+\`provider_error\` (the account's refusals, or failures past the retries), \`provider_not_configured\` (no PUT
+/projects/{id}/channels/sms); \`refused\` — above; \`sandbox\` — a test key's SMS, validated, its sender chosen and
+recorded like a live one, never sent (no provider needed).
+
+**Synchronous or later.** What the carrier does comes after the answer, in Twilio's status callback: the delivery
+moves to \`delivered\`, or to \`failed\` with \`carrier_rejected\` (30003–30008: unreachable, blocked, unknown
+handset, landline, filtered) and Twilio's code (\`twilio_30007\` …) as its provider code — seen on the delivery (the
+subscriber's messages), never in this answer or the send log, which keep what was answered.`.trim();
+
 const WHATSAPP_DESCRIPTION = `
 Sends one WhatsApp message now to \`to\` through the project's WhatsApp Cloud API number (PUT
 /projects/{id}/channels/whatsapp). API key only. A processed request answers 200 with the envelope; malformed input
@@ -118,6 +155,7 @@ export async function transactionalRoutes(
   app: App,
   transactional: TransactionalService,
   transactionalEmail: TransactionalEmailService,
+  transactionalSms: TransactionalSmsService,
   transactionalWhatsApp: TransactionalWhatsAppService,
   idempotency: IdempotencyService,
 ) {
@@ -159,6 +197,26 @@ export async function transactionalRoutes(
       const tenant = tenantOf(request);
       if (tenant.kind !== 'project') throw new Error('POST /transactional/email is API key only: check its access');
       return idempotent(request, reply, idempotency, (key) => transactionalEmail.send(tenant, request.body, key));
+    },
+  );
+
+  app.post(
+    '/transactional/sms',
+    {
+      config: { access: { auth: 'project', credentials: 'apiKey' }, rateLimitCounter: 'transactional:sms' },
+      schema: {
+        tags,
+        summary: 'Send one SMS now (API key only)',
+        description: SMS_DESCRIPTION,
+        headers: idempotencyHeaders,
+        body: s.smsBody,
+        response: { 200: s.smsEnvelope, ...commonErrors, 409: errorEnvelope },
+      },
+    },
+    (request, reply) => {
+      const tenant = tenantOf(request);
+      if (tenant.kind !== 'project') throw new Error('POST /transactional/sms is API key only: check its access');
+      return idempotent(request, reply, idempotency, (key) => transactionalSms.send(tenant, request.body, key));
     },
   );
 

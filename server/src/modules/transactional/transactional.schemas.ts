@@ -179,6 +179,64 @@ export const emailEnvelope = z
   })
   .meta({ id: 'TransactionalEmailResult' });
 
+/** Every reason an SMS send may answer: spec 7.4's SMS codes first, then Herald's. */
+export const SMS_REASONS = [
+  'invalid_phone',
+  'carrier_rejected',
+  'unverified_sender_id',
+  'recipient_opted_out',
+  'recipient_unsubscribed',
+  'quiet_hours',
+  'frequency_capped',
+  'provider_not_configured',
+  'provider_error',
+  'sandbox',
+] as const;
+
+export const SMS_STATUSES = ['sent', 'queued', 'failed', 'refused', 'sandbox'] as const;
+
+export const smsBody = z
+  .strictObject({
+    to: z
+      .string()
+      .trim()
+      .min(1)
+      .max(32)
+      .describe('The recipient number in E.164 (+14155550123). A string that is not a valid number is answered 200 `invalid_phone`'),
+    message: z
+      .string()
+      .min(1)
+      .max(1600)
+      .describe('The text, sent as given: GSM-7 (160 characters, 153 per part) or UCS-2 (70, 67 per part); at most 10 parts, else 422'),
+    senderId: z
+      .string()
+      .regex(/^(?=.*[A-Za-z])[A-Za-z0-9 ]{1,11}$/, 'must be 1–11 letters, digits or spaces with at least one letter')
+      .optional()
+      .describe(
+        'An alphanumeric sender provisioned for the destination country (else `unverified_sender_id`); ignored where carriers ' +
+          'show none (the US, Canada …): a number provisioned for the country sends instead',
+      ),
+  })
+  .describe('One SMS to one number');
+
+export const smsEnvelope = z
+  .object({
+    success: z.boolean().describe('The request was processed: true on every 200'),
+    status: z
+      .enum(SMS_STATUSES)
+      .describe(
+        '`sent`: Twilio accepted it (queued there: whether the carrier delivers it is known later, on the delivery); `queued`: ' +
+          "waiting for its sender's rate or a retry, Herald's workers send it; `failed`: it will not be sent; `refused`: kept back " +
+          "before sending; `sandbox`: a test key's send, checked and recorded, never sent",
+      ),
+    messageId: z.string().nullable().describe('The message written (sent, queued, failed, sandbox); null when refused'),
+    reason: z.enum(SMS_REASONS).nullable().describe('null when sent; otherwise why not (queued: the last failure, null when only waiting for the rate)'),
+    segments: z.number().int().describe('The SMS parts the message takes (what carriers bill)'),
+    encoding: z.enum(['GSM-7', 'UCS-2']).describe('GSM-7 when every character is in the GSM alphabet, else UCS-2'),
+    from: z.string().nullable().describe('The sender chosen for the destination country (null: the Messaging Service picks, or refused)'),
+  })
+  .meta({ id: 'TransactionalSmsResult' });
+
 /** Every reason a WhatsApp send may answer: spec 7.4's WhatsApp codes, and Herald's (docs/CONTEXT.md, "WhatsApp"). */
 export const WHATSAPP_REASONS = [
   'template_not_approved',
@@ -262,13 +320,13 @@ export const whatsappEnvelope = z
   })
   .meta({ id: 'TransactionalWhatsAppResult' });
 
-const loggedReason = z.union([z.enum(SEND_REASONS), z.enum(EMAIL_REASONS), z.enum(WHATSAPP_REASONS)]);
+const loggedReason = z.union([z.enum(SEND_REASONS), z.enum(EMAIL_REASONS), z.enum(SMS_REASONS), z.enum(WHATSAPP_REASONS)]);
 
 export const sendsQuery = {
   channel: z
-    .enum(['push', 'email', 'whatsapp'])
+    .enum(['push', 'email', 'sms', 'whatsapp'])
     .optional()
-    .describe('Sends of this route: push (/transactional/send), email (/transactional/email) or whatsapp (/transactional/whatsapp)'),
+    .describe('Sends of this route: push (/transactional/send), email (/transactional/email), sms (/transactional/sms) or whatsapp (/transactional/whatsapp)'),
   reason: loggedReason.optional().describe('Sends answered with this reason'),
   delivered: z
     .enum(['true', 'false'])
@@ -287,10 +345,10 @@ export const sendRecord = z
     sandbox: z.boolean().describe('Sent with a test key'),
     recipient: z
       .record(z.string(), z.string())
-      .describe('The recipient as the request named it: {externalId} or {token} (push), {to} (email, WhatsApp); {} once that subscriber was deleted'),
+      .describe('The recipient as the request named it: {externalId} or {token} (push), {to} (email, SMS, WhatsApp); {} once that subscriber was deleted'),
     messageId: z.string().nullable().describe('The message created, when one was'),
     idempotencyKey: z.string().nullable(),
-    outcome: z.union([sendEnvelope, emailEnvelope, whatsappEnvelope]).describe('The response envelope, as answered'),
+    outcome: z.union([sendEnvelope, emailEnvelope, smsEnvelope, whatsappEnvelope]).describe('The response envelope, as answered'),
     reason: loggedReason.nullable(),
     createdAt: timestamp,
   })

@@ -63,6 +63,7 @@ const project = (email: SendingProject['email']): SendingProject => ({
   deliveryPolicy: undefined,
   timezone: undefined,
   email,
+  sms: undefined,
   whatsapp: undefined,
 });
 const smtp = { provider: 'smtp', settings: { host: 'smtp.example.com', port: 587, secure: false, ratePerSecond: 14 }, credentials: { user: 'herald', pass: 'p4ss' } };

@@ -1,0 +1,95 @@
+// SMS behind the channel contract: the number's state, the project's Twilio account, the sender's rate, Twilio's callbacks.
+import type { SmsContent } from '../../../db/schema.js';
+import type { ChannelAdapter, ChannelProvider, ContentProblem, ProviderEvent } from '../../channel.js';
+import type { ProviderConfig } from '../../delivery.repository.js';
+import type { SmsItem, TwilioAccount } from './sms-item.js';
+import { countSegments, MAX_SMS_SEGMENTS } from './sms-segments.js';
+import { twilioRefusal } from './twilio-errors.js';
+import { verifyTwilioRequest } from './twilio-signature.js';
+
+export interface SmsAdapterOptions {
+  /** PUBLIC_URL: Twilio's status callbacks come back under it. */
+  publicUrl: string;
+  live: ChannelProvider<SmsItem>;
+  sandbox: ChannelProvider<SmsItem>;
+}
+
+/** The Twilio account of an SMS configuration (settings checked when they were saved), or undefined for none. */
+function accountOf(config: ProviderConfig | undefined): TwilioAccount | undefined {
+  if (config?.provider !== 'twilio') return undefined;
+  const { accountSid } = config.settings as { accountSid: string };
+  const { authToken, apiKeySid, apiKeySecret } = config.credentials;
+  return apiKeySid !== undefined && apiKeySecret !== undefined
+    ? { accountSid, username: apiKeySid, password: apiKeySecret }
+    : { accountSid, username: accountSid, password: authToken! };
+}
+
+/** What keeps an SMS text from going: none, or more than MAX_SMS_SEGMENTS parts. */
+export function smsContentProblems(content: SmsContent): ContentProblem[] | undefined {
+  if (content.body.length === 0) return [{ field: 'body', error: 'must not be empty' }];
+  const { segments, encoding } = countSegments(content.body);
+  if (segments > MAX_SMS_SEGMENTS) return [{ field: 'body', error: `takes ${segments} SMS parts (${encoding}); at most ${MAX_SMS_SEGMENTS}` }];
+  return undefined;
+}
+
+/** Twilio's final statuses; the others (queued, sending, sent) change nothing Herald records. */
+function statusEvent(params: URLSearchParams): ProviderEvent | undefined {
+  const sid = params.get('MessageSid') ?? params.get('SmsSid');
+  const status = params.get('MessageStatus') ?? params.get('SmsStatus');
+  if (!sid || (status !== 'delivered' && status !== 'undelivered' && status !== 'failed')) return undefined;
+  // Twilio names no event id: a message reaches each final status once, so its sid and status identify the report.
+  const eventId = `${sid}:${status}`;
+  if (status === 'delivered') return { providerMessageId: sid, type: 'delivered', occurredAt: new Date(), eventId };
+  const raw = params.get('ErrorCode');
+  const code = raw === null || raw === '' ? undefined : Number(raw);
+  const providerCode = code === undefined ? `twilio_${status}` : `twilio_${code}`;
+  // Whatever the code, a message the carrier did not deliver is the carrier's refusal unless the code says more.
+  const refused = twilioRefusal(code).reason;
+  const detail = { status, errorCode: code ?? null, reason: refused === 'provider_error' ? 'carrier_rejected' : refused, providerCode };
+  return { providerMessageId: sid, type: 'failed', occurredAt: new Date(), eventId, detail };
+}
+
+export function createSmsAdapter(options: SmsAdapterOptions): ChannelAdapter<SmsItem, 'sms'> {
+  return {
+    channel: 'sms',
+    validate: smsContentProblems,
+    address(delivery, message, project) {
+      if (delivery.destination === null) return { refusal: 'invalid_phone' };
+      if (delivery.destinationStatus === 'opted_out') return { refusal: 'recipient_opted_out' };
+      if (delivery.destinationStatus === 'unreachable') return { refusal: delivery.destinationReason === 'twilio_21211' ? 'invalid_phone' : 'carrier_rejected' };
+      const account = accountOf(project.sms);
+      // The sandbox sends nothing, so a project may try SMS with a test key before it chooses a provider.
+      if (!account && !message.sandbox) return { refusal: 'provider_not_configured' };
+      const { from, messagingServiceSid, ratePerSecond } = message.options;
+      const serviceSid = messagingServiceSid ?? (project.sms?.settings.messagingServiceSid as string | undefined);
+      if (from === undefined && serviceSid === undefined && !message.sandbox) return { refusal: 'unverified_sender_id' };
+      return {
+        item: {
+          deliveryId: delivery.id,
+          to: delivery.destination,
+          body: message.content.body,
+          from,
+          messagingServiceSid: serviceSid,
+          statusCallback: `${options.publicUrl}/sms/twilio/status/${delivery.projectId}`,
+          ratePerSecond,
+          account,
+        },
+      };
+    },
+    // A sender's rate holds for every project sending from it; a Messaging Service spreads over its own pool.
+    rate: (item) => (item.account ? { key: `twilio:${item.from ?? item.messagingServiceSid}`, perSecond: item.ratePerSecond } : undefined),
+    webhook: {
+      async verifyAndParse(request, credentials) {
+        if (!credentials.authToken) return { refused: 'the project has no Twilio auth token to check signatures with' };
+        const params = verifyTwilioRequest(request, credentials.authToken);
+        if (!params) return { refused: 'X-Twilio-Signature does not match' };
+        const event = statusEvent(params);
+        return { events: event ? [event] : [] };
+      },
+    },
+    provider: (sandbox) => (sandbox ? options.sandbox : options.live),
+    close: async () => {
+      await Promise.all([options.live.close(), options.sandbox.close()]);
+    },
+  };
+}

@@ -1,0 +1,23 @@
+// Twilio's error codes as spec 7.4 reasons: what the number, the carrier or the account refused.
+import type { DeadRecipient, DeliveryReason } from '../../channel.js';
+
+export interface TwilioRefusal {
+  reason: DeliveryReason;
+  /** What the refusal says of the number itself, recorded in channel_addresses. */
+  deadRecipient?: DeadRecipient | undefined;
+}
+
+/**
+ * 21211 (invalid To) → `invalid_phone`, the number unreachable; 21610 (the recipient replied STOP) →
+ * `recipient_opted_out`, the number opted out; 21612 (cannot route), 21614 (not a mobile number, the number
+ * unreachable) and the carrier's 30003–30008 (unreachable handset, blocked, unknown handset, landline, filtered,
+ * unknown) → `carrier_rejected`; anything else (the account's own refusals: 20003 authentication, 21408 region not
+ * enabled, 21606 not a sender of the account, 30001 queue overflow …) → `provider_error`.
+ */
+export function twilioRefusal(code: number | undefined): TwilioRefusal {
+  if (code === 21211) return { reason: 'invalid_phone', deadRecipient: 'gone' };
+  if (code === 21610) return { reason: 'recipient_opted_out', deadRecipient: 'opted_out' };
+  if (code === 21614) return { reason: 'carrier_rejected', deadRecipient: 'gone' };
+  if (code === 21612 || (code !== undefined && code >= 30003 && code <= 30008)) return { reason: 'carrier_rejected' };
+  return { reason: 'provider_error' };
+}

@@ -1,0 +1,141 @@
+// Transactional SMS (spec 4.8): an E.164 number, its segments counted, a sender provisioned for its country, the
+// number's opt-out and its subscribers' preferences, the delivery policy, an inline send through Twilio, one log row.
+import { parsePhoneNumberFromString } from 'libphonenumber-js';
+import type { Db } from '../../db/database.js';
+import type { SmsContent } from '../../db/schema.js';
+import {
+  countSegments,
+  decidePolicy,
+  insertClaimedDeliveries,
+  insertMessage,
+  type DeliveryEngine,
+  type DeliveryReason,
+  type MessageRecord,
+} from '../../delivery/delivery-face.js';
+import { validationFailed } from '../../shared/errors.js';
+import { newId } from '../../shared/ids.js';
+import type { SmsSenderService } from '../channels/sms-sender.service.js';
+import type { ContactService } from '../subscribers/contact.service.js';
+import type { ProjectTenant } from '../tenancy.js';
+import * as repo from './transactional.repository.js';
+import type { SMS_REASONS, SMS_STATUSES } from './transactional.schemas.js';
+import type { TransactionalOptions } from './transactional.service.js';
+
+export type SmsReason = (typeof SMS_REASONS)[number];
+export type SmsSendStatus = (typeof SMS_STATUSES)[number];
+
+export interface SmsEnvelope {
+  success: true;
+  status: SmsSendStatus;
+  messageId: string | null;
+  reason: SmsReason | null;
+  segments: number;
+  encoding: 'GSM-7' | 'UCS-2';
+  from: string | null;
+}
+
+export interface SmsInput {
+  to: string;
+  message: string;
+  senderId?: string | undefined;
+}
+
+/** An engine reason as this route reports it. */
+function deliveryReason(reason: DeliveryReason | null): SmsReason {
+  switch (reason) {
+    case 'invalid_phone':
+    case 'carrier_rejected':
+    case 'unverified_sender_id':
+    case 'recipient_opted_out':
+    case 'provider_not_configured':
+      return reason;
+    default:
+      return 'provider_error';
+  }
+}
+
+export class TransactionalSmsService {
+  constructor(
+    private readonly db: Db,
+    private readonly delivery: DeliveryEngine,
+    private readonly deps: { contacts: ContactService; senders: SmsSenderService },
+    private readonly options: TransactionalOptions,
+  ) {}
+
+  /** Sends one SMS now and logs the send; 422 when the text is empty or longer than MAX_SMS_SEGMENTS parts. */
+  async send(sender: ProjectTenant, input: SmsInput, idempotencyKey: string | undefined): Promise<SmsEnvelope> {
+    const content: SmsContent = { body: input.message };
+    const problem = this.delivery.validate('sms', content)?.[0];
+    if (problem) throw validationFailed([{ field: 'message', error: problem.error }]);
+    const { messageId, envelope } = await this.deliver(sender, input, content);
+    await repo.insertSend(this.db, {
+      id: newId('txs'),
+      projectId: sender.projectId,
+      channel: 'sms',
+      apiKeyId: sender.apiKeyId,
+      sandbox: sender.sandbox,
+      recipient: { to: input.to },
+      messageId,
+      idempotencyKey: idempotencyKey ?? null,
+      outcome: { ...envelope },
+      reason: envelope.reason,
+    });
+    return envelope;
+  }
+
+  private async deliver(sender: ProjectTenant, input: SmsInput, content: SmsContent): Promise<{ messageId: string | null; envelope: SmsEnvelope }> {
+    const { segments, encoding } = countSegments(content.body);
+    const refused = (reason: SmsReason) => ({ messageId: null, envelope: { success: true as const, status: 'refused' as const, messageId: null, reason, segments, encoding, from: null } });
+
+    const phone = input.to.startsWith('+') ? parsePhoneNumberFromString(input.to) : undefined;
+    if (!phone?.isValid()) return refused('invalid_phone');
+    const to = phone.number as string;
+
+    // Cached only while the engine hears of changes: a new provider, policy or zone applies to the next send.
+    const project = (await this.delivery.sendingProjects([sender.projectId])).get(sender.projectId)!;
+    const settings = project.sms?.settings as { messagingServiceSid?: string; messagingServiceRatePerSecond?: number } | undefined;
+    const service = settings?.messagingServiceSid === undefined ? undefined : { sid: settings.messagingServiceSid, ratePerSecond: settings.messagingServiceRatePerSecond ?? 1 };
+    const chosen = await this.deps.senders.choose(sender.projectId, phone.country, input.senderId, service);
+    if ('refusal' in chosen) return refused(chosen.refusal);
+
+    // An opted-out or dead number is refused before any contact is made for it.
+    const state = await repo.findAddressState(this.db, sender, 'sms', to);
+    if (state?.status === 'opted_out') return refused('recipient_opted_out');
+    if (state?.status === 'unreachable') return refused(state.reason === 'twilio_21211' ? 'invalid_phone' : 'carrier_rejected');
+    const holders = await this.deps.contacts.phoneRecipient(sender, to, 'sms');
+    if (holders.channelOff) return refused('recipient_unsubscribed');
+
+    const now = this.options.clock();
+    const message: MessageRecord<'sms'> = {
+      id: newId('msg'),
+      projectId: sender.projectId,
+      channel: 'sms',
+      source: 'transactional',
+      campaignId: null,
+      sandbox: sender.sandbox,
+      content,
+      options: chosen.options,
+    };
+    type Held = { refusal: SmsReason } | { claimed: Awaited<ReturnType<typeof insertClaimedDeliveries>> };
+    const held = await this.db.transaction(async (tx): Promise<Held> => {
+      const [decision] = await decidePolicy(tx, project, 'sms', [{ recipient: to, timezone: holders.timezone }], now);
+      if (!decision!.allowed) return { refusal: decision!.reason };
+      await insertMessage(tx, message);
+      // Under the cap lock until commit: a concurrent send to the same number counts this one as in flight.
+      return { claimed: await insertClaimedDeliveries(tx, message, [{ subscriberId: holders.subscriberId, destination: to }], this.options.leaseSeconds) };
+    });
+    if ('refusal' in held) return refused(held.refusal);
+
+    // A sender's rate may hold it past the inline budget: then Herald's workers send it at its turn.
+    const [result] = await this.delivery.deliverNow(held.claimed, message, project, { queueAfterBudget: true });
+    const from = chosen.options.from ?? null;
+    const base = { success: true as const, messageId: message.id, segments, encoding, from };
+    const envelope: SmsEnvelope =
+      result!.status === 'sent'
+        ? { ...base, status: sender.sandbox ? 'sandbox' : 'sent', reason: sender.sandbox ? 'sandbox' : null }
+        : result!.status === 'queued'
+          ? { ...base, status: 'queued', reason: result!.reason && deliveryReason(result!.reason) }
+          : { ...base, status: 'failed', reason: deliveryReason(result!.reason) };
+    return { messageId: message.id, envelope };
+  }
+}
