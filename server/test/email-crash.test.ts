@@ -156,8 +156,8 @@ it(
     for (const worker of [victim, survivor, restarted]) await expect.poll(() => leftOf(worker), { message: worker.name }).toEqual({ running: false, sessions: 0 });
     expect(victim.output() + survivor.output() + restarted.output()).not.toMatch(/"level":(50|60)/);
 
-    const rows = await query<{ id: number; subscriber_id: string; destination: string; status: string; attempts: number; sent_ms: number }>(
-      `SELECT id::float8 AS id, subscriber_id, destination, status, attempts, extract(epoch FROM sent_at)::float8 * 1000 AS sent_ms
+    const rows = await query<{ id: number; subscriber_id: string; destination: string; status: string; attempts: number; sent_ms: number; reason: string | null; provider_code: string | null }>(
+      `SELECT id::float8 AS id, subscriber_id, destination, status, attempts, extract(epoch FROM sent_at)::float8 * 1000 AS sent_ms, reason, provider_code
        FROM deliveries WHERE message_id = $1`,
       [messageId],
     );
