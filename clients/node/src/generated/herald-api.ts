@@ -14814,7 +14814,7 @@ export interface components {
             /** @description The message created, when one was */
             messageId: string | null;
             /** @description The response envelope, as answered */
-            outcome: components["schemas"]["TransactionalSendResult"] | components["schemas"]["TransactionalEmailResult"] | components["schemas"]["TransactionalWhatsAppResult"];
+            outcome: components["schemas"]["TransactionalWhatsAppResult"] | components["schemas"]["TransactionalSendResult"] | components["schemas"]["TransactionalEmailResult"];
             reason: (("subscriber_not_found" | "subscriber_unsubscribed" | "subscriber_inactive" | "frequency_capped" | "quiet_hours" | "provider_error" | "payload_too_large" | "sandbox") | ("recipient_bounced" | "recipient_complained" | "recipient_unsubscribed" | "recipient_suppressed" | "template_not_found" | "template_variables_missing" | "template_render_failed" | "quiet_hours" | "frequency_capped" | "monthly_cap_reached" | "sandbox_limit_reached" | "provider_error" | "provider_not_configured" | "sandbox") | ("template_not_approved" | "outside_service_window" | "recipient_opted_out" | "template_not_found" | "recipient_unsubscribed" | "quiet_hours" | "frequency_capped" | "provider_error" | "provider_not_configured" | "sandbox")) | null;
             /** @description The recipient as the request named it: {externalId} or {token} (push), {to} (email, WhatsApp); {} once that subscriber was deleted */
             recipient: {
@@ -14835,7 +14835,7 @@ export interface components {
             /** @description The message created, when one was */
             messageId: string | null;
             /** @description The response envelope, as answered */
-            outcome: components["schemas"]["TransactionalSendResultInput"] | components["schemas"]["TransactionalEmailResultInput"] | components["schemas"]["TransactionalWhatsAppResultInput"];
+            outcome: components["schemas"]["TransactionalWhatsAppResultInput"] | components["schemas"]["TransactionalSendResultInput"] | components["schemas"]["TransactionalEmailResultInput"];
             reason: (("subscriber_not_found" | "subscriber_unsubscribed" | "subscriber_inactive" | "frequency_capped" | "quiet_hours" | "provider_error" | "payload_too_large" | "sandbox") | ("recipient_bounced" | "recipient_complained" | "recipient_unsubscribed" | "recipient_suppressed" | "template_not_found" | "template_variables_missing" | "template_render_failed" | "quiet_hours" | "frequency_capped" | "monthly_cap_reached" | "sandbox_limit_reached" | "provider_error" | "provider_not_configured" | "sandbox") | ("template_not_approved" | "outside_service_window" | "recipient_opted_out" | "template_not_found" | "recipient_unsubscribed" | "quiet_hours" | "frequency_capped" | "provider_error" | "provider_not_configured" | "sandbox")) | null;
             /** @description The recipient as the request named it: {externalId} or {token} (push), {to} (email, WhatsApp); {} once that subscriber was deleted */
             recipient: {

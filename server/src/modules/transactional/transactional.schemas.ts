@@ -290,7 +290,8 @@ export const sendRecord = z
       .describe('The recipient as the request named it: {externalId} or {token} (push), {to} (email, WhatsApp); {} once that subscriber was deleted'),
     messageId: z.string().nullable().describe('The message created, when one was'),
     idempotencyKey: z.string().nullable(),
-    outcome: z.union([sendEnvelope, emailEnvelope, whatsappEnvelope]).describe('The response envelope, as answered'),
+    // WhatsApp's first: the union keeps the first envelope that parses, and an email one would parse a WhatsApp outcome without its messageType.
+    outcome: z.union([whatsappEnvelope, sendEnvelope, emailEnvelope]).describe('The response envelope, as answered'),
     reason: loggedReason.nullable(),
     createdAt: timestamp,
   })
