@@ -20,6 +20,8 @@ import { NewSegmentPage, SegmentPage, SegmentsPage } from './pages/segments';
 import { filtersFromSearch } from './pages/subscriber-filters';
 import { SubscriberPage, SubscribersPage } from './pages/subscribers';
 import { SuppressionsPage, suppressionFiltersFromSearch } from './pages/suppressions';
+import { WhatsAppSettingsPage } from './pages/whatsapp-settings';
+import { NewWhatsAppTemplatePage, WhatsAppTemplatePage, WhatsAppTemplatesPage } from './pages/whatsapp-templates';
 
 function NotFound() {
   return (
@@ -139,6 +141,11 @@ const emailTemplatesRoute = createRoute({ getParentRoute: () => projectRoute, pa
 const emailTemplateListRoute = createRoute({ getParentRoute: () => emailTemplatesRoute, path: '/', component: EmailTemplatesPage });
 const newEmailTemplateRoute = createRoute({ getParentRoute: () => emailTemplatesRoute, path: '/new', component: NewEmailTemplatePage });
 const emailTemplateRoute = createRoute({ getParentRoute: () => emailTemplatesRoute, path: '/$templateId', component: EmailTemplatePage });
+const whatsappRoute = createRoute({ getParentRoute: () => projectRoute, path: '/whatsapp', component: WhatsAppSettingsPage });
+const whatsappTemplatesRoute = createRoute({ getParentRoute: () => projectRoute, path: '/whatsapp-templates', component: Outlet });
+const whatsappTemplateListRoute = createRoute({ getParentRoute: () => whatsappTemplatesRoute, path: '/', component: WhatsAppTemplatesPage });
+const newWhatsappTemplateRoute = createRoute({ getParentRoute: () => whatsappTemplatesRoute, path: '/new', component: NewWhatsAppTemplatePage });
+const whatsappTemplateRoute = createRoute({ getParentRoute: () => whatsappTemplatesRoute, path: '/$templateId', component: WhatsAppTemplatePage });
 const subscribersRoute = createRoute({ getParentRoute: () => projectRoute, path: '/subscribers', component: Outlet });
 const subscriberListRoute = createRoute({
   getParentRoute: () => subscribersRoute,
@@ -169,6 +176,8 @@ const routeTree = rootRoute.addChildren([
       emailCampaignsRoute.addChildren([emailCampaignListRoute, newEmailCampaignRoute, emailCampaignRoute, editEmailCampaignRoute]),
       segmentsRoute.addChildren([segmentListRoute, newSegmentRoute, segmentRoute]),
       emailTemplatesRoute.addChildren([emailTemplateListRoute, newEmailTemplateRoute, emailTemplateRoute]),
+      whatsappRoute,
+      whatsappTemplatesRoute.addChildren([whatsappTemplateListRoute, newWhatsappTemplateRoute, whatsappTemplateRoute]),
       subscribersRoute.addChildren([subscriberListRoute, subscriberRoute]),
     ]),
   ]),

@@ -1,10 +1,11 @@
 // Sending domains of a project: add one (OWNER/ADMIN), the DNS records to publish with copy buttons, verify, delete.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useParams } from '@tanstack/react-router';
-import { useId, useState, type FormEvent } from 'react';
+import { useId, type FormEvent } from 'react';
 import { api, unwrap, type Schemas } from '../api/client';
 import { useMembership } from '../auth/me';
 import { Confirm } from '../components/confirm';
+import { CopyButton } from '../components/copy-button';
 import { Field, FormError } from '../components/field';
 import { dateTime } from '../components/format';
 import { ErrorMessage, QueryState } from '../components/query-state';
@@ -166,18 +167,5 @@ function DomainCard({ domain, canVerify, canDelete }: { domain: EmailDomain; can
       </div>
       <ErrorMessage error={verify.error} />
     </article>
-  );
-}
-
-function CopyButton({ text, label }: { text: string; label: string }) {
-  const [copied, setCopied] = useState(false);
-  const copy = async () => {
-    await navigator.clipboard.writeText(text);
-    setCopied(true);
-  };
-  return (
-    <button type="button" className="copy" onClick={() => void copy()} aria-label={`${copied ? 'Copied' : 'Copy'} ${label}`}>
-      {copied ? 'Copied' : 'Copy'}
-    </button>
   );
 }

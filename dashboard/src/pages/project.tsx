@@ -56,6 +56,12 @@ export function ProjectLayout() {
             <Link to="/projects/$projectId/email-templates" params={{ projectId }} activeProps={{ 'aria-current': 'page' }}>
               Email templates
             </Link>
+            <Link to="/projects/$projectId/whatsapp" params={{ projectId }} activeProps={{ 'aria-current': 'page' }}>
+              WhatsApp
+            </Link>
+            <Link to="/projects/$projectId/whatsapp-templates" params={{ projectId }} activeProps={{ 'aria-current': 'page' }}>
+              WhatsApp templates
+            </Link>
             <Link to="/projects/$projectId/import" params={{ projectId }} activeProps={{ 'aria-current': 'page' }}>
               Import contacts
             </Link>

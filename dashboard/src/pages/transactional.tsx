@@ -1,4 +1,4 @@
-// The transactional send log of a project: every send with its recipient, outcome and reason, filtered and paged.
+// The transactional send log of a project (push, email, WhatsApp): every send with its recipient, outcome and reason in words, filtered and paged.
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useNavigate, useParams, useSearch } from '@tanstack/react-router';
 import type { FormEvent } from 'react';
@@ -41,8 +41,41 @@ const REASONS = everyValue<NonNullable<Send['reason']>>()(
   'sandbox',
 );
 
-/** A push says whether it was delivered; an email or SMS, what became of it (sent is not delivered yet). */
+type Reason = NonNullable<Send['reason']>;
+
+/** Each reason in words beside its code, for whoever reads the log without the API reference at hand. */
+const REASON_TEXT: Record<Reason, string> = {
+  subscriber_not_found: 'no subscriber with that externalId or token',
+  subscriber_unsubscribed: 'the subscriber unsubscribed',
+  subscriber_inactive: 'the subscriber is inactive',
+  recipient_bounced: 'the address bounced before',
+  recipient_complained: 'the recipient complained before',
+  recipient_unsubscribed: 'the recipient turned this channel off',
+  recipient_suppressed: 'the address is on the suppression list',
+  template_not_found: 'no template of that name',
+  template_variables_missing: 'the template needs variables the send did not give',
+  template_render_failed: 'the template could not be rendered',
+  frequency_capped: "over the project's frequency cap",
+  quiet_hours: "inside the project's quiet hours",
+  monthly_cap_reached: "the project's monthly cap is reached",
+  sandbox_limit_reached: "over the provider sandbox's limit",
+  provider_error: 'the provider refused it or was unreachable',
+  provider_not_configured: 'the project has no provider for this channel',
+  payload_too_large: 'the push is over 4 KB',
+  invalid_phone: 'not a valid international (E.164) number',
+  carrier_rejected: 'the carrier refused the number',
+  unverified_sender_id: 'no sender provisioned for the destination country',
+  template_not_approved: 'Meta has not approved the template',
+  outside_service_window: "free-form text outside the 24-hour window (a template is needed)",
+  recipient_opted_out: 'the number opted out (STOP)',
+  sandbox: "a test key's send, never sent",
+};
+
+/** A push says whether it was delivered; an email, SMS or WhatsApp message, what became of it (sent is not delivered yet). */
 const outcomeOf = ({ outcome }: Send) => ('status' in outcome ? outcome.status : outcome.delivered ? 'delivered' : 'not delivered');
+
+/** A WhatsApp send says whether it was (or would have been) the free-form text or the template. */
+const messageTypeOf = ({ outcome }: Send) => ('messageType' in outcome && outcome.messageType ? ` (${outcome.messageType})` : '');
 
 /** Search parameters (or the filter form) as the log's query; anything unknown is dropped. */
 export function sendFiltersFromSearch(search: Record<string, unknown>): SendFilters {
@@ -89,7 +122,7 @@ export function TransactionalPage() {
         </SelectField>
         <SelectField label="Outcome" field="query.delivered" error={sends.error} defaultValue={filters.delivered ?? ''}>
           <option value="">any</option>
-          <option value="true">went (push delivered, email sent)</option>
+          <option value="true">went (push delivered, email or WhatsApp sent)</option>
           <option value="false">did not go</option>
         </SelectField>
         <SelectField label="Reason" field="query.reason" error={sends.error} defaultValue={filters.reason ?? ''}>
@@ -132,8 +165,20 @@ export function TransactionalPage() {
                         .map(([key, value]) => `${key}: ${value}`)
                         .join(', ') || '(deleted subscriber)'}
                     </td>
-                    <td>{outcomeOf(send)}{send.sandbox && outcomeOf(send) !== 'sandbox' ? ' (sandbox)' : ''}</td>
-                    <td>{send.reason ?? '—'}</td>
+                    <td>
+                      {outcomeOf(send)}
+                      {messageTypeOf(send)}
+                      {send.sandbox && outcomeOf(send) !== 'sandbox' ? ' (sandbox)' : ''}
+                    </td>
+                    <td>
+                      {send.reason ? (
+                        <>
+                          <code>{send.reason}</code>: {REASON_TEXT[send.reason]}
+                        </>
+                      ) : (
+                        '—'
+                      )}
+                    </td>
                     <td>{send.channel}</td>
                   </tr>
                 ))}

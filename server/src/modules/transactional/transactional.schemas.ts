@@ -348,7 +348,9 @@ export const sendRecord = z
       .describe('The recipient as the request named it: {externalId} or {token} (push), {to} (email, SMS, WhatsApp); {} once that subscriber was deleted'),
     messageId: z.string().nullable().describe('The message created, when one was'),
     idempotencyKey: z.string().nullable(),
-    outcome: z.union([sendEnvelope, emailEnvelope, smsEnvelope, whatsappEnvelope]).describe('The response envelope, as answered'),
+    // The union keeps the first envelope that parses and strips what it does not name: the envelopes with fields of
+    // their own (an SMS's segments, a WhatsApp message's messageType) come before the email one that would parse them.
+    outcome: z.union([smsEnvelope, whatsappEnvelope, sendEnvelope, emailEnvelope]).describe('The response envelope, as answered'),
     reason: loggedReason.nullable(),
     createdAt: timestamp,
   })

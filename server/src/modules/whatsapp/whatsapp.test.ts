@@ -326,7 +326,13 @@ describe('POST /transactional/whatsapp', () => {
     expect(await send(tenant.test, { to, message: 'free-form' })).toMatchObject({ status: 'refused', reason: 'outside_service_window' });
     expect(peer.requests.length).toBe(before);
     const log = await t.app.inject({ method: 'GET', url: `/transactional/sends/project/${tenant.projectId}?channel=whatsapp`, headers: tenant.test });
-    expect(log.json<{ data: { recipient: { to: string }; sandbox: boolean }[] }>().data.filter((row) => row.recipient.to === to)).toHaveLength(3);
+    const logged = log.json<{ data: { recipient: { to: string }; outcome: Envelope }[] }>().data.filter((row) => row.recipient.to === to);
+    // Each outcome as answered, messageType included.
+    expect(logged.map((row) => [row.outcome.status, row.outcome.messageType]).sort()).toEqual([
+      ['refused', 'template'],
+      ['refused', 'text'],
+      ['sandbox', 'template'],
+    ]);
   });
 
   it('replays the first answer to an Idempotency-Key and sends once', async () => {
