@@ -6,13 +6,17 @@
 // 1000000 for the 1M-recipient run, ~5 min more), BENCH_PUSH_CAMPAIGN_N (1,000,000: one campaign through the API, end
 // to end, ~5 min; 0 skips it), BENCH_EMAIL_N (2,000 per run), BENCH_EMAIL_CONNECTIONS (50), BENCH_EMAIL_RENDER_N
 // (2,000), BENCH_EMAIL_CAMPAIGN_N (1,000,000 recipients; 0 skips it), BENCH_EMAIL_CAMPAIGN_SEND (20,000 emails timed,
-// then the campaign is cancelled; BENCH_EMAIL_CAMPAIGN_N sends it all, ~1 h here), BENCH_DATABASE_URL (else an embedded PostgreSQL in a temporary directory). DELIVERY_* and PUSH_* settings
+// then the campaign is cancelled; BENCH_EMAIL_CAMPAIGN_N sends it all, ~1 h here), BENCH_SMS_N (2,000 requests a
+// run), BENCH_SMS_CONNECTIONS (50), BENCH_SMS_RATE (the API case's number, 200/s), BENCH_SMS_LANE_N (100,000 queued;
+// 0 skips), BENCH_SMS_SENDERS (20) and BENCH_SMS_SENDER_RATE (25/s each), BENCH_DATABASE_URL (else an embedded
+// PostgreSQL in a temporary directory). DELIVERY_* and PUSH_* settings
 // are passed on to the push benchmarks' worker processes; DELIVERY_*, EMAIL_*, TRANSACTIONAL_* and DB_POOL_MAX to the
 // email benchmark's API and campaign worker processes (EMAIL_SMTP_CONNECTIONS also sizes its nodemailer baseline's pool).
 import { analyticsCase, exportCase, listCases, reachCases, type AudienceContext } from './cases/audience.js';
 import { campaignCases } from './cases/campaign.js';
 import { dashboardListCase } from './cases/dashboard.js';
 import { emailCases } from './cases/email.js';
+import { smsCases } from './cases/sms.js';
 import { ingestCases } from './cases/ingest.js';
 import { pushCases } from './cases/push.js';
 import { createBenchTenant, openBenchDatabase, seedSubscribers } from './lib/database.js';
@@ -39,6 +43,7 @@ const groups = [
   { name: 'segments.export', aliases: ['segments', 'export'] },
   { name: 'delivery.push', aliases: ['push', 'delivery'] },
   { name: 'delivery.email', aliases: ['email', 'delivery'] },
+  { name: 'delivery.sms', aliases: ['sms', 'delivery'] },
 ] as const;
 type Group = (typeof groups)[number]['name'];
 const selected = new Set<Group>(
@@ -56,7 +61,7 @@ async function main() {
   const results: CaseResult[] = [];
   try {
     const tenant = await createBenchTenant(database.url);
-    const needsAudience = [...selected].some((g) => g !== 'subscribers.ingest' && g !== 'delivery.push' && g !== 'delivery.email');
+    const needsAudience = [...selected].some((g) => g !== 'subscribers.ingest' && g !== 'delivery.push' && g !== 'delivery.email' && g !== 'delivery.sms');
     let seedSeconds: number | undefined;
     if (needsAudience) {
       log(`seeding ${subscribers.toLocaleString('en')} subscribers`);
@@ -131,6 +136,22 @@ async function main() {
           renderN: Math.max(1, intEnv('BENCH_EMAIL_RENDER_N', 2_000)),
           campaignN: intEnv('BENCH_EMAIL_CAMPAIGN_N', 1_000_000),
           campaignSend: intEnv('BENCH_EMAIL_CAMPAIGN_SEND', 20_000),
+        })),
+      );
+    }
+    if (selected.has('delivery.sms')) {
+      // Its own API and two worker processes, a local Twilio in this process, a project set up through the API.
+      results.push(
+        ...(await smsCases({
+          databaseUrl: database.url,
+          owner: tenant.owner,
+          runs: Math.min(runs, 3),
+          n: intEnv('BENCH_SMS_N', 2_000),
+          connections: Math.max(1, intEnv('BENCH_SMS_CONNECTIONS', 50)),
+          rate: intEnv('BENCH_SMS_RATE', 200),
+          laneN: intEnv('BENCH_SMS_LANE_N', 100_000),
+          senders: Math.max(1, intEnv('BENCH_SMS_SENDERS', 20)),
+          senderRate: Math.max(1, intEnv('BENCH_SMS_SENDER_RATE', 25)),
         })),
       );
     }
