@@ -162,7 +162,7 @@ export async function smsCases(ctx: SmsContext): Promise<CaseResult[]> {
         await pool.query(
           `WITH s AS (
              INSERT INTO subscribers (id, project_id, token, phone)
-             SELECT 'sub_sl' || $3 || '_' || g, $1, 'st_sl' || $3 || '_' || g, '+1212' || (2000000 + $3 * 100000 + g)
+             SELECT 'sub_sl' || $3::int || '_' || g, $1, 'st_sl' || $3::int || '_' || g, '+1212' || (2000000 + $3::int * 100000 + g)
              FROM generate_series(1, $4::int) g RETURNING id, phone)
            INSERT INTO deliveries (project_id, message_id, subscriber_id, channel, destination) SELECT $1, $2, s.id, 'sms', s.phone FROM s`,
           [project.id, messageId, s, count],
