@@ -106,7 +106,13 @@ afterAll(async () => {
 describe('the SMS provider and senders', () => {
   it('keeps the Twilio credentials sealed and shows their names only', async () => {
     const res = await useTwilio(tenant, account, { helpReply: 'Acme alerts. Reply STOP to stop.' });
-    expect(res.json()).toMatchObject({ channel: 'sms', provider: 'twilio', settings: { accountSid: account.accountSid }, credentials: ['authToken', 'apiKeySid', 'apiKeySecret'] });
+    expect(res.json()).toMatchObject({ channel: 'sms', provider: 'twilio', settings: {
+        accountSid: account.accountSid,
+        inboundUrl: `${PUBLIC_URL}/sms/twilio/inbound/${tenant.projectId}`,
+        statusCallbackUrl: `${PUBLIC_URL}/sms/twilio/status/${tenant.projectId}`,
+      },
+      credentials: ['authToken', 'apiKeySid', 'apiKeySecret'],
+    });
     expect(res.body).not.toContain(account.authToken);
     expect(res.body).not.toContain(account.apiKey!.secret);
     const [row] = await query<{ credentials: string }>("SELECT credentials FROM channel_configs WHERE project_id = $1 AND channel = 'sms'", [tenant.projectId]);
