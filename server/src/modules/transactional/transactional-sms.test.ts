@@ -236,7 +236,10 @@ describe('POST /transactional/sms', () => {
     expect(await send(tenant.test, { to: '+33612345678', message: 'Hi' })).toMatchObject({ reason: 'unverified_sender_id' });
     expect(peer.messages.length).toBe(before);
     const logged = await t.app.inject({ method: 'GET', url: `/transactional/sends/project/${tenant.projectId}?channel=sms`, headers: tenant.test });
-    expect(logged.json<{ data: { recipient: { to: string } }[] }>().data.map((s) => s.recipient.to)).toContain(to);
+    const sends = logged.json<{ data: { recipient: { to: string }; outcome: Record<string, unknown> }[] }>().data;
+    expect(sends.map((s) => s.recipient.to)).toContain(to);
+    // The log keeps the SMS envelope whole: its segments, encoding and sender too.
+    expect(sends.find((s) => s.recipient.to === to)?.outcome).toEqual(envelope);
   });
 
   it('answers a repeated Idempotency-Key with the first answer, sending once', async () => {

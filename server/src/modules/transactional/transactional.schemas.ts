@@ -348,7 +348,8 @@ export const sendRecord = z
       .describe('The recipient as the request named it: {externalId} or {token} (push), {to} (email, SMS, WhatsApp); {} once that subscriber was deleted'),
     messageId: z.string().nullable().describe('The message created, when one was'),
     idempotencyKey: z.string().nullable(),
-    outcome: z.union([sendEnvelope, emailEnvelope, smsEnvelope, whatsappEnvelope]).describe('The response envelope, as answered'),
+    // The first envelope that parses is the one answered: SMS and WhatsApp before email, whose fields they carry and more.
+    outcome: z.union([sendEnvelope, smsEnvelope, whatsappEnvelope, emailEnvelope]).describe('The response envelope, as answered'),
     reason: loggedReason.nullable(),
     createdAt: timestamp,
   })
