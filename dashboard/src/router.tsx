@@ -19,6 +19,7 @@ import { sendFiltersFromSearch, TransactionalPage } from './pages/transactional'
 import { NewSegmentPage, SegmentPage, SegmentsPage } from './pages/segments';
 import { filtersFromSearch } from './pages/subscriber-filters';
 import { SubscriberPage, SubscribersPage } from './pages/subscribers';
+import { SmsPage } from './pages/sms';
 import { SuppressionsPage, suppressionFiltersFromSearch } from './pages/suppressions';
 
 function NotFound() {
@@ -79,6 +80,7 @@ const projectSettingsRoute = createRoute({ getParentRoute: () => projectRoute, p
 const apiKeysRoute = createRoute({ getParentRoute: () => projectRoute, path: '/keys', component: ApiKeysPage });
 const emailDomainsRoute = createRoute({ getParentRoute: () => projectRoute, path: '/domains', component: EmailDomainsPage });
 const emailProviderRoute = createRoute({ getParentRoute: () => projectRoute, path: '/email-provider', component: EmailProviderPage });
+const smsRoute = createRoute({ getParentRoute: () => projectRoute, path: '/sms', component: SmsPage });
 const suppressionsRoute = createRoute({
   getParentRoute: () => projectRoute,
   path: '/suppressions',
@@ -162,6 +164,7 @@ const routeTree = rootRoute.addChildren([
       emailDomainsRoute,
       emailProviderRoute,
       suppressionsRoute,
+      smsRoute,
       transactionalRoute,
       audienceRoute,
       importRoute,

@@ -169,7 +169,7 @@ function DomainCard({ domain, canVerify, canDelete }: { domain: EmailDomain; can
   );
 }
 
-function CopyButton({ text, label }: { text: string; label: string }) {
+export function CopyButton({ text, label }: { text: string; label: string }) {
   const [copied, setCopied] = useState(false);
   const copy = async () => {
     await navigator.clipboard.writeText(text);

@@ -44,6 +44,9 @@ const REASONS = everyValue<NonNullable<Send['reason']>>()(
 /** A push says whether it was delivered; an email or SMS, what became of it (sent is not delivered yet). */
 const outcomeOf = ({ outcome }: Send) => ('status' in outcome ? outcome.status : outcome.delivered ? 'delivered' : 'not delivered');
 
+/** An SMS's parts (what carriers bill) and encoding, beside its outcome. */
+const partsOf = ({ outcome }: Send) => ('segments' in outcome ? ` · ${outcome.segments} ${outcome.segments === 1 ? 'segment' : 'segments'} (${outcome.encoding})` : '');
+
 /** Search parameters (or the filter form) as the log's query; anything unknown is dropped. */
 export function sendFiltersFromSearch(search: Record<string, unknown>): SendFilters {
   const filters: SendFilters = {};
@@ -132,7 +135,7 @@ export function TransactionalPage() {
                         .map(([key, value]) => `${key}: ${value}`)
                         .join(', ') || '(deleted subscriber)'}
                     </td>
-                    <td>{outcomeOf(send)}{send.sandbox && outcomeOf(send) !== 'sandbox' ? ' (sandbox)' : ''}</td>
+                    <td>{outcomeOf(send)}{send.sandbox && outcomeOf(send) !== 'sandbox' ? ' (sandbox)' : ''}{partsOf(send)}</td>
                     <td>{send.reason ?? '—'}</td>
                     <td>{send.channel}</td>
                   </tr>
