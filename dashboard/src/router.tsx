@@ -19,6 +19,7 @@ import { sendFiltersFromSearch, TransactionalPage } from './pages/transactional'
 import { NewSegmentPage, SegmentPage, SegmentsPage } from './pages/segments';
 import { filtersFromSearch } from './pages/subscriber-filters';
 import { SubscriberPage, SubscribersPage } from './pages/subscribers';
+import { SmsPage } from './pages/sms';
 import { SuppressionsPage, suppressionFiltersFromSearch } from './pages/suppressions';
 import { WhatsAppSettingsPage } from './pages/whatsapp-settings';
 import { NewWhatsAppTemplatePage, WhatsAppTemplatePage, WhatsAppTemplatesPage } from './pages/whatsapp-templates';
@@ -81,6 +82,7 @@ const projectSettingsRoute = createRoute({ getParentRoute: () => projectRoute, p
 const apiKeysRoute = createRoute({ getParentRoute: () => projectRoute, path: '/keys', component: ApiKeysPage });
 const emailDomainsRoute = createRoute({ getParentRoute: () => projectRoute, path: '/domains', component: EmailDomainsPage });
 const emailProviderRoute = createRoute({ getParentRoute: () => projectRoute, path: '/email-provider', component: EmailProviderPage });
+const smsRoute = createRoute({ getParentRoute: () => projectRoute, path: '/sms', component: SmsPage });
 const suppressionsRoute = createRoute({
   getParentRoute: () => projectRoute,
   path: '/suppressions',
@@ -169,6 +171,7 @@ const routeTree = rootRoute.addChildren([
       emailDomainsRoute,
       emailProviderRoute,
       suppressionsRoute,
+      smsRoute,
       transactionalRoute,
       audienceRoute,
       importRoute,

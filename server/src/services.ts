@@ -34,6 +34,7 @@ import { InvitationService } from './modules/organizations/invitation.service.js
 import { OrganizationService } from './modules/organizations/organization.service.js';
 import { ChannelConfigService } from './modules/channels/channel-config.service.js';
 import { createKeyring, type Keyring } from './modules/channels/secret-keyring.js';
+import { SmsOptOutService } from './modules/channels/sms-opt-out.service.js';
 import { SmsSenderService } from './modules/channels/sms-sender.service.js';
 import { createTxtLookup } from './modules/email-domains/domain-records.js';
 import { EmailDomainService } from './modules/email-domains/email-domain.service.js';
@@ -99,6 +100,8 @@ export interface Services {
   transactionalSms: TransactionalSmsService;
   /** SMS senders provisioned per project and destination country. */
   smsSenders: SmsSenderService;
+  /** The numbers opted out of a project's SMS. */
+  smsOptOuts: SmsOptOutService;
   /** Twilio's signed callbacks: status changes of sent SMS, and STOP/START/HELP from people. */
   twilioWebhook: TwilioWebhookService;
   /** POST /transactional/whatsapp: templates, the customer-service window, opt-outs, an inline send through the engine. */
@@ -249,6 +252,7 @@ export function createServices(db: Db, config: ServicesConfig, jwtSecret: string
     transactionalEmail: new TransactionalEmailService(db, delivery, { templates: emailTemplates, domains: emailDomains, contacts, suppressions }, transactionalOptions),
     transactionalSms: new TransactionalSmsService(db, delivery, { contacts, senders: smsSenders }, transactionalOptions),
     smsSenders,
+    smsOptOuts: new SmsOptOutService(db),
     twilioWebhook: new TwilioWebhookService(db, sms.webhook!, async (projectId) => (await delivery.sendingProjects([projectId])).get(projectId)?.sms),
     transactionalWhatsApp: new TransactionalWhatsAppService(db, delivery, { templates: whatsappTemplates, contacts }, transactionalOptions),
     whatsappTemplates,

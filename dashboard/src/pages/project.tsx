@@ -41,6 +41,9 @@ export function ProjectLayout() {
             <Link to="/projects/$projectId/suppressions" params={{ projectId }} activeProps={{ 'aria-current': 'page' }}>
               Suppressions
             </Link>
+            <Link to="/projects/$projectId/sms" params={{ projectId }} activeProps={{ 'aria-current': 'page' }}>
+              SMS
+            </Link>
             <Link to="/projects/$projectId/subscribers" params={{ projectId }} activeProps={{ 'aria-current': 'page' }}>
               Subscribers
             </Link>

@@ -77,6 +77,9 @@ const outcomeOf = ({ outcome }: Send) => ('status' in outcome ? outcome.status :
 /** A WhatsApp send says whether it was (or would have been) the free-form text or the template. */
 const messageTypeOf = ({ outcome }: Send) => ('messageType' in outcome && outcome.messageType ? ` (${outcome.messageType})` : '');
 
+/** An SMS's parts (what carriers bill) and encoding, beside its outcome. */
+const partsOf = ({ outcome }: Send) => ('segments' in outcome ? ` · ${outcome.segments} ${outcome.segments === 1 ? 'segment' : 'segments'} (${outcome.encoding})` : '');
+
 /** Search parameters (or the filter form) as the log's query; anything unknown is dropped. */
 export function sendFiltersFromSearch(search: Record<string, unknown>): SendFilters {
   const filters: SendFilters = {};
@@ -169,6 +172,7 @@ export function TransactionalPage() {
                       {outcomeOf(send)}
                       {messageTypeOf(send)}
                       {send.sandbox && outcomeOf(send) !== 'sandbox' ? ' (sandbox)' : ''}
+                      {partsOf(send)}
                     </td>
                     <td>
                       {send.reason ? (

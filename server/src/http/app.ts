@@ -29,6 +29,7 @@ import { emailTrackingRoutes } from '../modules/tracking/email-tracking.routes.j
 import { trackingRoutes } from '../modules/tracking/tracking.routes.js';
 import { transactionalRoutes } from '../modules/transactional/transactional.routes.js';
 import { twilioWebhookRoutes } from '../modules/sms-webhooks/twilio-webhook.routes.js';
+import { smsOptOutRoutes } from '../modules/channels/sms-opt-out.routes.js';
 import { smsSenderRoutes } from '../modules/channels/sms-sender.routes.js';
 import { whatsappTemplateRoutes } from '../modules/whatsapp/whatsapp-template.routes.js';
 import { whatsappWebhookRoutes } from '../modules/whatsapp/whatsapp-webhook.routes.js';
@@ -129,6 +130,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await projectRoutes(app, deps.services.projects);
   await channelConfigRoutes(app, deps.services.channels);
   await smsSenderRoutes(app, deps.services.smsSenders);
+  await smsOptOutRoutes(app, deps.services.smsOptOuts);
   await emailDomainRoutes(app, deps.services.emailDomains);
   await apiKeyRoutes(app, deps.services.apiKeys);
   await subscriberRoutes(app, deps.services.subscribers, deps.config);

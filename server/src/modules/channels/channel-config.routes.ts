@@ -18,7 +18,10 @@ const channelConfig = z
     provider: z.string().describe('`web-push` for push; `smtp` or `ses` for email (`none` until chosen); `twilio` for SMS; `meta` for WhatsApp'),
     settings: z
       .record(z.string(), z.unknown())
-      .describe("What may be shown, e.g. `vapidPublicKey`; on WhatsApp `phoneNumberId`, `wabaId` and `webhookUrl`, the callback URL to paste into Meta's console"),
+      .describe(
+        "What may be shown, e.g. `vapidPublicKey`; on WhatsApp `phoneNumberId`, `wabaId` and `webhookUrl`, the callback URL to paste into Meta's console; " +
+          "on SMS (Twilio) `inboundUrl`, the incoming-message webhook to paste into Twilio's console, and `statusCallbackUrl`, named in each message",
+      ),
     credentials: z
       .array(z.string())
       .describe('The names of the credentials set (e.g. `vapidPrivateKey`): their values are sealed at rest and never returned'),
@@ -178,7 +181,7 @@ export async function channelConfigRoutes(app: App, channels: ChannelConfigServi
           'Replaces the previous provider. Credentials are sealed at rest with HERALD_SECRET_KEY and never returned: the answer ' +
           'names the credentials set. Sends log in with the API key when one is given, else with the account SID and auth ' +
           "token; the auth token is always needed, as Twilio signs its callbacks with it (`X-Twilio-Signature`).\n\n" +
-          'Point the numbers\' (or the Messaging Service\'s) **incoming message** webhook at `POST {PUBLIC_URL}/sms/twilio/inbound/{projectId}`: ' +
+          'Point the numbers\' (or the Messaging Service\'s) **incoming message** webhook at `POST {PUBLIC_URL}/sms/twilio/inbound/{projectId}` (the answer\'s `settings.inboundUrl`): ' +
           'STOP, STOPALL, UNSUBSCRIBE, CANCEL, END and QUIT opt the number out of SMS, START, UNSTOP and YES opt it back in, ' +
           'and HELP is answered with `helpReply` when it is set (otherwise Herald answers nothing and Twilio\'s Advanced ' +
           'Opt-Out reply, if enabled, stands). Status callbacks need no setting: each message names ' +

@@ -76,12 +76,18 @@ export interface ChannelConfigOptions {
   forget?: ForgetProject;
   /** Asks SES about an account with its credentials; a refusal is thrown as SES gave it. */
   readSesAccount?: (account: { region: string; accessKeyId: string; secretAccessKey: string }) => Promise<SesAccountFacts>;
-  /** PUBLIC_URL: the WhatsApp webhook URL shown to paste into Meta's console is under it. */
+  /** PUBLIC_URL: the WhatsApp and Twilio callback URLs shown to paste into their consoles are under it. */
   publicUrl?: string;
 }
 
 /** Where Meta calls back for a project (verification GET, then signed POSTs). */
 export const whatsappWebhookUrl = (publicUrl: string, projectId: string) => `${publicUrl}/whatsapp/webhook/${encodeURIComponent(projectId)}`;
+
+/** Where Twilio posts a project's inbound messages (set in its console) and its status changes (named in each message). */
+export const twilioWebhookUrls = (publicUrl: string, projectId: string) => ({
+  inboundUrl: `${publicUrl}/sms/twilio/inbound/${encodeURIComponent(projectId)}`,
+  statusCallbackUrl: `${publicUrl}/sms/twilio/status/${encodeURIComponent(projectId)}`,
+});
 
 export class ChannelConfigService {
   private readonly forget: ForgetProject;
@@ -257,14 +263,20 @@ export class ChannelConfigService {
     });
   }
 
+  /** The stored settings, with the callback URLs to paste into the provider's console. */
+  private withCallbackUrls(row: repo.ChannelConfigRow): Record<string, unknown> {
+    const publicUrl = this.options.publicUrl;
+    if (publicUrl === undefined) return row.settings;
+    if (row.channel === 'whatsapp') return { ...row.settings, webhookUrl: whatsappWebhookUrl(publicUrl, row.projectId) };
+    if (row.channel === 'sms' && row.provider === 'twilio') return { ...row.settings, ...twilioWebhookUrls(publicUrl, row.projectId) };
+    return row.settings;
+  }
+
   private async view(row: repo.ChannelConfigRow): Promise<ChannelConfigView> {
     return {
       channel: row.channel,
       provider: row.provider,
-      settings:
-        row.channel === 'whatsapp' && this.options.publicUrl !== undefined
-          ? { ...row.settings, webhookUrl: whatsappWebhookUrl(this.options.publicUrl, row.projectId) }
-          : row.settings,
+      settings: this.withCallbackUrls(row),
       credentials: Object.keys(await this.open(row.credentials)),
       createdAt: row.createdAt.toISOString(),
       updatedAt: row.updatedAt.toISOString(),

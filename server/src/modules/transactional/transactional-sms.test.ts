@@ -106,7 +106,13 @@ afterAll(async () => {
 describe('the SMS provider and senders', () => {
   it('keeps the Twilio credentials sealed and shows their names only', async () => {
     const res = await useTwilio(tenant, account, { helpReply: 'Acme alerts. Reply STOP to stop.' });
-    expect(res.json()).toMatchObject({ channel: 'sms', provider: 'twilio', settings: { accountSid: account.accountSid }, credentials: ['authToken', 'apiKeySid', 'apiKeySecret'] });
+    expect(res.json()).toMatchObject({ channel: 'sms', provider: 'twilio', settings: {
+        accountSid: account.accountSid,
+        inboundUrl: `${PUBLIC_URL}/sms/twilio/inbound/${tenant.projectId}`,
+        statusCallbackUrl: `${PUBLIC_URL}/sms/twilio/status/${tenant.projectId}`,
+      },
+      credentials: ['authToken', 'apiKeySid', 'apiKeySecret'],
+    });
     expect(res.body).not.toContain(account.authToken);
     expect(res.body).not.toContain(account.apiKey!.secret);
     const [row] = await query<{ credentials: string }>("SELECT credentials FROM channel_configs WHERE project_id = $1 AND channel = 'sms'", [tenant.projectId]);
@@ -230,7 +236,10 @@ describe('POST /transactional/sms', () => {
     expect(await send(tenant.test, { to: '+33612345678', message: 'Hi' })).toMatchObject({ reason: 'unverified_sender_id' });
     expect(peer.messages.length).toBe(before);
     const logged = await t.app.inject({ method: 'GET', url: `/transactional/sends/project/${tenant.projectId}?channel=sms`, headers: tenant.test });
-    expect(logged.json<{ data: { recipient: { to: string } }[] }>().data.map((s) => s.recipient.to)).toContain(to);
+    const sends = logged.json<{ data: { recipient: { to: string }; outcome: Record<string, unknown> }[] }>().data;
+    expect(sends.map((s) => s.recipient.to)).toContain(to);
+    // The log keeps the SMS envelope whole: its segments, encoding and sender too.
+    expect(sends.find((s) => s.recipient.to === to)?.outcome).toEqual(envelope);
   });
 
   it('answers a repeated Idempotency-Key with the first answer, sending once', async () => {
@@ -360,6 +369,29 @@ describe("Twilio's callbacks", () => {
     expect((await callback(misdirected)).statusCode).toBe(403);
     expect(await addressState(tenant.projectId, to)).toBeUndefined();
     expect(await addressState(other.projectId, to)).toBeUndefined();
+  });
+
+  it('lists the numbers opted out, most recent first and paged, to the project and environment alone', async () => {
+    const [first, second, back] = [newUsNumber(), newUsNumber(), newUsNumber()];
+    const inbound = (from: string, body: string) => callback(peer.inbound(`${PUBLIC_URL}/sms/twilio/inbound/${tenant.projectId}`, account, from, US_LONG_CODE, body));
+    for (const from of [first, second, back]) expect((await inbound(from, 'STOP')).statusCode).toBe(200);
+    await inbound(back, 'START');
+    type OptOuts = { data: { number: string; reason: string | null; source: string | null; optedOutAt: string }[]; page: number; pageSize: number; total: number };
+    const url = `/projects/${tenant.projectId}/channels/sms/opt-outs`;
+    const listed = await t.app.inject({ method: 'GET', url: `${url}?pageSize=100`, headers: tenant.jwt });
+    expect(listed.statusCode, listed.body).toBe(200);
+    const numbers = listed.json<OptOuts>().data.map((o) => o.number);
+    expect(numbers.indexOf(second)).toBeLessThan(numbers.indexOf(first));
+    expect(numbers).not.toContain(back);
+    expect(listed.json<OptOuts>().data.find((o) => o.number === first)).toMatchObject({ reason: 'sms_stop', source: 'recipient', optedOutAt: expect.any(String) });
+
+    const paged = (await t.app.inject({ method: 'GET', url: `${url}?pageSize=1&page=2`, headers: tenant.live })).json<OptOuts>();
+    expect(paged).toMatchObject({ page: 2, pageSize: 1, total: listed.json<OptOuts>().total });
+    expect(paged.data).toHaveLength(1);
+    expect((await t.app.inject({ method: 'GET', url, headers: tenant.test })).json<OptOuts>().data.map((o) => o.number)).not.toContain(first);
+    expect((await t.app.inject({ method: 'GET', url, headers: other.jwt })).statusCode).toBe(404);
+    expect((await t.app.inject({ method: 'GET', url, headers: other.live })).statusCode).toBe(403);
+    expect((await t.app.inject({ method: 'GET', url: `${url}?pageSize=101`, headers: tenant.jwt })).statusCode).toBe(422);
   });
 });
 
