@@ -6675,7 +6675,7 @@ export interface paths {
          * Choose the project's SMS provider (OWNER or ADMIN): a Twilio account
          * @description Replaces the previous provider. Credentials are sealed at rest with HERALD_SECRET_KEY and never returned: the answer names the credentials set. Sends log in with the API key when one is given, else with the account SID and auth token; the auth token is always needed, as Twilio signs its callbacks with it (`X-Twilio-Signature`).
          *
-         *     Point the numbers' (or the Messaging Service's) **incoming message** webhook at `POST {PUBLIC_URL}/sms/twilio/inbound/{projectId}`: STOP, STOPALL, UNSUBSCRIBE, CANCEL, END and QUIT opt the number out of SMS, START, UNSTOP and YES opt it back in, and HELP is answered with `helpReply` when it is set (otherwise Herald answers nothing and Twilio's Advanced Opt-Out reply, if enabled, stands). Status callbacks need no setting: each message names `{PUBLIC_URL}/sms/twilio/status/{projectId}`.
+         *     Point the numbers' (or the Messaging Service's) **incoming message** webhook at `POST {PUBLIC_URL}/sms/twilio/inbound/{projectId}` (the answer's `settings.inboundUrl`): STOP, STOPALL, UNSUBSCRIBE, CANCEL, END and QUIT opt the number out of SMS, START, UNSTOP and YES opt it back in, and HELP is answered with `helpReply` when it is set (otherwise Herald answers nothing and Twilio's Advanced Opt-Out reply, if enabled, stands). Status callbacks need no setting: each message names `{PUBLIC_URL}/sms/twilio/status/{projectId}`.
          *
          *     Senders are provisioned per country (`POST /projects/{id}/channels/sms/senders`); `messagingServiceSid` is what sends to a country without one go through (Twilio picks the number from the service's pool). Without a provider, live SMS fail with `provider_not_configured`.
          */
@@ -6796,6 +6796,120 @@ export interface paths {
                 };
             };
         };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/channels/sms/opt-outs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The numbers opted out of SMS, most recent first
+         * @description Numbers no SMS goes to (sends answer `recipient_opted_out`), in the caller's environment (a test key sees the sandbox list). A START, UNSTOP or YES from the number takes it off the list.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description 1-based page number */
+                    page?: number;
+                    /** @description Items per page (max 100) */
+                    pageSize?: number;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["SmsOptOut"][];
+                            page: number;
+                            pageSize: number;
+                            total: number;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
         post?: never;
         delete?: never;
         options?: never;
@@ -14140,7 +14254,7 @@ export interface components {
             credentials: string[];
             /** @description `web-push` for push; `smtp` or `ses` for email (`none` until chosen); `twilio` for SMS; `meta` for WhatsApp */
             provider: string;
-            /** @description What may be shown, e.g. `vapidPublicKey`; on WhatsApp `phoneNumberId`, `wabaId` and `webhookUrl`, the callback URL to paste into Meta's console */
+            /** @description What may be shown, e.g. `vapidPublicKey`; on WhatsApp `phoneNumberId`, `wabaId` and `webhookUrl`, the callback URL to paste into Meta's console; on SMS (Twilio) `inboundUrl`, the incoming-message webhook to paste into Twilio's console, and `statusCallbackUrl`, named in each message */
             settings: {
                 [key: string]: unknown;
             };
@@ -14156,7 +14270,7 @@ export interface components {
             credentials: string[];
             /** @description `web-push` for push; `smtp` or `ses` for email (`none` until chosen); `twilio` for SMS; `meta` for WhatsApp */
             provider: string;
-            /** @description What may be shown, e.g. `vapidPublicKey`; on WhatsApp `phoneNumberId`, `wabaId` and `webhookUrl`, the callback URL to paste into Meta's console */
+            /** @description What may be shown, e.g. `vapidPublicKey`; on WhatsApp `phoneNumberId`, `wabaId` and `webhookUrl`, the callback URL to paste into Meta's console; on SMS (Twilio) `inboundUrl`, the incoming-message webhook to paste into Twilio's console, and `statusCallbackUrl`, named in each message */
             settings: {
                 [key: string]: unknown;
             };
@@ -15344,6 +15458,26 @@ export interface components {
             reason: string;
             /** @description When the first failure of this streak was recorded: no delivery of the campaign went through since */
             since: string;
+        };
+        SmsOptOut: {
+            /** @description The number (E.164) */
+            number: string;
+            /** @description ISO 8601 timestamp */
+            optedOutAt: string;
+            /** @description `sms_stop` (the person sent STOP or a synonym), `twilio_21610` (Twilio refused a send: the number had opted out with it) */
+            reason: string | null;
+            /** @description Who said so: `recipient` (a STOP) or `provider` (Twilio) */
+            source: string | null;
+        };
+        SmsOptOutInput: {
+            /** @description The number (E.164) */
+            number: string;
+            /** @description ISO 8601 timestamp */
+            optedOutAt: string;
+            /** @description `sms_stop` (the person sent STOP or a synonym), `twilio_21610` (Twilio refused a send: the number had opted out with it) */
+            reason: string | null;
+            /** @description Who said so: `recipient` (a STOP) or `provider` (Twilio) */
+            source: string | null;
         };
         SmsSender: {
             /** @description The destination country (ISO 3166-1 alpha-2) it sends to */
