@@ -3,7 +3,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import type { WorkerProcess } from '../../server/test/worker-processes.js';
-import { log, measure, type CaseResult, type Measurement } from '../lib/harness.js';
+import { log, measure, tenths, type CaseResult, type Measurement } from '../lib/harness.js';
 import { cpuSecondsOf, machineCpuSeconds, peakRssDuring, postgresCpu, postgresCpuUsed, startPushPeer, type Child } from '../lib/process.js';
 import { BROWSERS, SAMPLE_EVERY, checkAnswers, seedAudience, startPushWorker } from '../lib/push-bench.js';
 
@@ -32,7 +32,6 @@ interface CampaignBody {
   stats: { queued: number; sent: number; failed: number; suppressed: number };
 }
 
-const round = (n: number) => Math.round(n * 10) / 10;
 const seconds = (ms: number) => Math.round(ms / 100) / 10;
 
 export async function campaignCases(ctx: CampaignContext): Promise<CaseResult[]> {
@@ -154,21 +153,21 @@ export async function campaignCases(ctx: CampaignContext): Promise<CaseResult[]>
         peakRssMb,
         extra: {
           recipients: n,
-          createMs: round(result.createMs),
+          createMs: tenths(result.createMs),
           queued: campaign.stats.queued,
           // Timeline, seconds after the POST was sent.
           dispatchStartS: seconds(row.dispatched - postedAt),
           snapshotCommittedS: seconds(snapshot.visibleAt - postedAt),
           completedS: seconds(row.completed - postedAt),
-          sentSeenS: round(postToSentS),
+          sentSeenS: tenths(postToSentS),
           dispatchPickupMs: Math.round(row.dispatched - row.created),
           snapshotS: seconds(snapshot.visibleAt - row.dispatched),
-          sendingS: round(sendingS),
+          sendingS: tenths(sendingS),
           sendPerS: Math.round(n / sendingS),
           dispatchToCompletedPerS: Math.round(n / ((row.completed - row.dispatched) / 1000)),
           endToEndPerS: Math.round(n / postToSentS),
-          ...Object.fromEntries(Object.entries(snapshotCpu).map(([k, v]) => [`snapshot.${k}`, round(v)])),
-          ...Object.fromEntries(Object.entries(sendingCpu).map(([k, v]) => [`sending.${k}`, round(v)])),
+          ...Object.fromEntries(Object.entries(snapshotCpu).map(([k, v]) => [`snapshot.${k}`, tenths(v)])),
+          ...Object.fromEntries(Object.entries(sendingCpu).map(([k, v]) => [`sending.${k}`, tenths(v)])),
           sampleDecrypted: sampled,
         },
       };

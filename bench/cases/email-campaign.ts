@@ -8,7 +8,7 @@ import { personalizeEmail, recipientVariables, renderEmail } from '../../server/
 import { composeSigned, DKIM_SIGNED_HEADERS, type DkimKey } from '../../server/src/delivery/channels/email/mail-composition.js';
 import { createEmailLinks } from '../../server/src/delivery/email-links.js';
 import type { WorkerProcess } from '../../server/test/worker-processes.js';
-import { log, measure, ratio, type CaseResult, type Measurement } from '../lib/harness.js';
+import { log, measure, microsPer, ratio, tenths, type CaseResult, type Measurement } from '../lib/harness.js';
 import { cpuSecondsOf, machineCpuSeconds, peakRssDuring, postgresCpu, postgresCpuUsed, startHeraldWorker, type Child, type SmtpSink } from '../lib/process.js';
 import { JWT_SECRET, PUBLIC_URL } from '../lib/push-bench.js';
 
@@ -47,8 +47,6 @@ const RAMP = 2_000;
 const SINK_POLL_MS = 25;
 const TAG = 'bench-readers';
 
-const round = (n: number) => Math.round(n * 10) / 10;
-const us = (seconds: number, count: number) => Math.round((seconds * 1e7) / Math.max(1, count)) / 10;
 
 /** Subscribers 1…n of the project, each with an address and the attributes the content's merge tags name. Set-based. */
 async function seedReaders(pool: pg.Pool, projectId: string, n: number): Promise<void> {
@@ -155,16 +153,16 @@ export async function emailCampaignCases(ctx: EmailCampaignContext): Promise<Cas
           peakRssMb,
           extra: {
             recipients: n,
-            postMs: round(postMs),
+            postMs: tenths(postMs),
             firstEmailMs: Math.round(firstAt - started),
             timed: measured,
-            seconds: round(seconds),
+            seconds: tenths(seconds),
             sentThenCancelled: recorded,
-            workerCpuUs: us(worker, measured),
-            postgresCpuUs: us(postgres, measured),
-            sinkCpuUs: us(sinkCpu, measured),
-            otherCpuUs: us(machine - worker - sinkCpu - postgres, measured),
-            machineCpuUs: us(machine, measured),
+            workerCpuUs: microsPer(worker, measured),
+            postgresCpuUs: microsPer(postgres, measured),
+            sinkCpuUs: microsPer(sinkCpu, measured),
+            otherCpuUs: microsPer(machine - worker - sinkCpu - postgres, measured),
+            machineCpuUs: microsPer(machine, measured),
           },
         };
       },

@@ -1,7 +1,6 @@
 // Transactional email: POST /transactional/email to a local SMTP sink against bare nodemailer with DKIM; API p99; render cost.
 import { generateKeyPairSync } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import autocannon from 'autocannon';
 import nodemailer from 'nodemailer';
 import pg from 'pg';
 import { loadConfig } from '../../server/src/config.js';
@@ -14,7 +13,7 @@ import { EmailTemplateService } from '../../server/src/modules/email-templates/e
 import { htmlToPlainText, parseTemplate, renderTemplate } from '../../server/src/shared/merge-tags.js';
 import { startDnsServer, type DnsServer } from '../../server/test/dns-server.js';
 import { emailCampaignCases } from './email-campaign.js';
-import { log, measure, ratio, type CaseResult, type Measurement } from '../lib/harness.js';
+import { loadTest, log, measure, microsPer, ratio, tenths, type CaseResult, type Measurement } from '../lib/harness.js';
 import {
   cpuSecondsOf,
   machineCpuSeconds,
@@ -81,15 +80,6 @@ ${ITEMS.map(
 </table></td></tr></table>
 </body></html>`;
 
-const round = (n: number) => Math.round(n * 10) / 10;
-/** Microseconds per message, one decimal. */
-const us = (seconds: number, count: number) => Math.round((seconds * 1e7) / Math.max(1, count)) / 10;
-
-async function load(options: autocannon.Options): Promise<autocannon.Result> {
-  return new Promise((resolve, reject) => {
-    autocannon(options, (error, result) => (error ? reject(error) : resolve(result)));
-  });
-}
 
 /** The recipient of message i of a run: a distinct address each, as a shop's customers are. */
 const recipient = (tag: string, i: number) => ({ to: `customer-${tag}-${i}@recipients.example.net`, name: `Customer ${i}`, order: `#${tag.toUpperCase()}-${100000 + i}` });
@@ -193,12 +183,12 @@ export async function emailCases(ctx: EmailContext): Promise<CaseResult[]> {
       const postgres = postgresCpuUsed(from.postgres, to.postgres);
       const machine = to.machine - from.machine;
       return {
-        apiCpuUs: us(api, count),
-        postgresCpuUs: us(postgres, count),
-        sinkCpuUs: us(sinkCpu, count),
-        benchCpuUs: us(bench, count),
-        otherCpuUs: us(machine - api - sinkCpu - bench - postgres, count),
-        machineCpuUs: us(machine, count),
+        apiCpuUs: microsPer(api, count),
+        postgresCpuUs: microsPer(postgres, count),
+        sinkCpuUs: microsPer(sinkCpu, count),
+        benchCpuUs: microsPer(bench, count),
+        otherCpuUs: microsPer(machine - api - sinkCpu - bench - postgres, count),
+        machineCpuUs: microsPer(machine, count),
       };
     };
 
@@ -211,7 +201,7 @@ export async function emailCases(ctx: EmailContext): Promise<CaseResult[]> {
       const cpu = await cpuNow();
       const started = performance.now();
       const { result, peakRssMb } = await peakRssDuring(api.pid, () =>
-        load({
+        loadTest({
           url: api.url,
           connections,
           amount: count,
@@ -250,7 +240,7 @@ export async function emailCases(ctx: EmailContext): Promise<CaseResult[]> {
       return {
         value: count / sent.seconds,
         peakRssMb: sent.peakRssMb,
-        extra: { messages: count, seconds: round(sent.seconds), p50ms: sent.latency.p50, p99ms: sent.latency.p99, ...sent.sink, ...sent.cpu },
+        extra: { messages: count, seconds: tenths(sent.seconds), p50ms: sent.latency.p50, p99ms: sent.latency.p99, ...sent.sink, ...sent.cpu },
       };
     });
 
@@ -381,12 +371,12 @@ async function baselineCase(ctx: EmailContext, templates: EmailTemplateService, 
         value: count / seconds,
         extra: {
           messages: count,
-          seconds: round(seconds),
+          seconds: tenths(seconds),
           ...(await accepted(sink, before, count)),
-          senderCpuUs: us(benchCpu, count),
-          sinkCpuUs: us(sinkCpu, count),
-          otherCpuUs: us(machine - benchCpu - sinkCpu, count),
-          machineCpuUs: us(machine, count),
+          senderCpuUs: microsPer(benchCpu, count),
+          sinkCpuUs: microsPer(sinkCpu, count),
+          otherCpuUs: microsPer(machine - benchCpu - sinkCpu, count),
+          machineCpuUs: microsPer(machine, count),
         },
       };
     });
@@ -442,7 +432,7 @@ async function renderCase(ctx: EmailContext, templates: EmailTemplateService): P
     const plainTextUs = perMessage(started, count);
     return {
       value: contentUs + renderEmailUs,
-      extra: { contentUs: round(contentUs), liquidUs: round(liquidUs), plainTextUs: round(plainTextUs), renderEmailUs: round(renderEmailUs), htmlBytes: contents[0]!.html!.length },
+      extra: { contentUs: tenths(contentUs), liquidUs: tenths(liquidUs), plainTextUs: tenths(plainTextUs), renderEmailUs: tenths(renderEmailUs), htmlBytes: contents[0]!.html!.length },
     };
   });
 }

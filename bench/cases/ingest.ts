@@ -6,7 +6,7 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import { insertRegistrations, type NewRegistration } from '../../server/src/modules/subscribers/subscriber.repository.js';
 import { newId } from '../../server/src/shared/ids.js';
-import { measure, ratio, type CaseResult } from '../lib/harness.js';
+import { loadTest, measure, microsPer, ratio, type CaseResult } from '../lib/harness.js';
 import { cpuSecondsOf, machineCpuSeconds, postgresCpu, postgresCpuUsed, startBareFastify, type Child } from '../lib/process.js';
 
 export interface IngestContext {
@@ -25,12 +25,6 @@ const USER_AGENT =
 const INSERT_BATCH = 100;
 const INSERT_ROWS = 30_000;
 
-async function load(options: autocannon.Options): Promise<autocannon.Result> {
-  return new Promise((resolve, reject) => {
-    autocannon(options, (error, result) => (error ? reject(error) : resolve(result)));
-  });
-}
-
 async function storedSubscribers(ctx: IngestContext): Promise<number> {
   const response = await fetch(`${ctx.server.url}/subscribers/project/${ctx.projectId}?pageSize=1`, { headers: { 'x-api-key': ctx.key } });
   if (!response.ok) throw new Error(`counting subscribers: ${response.status} ${await response.text()}`);
@@ -38,7 +32,6 @@ async function storedSubscribers(ctx: IngestContext): Promise<number> {
 }
 
 /** Microseconds, one decimal. */
-const us = (seconds: number, count: number) => Math.round((seconds * 1e7) / Math.max(1, count)) / 10;
 
 export async function ingestCases(ctx: IngestContext): Promise<CaseResult[]> {
   const ecdh = createECDH('prime256v1');
@@ -59,9 +52,9 @@ export async function ingestCases(ctx: IngestContext): Promise<CaseResult[]> {
   /** One autocannon run, with the machine's CPU per answered request (autocannon's own included). */
   const run = async (url: string, requests?: autocannon.Request[]) => {
     const before = await machineCpuSeconds();
-    const result = await load({ url, connections: ctx.connections, duration: ctx.seconds, ...(requests && { requests }) });
+    const result = await loadTest({ url, connections: ctx.connections, duration: ctx.seconds, ...(requests && { requests }) });
     if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
-    return { result, machineCpuUs: us((await machineCpuSeconds()) - before, result.requests.total) };
+    return { result, machineCpuUs: microsPer((await machineCpuSeconds()) - before, result.requests.total) };
   };
 
   const bare = await startBareFastify();
@@ -87,7 +80,7 @@ export async function ingestCases(ctx: IngestContext): Promise<CaseResult[]> {
     created += result['2xx'];
     return {
       value: result.requests.average,
-      extra: { p99ms: result.latency.p99, apiCpuUs: us((await cpuSecondsOf(ctx.server.pid)) - apiCpu, result['2xx']), machineCpuUs },
+      extra: { p99ms: result.latency.p99, apiCpuUs: microsPer((await cpuSecondsOf(ctx.server.pid)) - apiCpu, result['2xx']), machineCpuUs },
     };
   });
   // A 201 promises a committed row: every one must be in the (otherwise untouched) ingest project. There may be a
@@ -123,7 +116,7 @@ export async function ingestCases(ctx: IngestContext): Promise<CaseResult[]> {
       const started = performance.now();
       for (const batch of batches) await insertRegistrations(pool, batch);
       const seconds = (performance.now() - started) / 1000;
-      return { value: INSERT_ROWS / seconds, extra: { postgresCpuUs: us(postgresCpuUsed(cpu, await postgresCpu(pool)), INSERT_ROWS) } };
+      return { value: INSERT_ROWS / seconds, extra: { postgresCpuUs: microsPer(postgresCpuUsed(cpu, await postgresCpu(pool)), INSERT_ROWS) } };
     });
   } finally {
     await pool.end();

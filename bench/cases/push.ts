@@ -9,7 +9,7 @@ import { pushPayload } from '../../server/src/delivery/channels/push/push-payloa
 import { createTrackingTokens } from '../../server/src/delivery/tracking-token.js';
 import { newId } from '../../server/src/shared/ids.js';
 import type { WorkerProcess } from '../../server/test/worker-processes.js';
-import { log, measure, ratio, type CaseResult, type Measurement } from '../lib/harness.js';
+import { log, measure, ratio, tenths, type CaseResult, type Measurement } from '../lib/harness.js';
 import { cpuSecondsOf, machineCpuSeconds, peakRssDuring, postgresCpu, postgresCpuUsed, startPushPeer } from '../lib/process.js';
 import { BROWSERS, JWT_SECRET, PUBLIC_URL, SAMPLE_EVERY, VAPID_SUBJECT, checkAnswers, seedAudience, startPushWorker, subscriberId } from '../lib/push-bench.js';
 
@@ -32,7 +32,6 @@ const WARMUP_N = 5_000;
 const PREFIX = 'push';
 const CONTENT = { title: 'Flash sale', body: 'Everything 20% off until midnight — tap to see what is new today.', url: 'https://shop.example.com/sale' };
 const OPTIONS = { ttlSeconds: 3600, urgency: 'normal' as const };
-const round = (n: number) => Math.round(n * 10) / 10;
 
 export async function pushCases(ctx: PushContext): Promise<CaseResult[]> {
   const total = Math.max(ctx.n, ctx.webPushN, ctx.rssN);
@@ -99,12 +98,12 @@ export async function pushCases(ctx: PushContext): Promise<CaseResult[]> {
         peakRssMb,
         extra: {
           deliveries: count,
-          seconds: round(result.seconds),
+          seconds: tenths(result.seconds),
           insertMs: result.insertMs,
-          workerCpuS: round(used.worker),
-          peerCpuS: round(used.peer),
-          postgresCpuS: round(used.postgres),
-          otherCpuS: round(used.machine - used.worker - used.peer - used.postgres),
+          workerCpuS: tenths(used.worker),
+          peerCpuS: tenths(used.peer),
+          postgresCpuS: tenths(used.postgres),
+          otherCpuS: tenths(used.machine - used.worker - used.peer - used.postgres),
           sampleDecrypted: sampled,
         },
       };
@@ -147,7 +146,7 @@ export async function pushCases(ctx: PushContext): Promise<CaseResult[]> {
       const cpu = (await cpuSecondsOf(process.pid)) - before;
       agent.destroy();
       checkAnswers(answers, await peer.stats(), count);
-      return { value: count / seconds, extra: { deliveries: count, seconds: round(seconds), senderCpuS: round(cpu) } };
+      return { value: count / seconds, extra: { deliveries: count, seconds: tenths(seconds), senderCpuS: tenths(cpu) } };
     });
 
     log(`push: (c) encryption only, one thread, ${ctx.n.toLocaleString('en')} payloads a run`);

@@ -1,7 +1,6 @@
 // Transactional SMS: POST /transactional/sms through the API and workers to a local Twilio at the sender's rate; then
 // 100,000 queued SMS over many senders, sent by two workers, each sender's rate checked at Twilio's side.
 import { setTimeout as sleep } from 'node:timers/promises';
-import autocannon from 'autocannon';
 import pg from 'pg';
 import { openDatabase } from '../../server/src/db/database.js';
 import { announceDeliveries } from '../../server/src/delivery/delivery-notifications.js';
@@ -9,7 +8,7 @@ import { insertMessage, insertMessageStats } from '../../server/src/delivery/del
 import { newId } from '../../server/src/shared/ids.js';
 import { newTwilioAccount, startTwilioPeer, type TwilioMessage } from '../../server/test/twilio-peer.js';
 import type { WorkerProcess } from '../../server/test/worker-processes.js';
-import { log, measure, type CaseResult } from '../lib/harness.js';
+import { loadTest, log, measure, tenths, type CaseResult } from '../lib/harness.js';
 import { startHerald, startHeraldWorker, type Child } from '../lib/process.js';
 import { JWT_SECRET, PUBLIC_URL } from '../lib/push-bench.js';
 
@@ -32,13 +31,8 @@ const WARMUP_N = 200;
 const SETTLE_MS = 15 * 60_000;
 const MESSAGE = 'Your code is 482913. It expires in 10 minutes.';
 
-const round = (n: number) => Math.round(n * 10) / 10;
 /** A valid US number per request (exchanges start at 2). */
 const number = (base: number, i: number) => `+1415${2_000_000 + base + i}`;
-
-async function load(options: autocannon.Options): Promise<autocannon.Result> {
-  return new Promise((resolve, reject) => autocannon(options, (error, result) => (error ? reject(error) : resolve(result))));
-}
 
 /** The most messages any sliding second holds, by sender; and the fewest milliseconds between two of one sender. */
 function burstsBySender(messages: readonly TwilioMessage[]) {
@@ -106,7 +100,7 @@ export async function smsCases(ctx: SmsContext): Promise<CaseResult[]> {
       let sequence = 0;
       const statuses: Record<string, number> = {};
       const started = performance.now();
-      const result = await load({
+      const result = await loadTest({
         url: server.url,
         connections: ctx.connections,
         amount: count,
@@ -134,7 +128,7 @@ export async function smsCases(ctx: SmsContext): Promise<CaseResult[]> {
       if (run >= 0) p99s.push(result.latency.p99);
       return {
         value: count / seconds,
-        extra: { ...statuses, seconds: round(seconds), p50ms: result.latency.p50, p99ms: result.latency.p99, allAtTwilioS: round(drained), twilioPerS: round(count / drained), maxInOneSecond: bursts.maxPerSecond },
+        extra: { ...statuses, seconds: tenths(seconds), p50ms: result.latency.p50, p99ms: result.latency.p99, allAtTwilioS: tenths(drained), twilioPerS: tenths(count / drained), maxInOneSecond: bursts.maxPerSecond },
       };
     });
     const latency = await measure(`sms: POST /transactional/sms p99 at ${ctx.connections} connections`, { unit: 'ms', runs: p99s.length, warmup: 0 }, async (run) => ({ value: p99s[run]! }));
@@ -182,7 +176,7 @@ export async function smsCases(ctx: SmsContext): Promise<CaseResult[]> {
         return {
           value: n / seconds,
           extra: {
-            seconds: round(seconds),
+            seconds: tenths(seconds),
             configuredPerS: senders * senderRate,
             ofConfigured: Math.round((n / seconds / (senders * senderRate)) * 1000) / 1000,
             maxOneSenderInOneSecond: bursts.maxPerSecond,

@@ -3,6 +3,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
 
 export interface Measurement {
   /** The figure the case is judged on (ms for latency, req/s for throughput). */
@@ -122,3 +123,16 @@ export async function writeResults(meta: Record<string, unknown>, results: CaseR
 }
 
 export const log = (message: string) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}`);
+
+/** One autocannon run, as a promise. */
+export function loadTest(options: autocannon.Options): Promise<autocannon.Result> {
+  return new Promise((resolve, reject) => {
+    autocannon(options, (error, result) => (error ? reject(error) : resolve(result)));
+  });
+}
+
+/** A figure of the notes, to one decimal. */
+export const tenths = (n: number) => Math.round(n * 10) / 10;
+
+/** Microseconds per item, one decimal: `seconds` spent on `count` items. */
+export const microsPer = (seconds: number, count: number) => Math.round((seconds * 1e7) / Math.max(1, count)) / 10;
