@@ -114,6 +114,10 @@ const envSchema = z.object({
   DELIVERY_POLL_INTERVAL_MS: integer(1000),
   TRANSACTIONAL_RETRY_BUDGET_MS: integer(3000, 0),
   CAMPAIGN_SCHEDULE_GRACE: duration('1h'),
+  // Spec 3.3 and 8: a lock expires after 5 minutes; due steps are looked for every second, within the minute's tick.
+  AUTOMATION_LOCK: duration('5m'),
+  AUTOMATION_POLL_INTERVAL_MS: integer(1000),
+  AUTOMATION_BATCH_SIZE: integer(500),
   PUSH_CONNECTIONS_PER_ORIGIN: integer(32),
   PUSH_RATE_PER_ORIGIN: integer(0, 0),
   PUSH_TIMEOUT_MS: integer(15000),
@@ -230,6 +234,14 @@ export interface Config {
     /** How late a scheduled campaign may still be sent (Herald was down at its time); later it fails as schedule_missed. */
     scheduleGraceSeconds: number;
   };
+  automations: {
+    /** How long an executor holds the enrollments it claimed; then another may take them over (spec 8: 5 minutes). */
+    lockSeconds: number;
+    /** How often an idle executor looks for due steps. */
+    pollIntervalMs: number;
+    /** Enrollments claimed and run per pass. */
+    batchSize: number;
+  };
   push: {
     connectionsPerOrigin: number;
     /** Requests per second per push-service origin; 0 = unlimited. */
@@ -338,6 +350,7 @@ export function loadConfig(env: Env = process.env): Config {
       transactionalRetryBudgetMs: e.TRANSACTIONAL_RETRY_BUDGET_MS,
     },
     campaigns: { scheduleGraceSeconds: e.CAMPAIGN_SCHEDULE_GRACE },
+    automations: { lockSeconds: e.AUTOMATION_LOCK, pollIntervalMs: e.AUTOMATION_POLL_INTERVAL_MS, batchSize: e.AUTOMATION_BATCH_SIZE },
     push: {
       connectionsPerOrigin: e.PUSH_CONNECTIONS_PER_ORIGIN,
       ratePerOrigin: e.PUSH_RATE_PER_ORIGIN,

@@ -102,6 +102,8 @@ export async function startHerald(role: ProcessRole, config: Config, logger: Log
         await unlisten();
         await services.delivery.stop();
       });
+      services.automationExecutor.start();
+      cleanups.push(() => services.automationExecutor.stop());
     }
 
     let app: App | undefined;

@@ -23,11 +23,14 @@ import { redisSendRate } from './delivery/send-rate.js';
 import { createTrackingTokens, type TrackingTokens } from './delivery/tracking-token.js';
 import { ApiKeyService } from './modules/api-keys/api-key.service.js';
 import { AuthService } from './modules/auth/auth.service.js';
+import { AutomationExecutor } from './modules/automations/automation-executor.js';
+import { AutomationService } from './modules/automations/automation.service.js';
 import { CampaignService } from './modules/campaigns/campaign.service.js';
 import { EmailCampaignAnalyticsService } from './modules/campaigns/email-campaign-analytics.service.js';
 import { emailCampaignKind } from './modules/campaigns/email-campaign.js';
 import { pushCampaignKind } from './modules/campaigns/push-campaign.js';
 import { EmailTemplateService } from './modules/email-templates/email-template.service.js';
+import { EventService } from './modules/events/event.service.js';
 import { createTokenService } from './modules/auth/tokens.js';
 import { IdempotencyService } from './modules/idempotency/idempotency.service.js';
 import { InvitationService } from './modules/organizations/invitation.service.js';
@@ -111,13 +114,19 @@ export interface Services {
   /** Meta's callbacks: verification, statuses, inbound messages (window, STOP/START). */
   whatsappWebhook: WhatsAppWebhookService;
   idempotency: IdempotencyService;
+  /** Automations: flows, states, starters, stats, enrollments; the minute tick of schedule and inactivity triggers. */
+  automations: AutomationService;
+  /** Runs due enrollments' steps; worker roles start its loop. */
+  automationExecutor: AutomationExecutor;
+  /** POST /events: stored, and enrolling in event automations. */
+  events: EventService;
   /** Closes provider connection pools; called on shutdown after the engine stopped. */
   close(): Promise<void>;
 }
 
 export type ServicesConfig = Pick<
   Config,
-  'jwtTtlSeconds' | 'geo' | 'delivery' | 'push' | 'email' | 'publicUrl' | 'allowInsecurePushEndpoints' | 'campaigns' | 'secretKey' | 'emailDomains' | 'sesWebhook' | 'sms' | 'whatsapp'
+  'jwtTtlSeconds' | 'geo' | 'delivery' | 'push' | 'email' | 'publicUrl' | 'allowInsecurePushEndpoints' | 'campaigns' | 'automations' | 'secretKey' | 'emailDomains' | 'sesWebhook' | 'sms' | 'whatsapp'
 >;
 
 export interface ServicesOptions {
@@ -162,17 +171,15 @@ export function createServices(db: Db, config: ServicesConfig, jwtSecret: string
   const segments = new SegmentService(db);
   const suppressions = new SuppressionService(db);
   const sesWebhook = new SesWebhookService(db, new SnsVerifier({ ...config.sesWebhook, agent: options.snsAgent, clock }), clock);
+  const emailKind = emailCampaignKind({
+    validate: (content) => delivery.validate('email', content),
+    senderVerified: async (projectId, address) => (await emailDomains.verifiedDomainFor(projectId, address)) !== undefined,
+    template: (scope, id) => emailTemplates.find(scope, id),
+  });
   const campaigns = new CampaignService(
     db,
     segments,
-    {
-      push: pushCampaignKind((content) => delivery.validate('push', content)),
-      email: emailCampaignKind({
-        validate: (content) => delivery.validate('email', content),
-        senderVerified: async (projectId, address) => (await emailDomains.verifiedDomainFor(projectId, address)) !== undefined,
-        template: (scope, id) => emailTemplates.find(scope, id),
-      }),
-    },
+    { push: pushCampaignKind((content) => delivery.validate('push', content)), email: emailKind },
     { clock, scheduleGraceSeconds: config.campaigns.scheduleGraceSeconds, sendTest: (message, recipients) => delivery.sendTest(message, recipients) },
   );
   const forget = (projectId: string) => {
@@ -224,6 +231,13 @@ export function createServices(db: Db, config: ServicesConfig, jwtSecret: string
   // Drizzle's handle exposes its pg pool as $client: registrations are written on it directly.
   const pool = (db as Db & { $client: pg.Pool }).$client;
   const smsSenders = new SmsSenderService(db);
+  const automations = new AutomationService(db, { delivery, email: emailKind });
+  const automationExecutor = new AutomationExecutor(
+    db,
+    { delivery, senders: smsSenders, whatsappTemplates },
+    config.automations,
+    options.logger?.child({ component: 'automations' }),
+  );
   return {
     auth: new AuthService(db, createTokenService(jwtSecret, config.jwtTtlSeconds)),
     organizations: new OrganizationService(db),
@@ -258,6 +272,9 @@ export function createServices(db: Db, config: ServicesConfig, jwtSecret: string
     whatsappTemplates,
     whatsappWebhook: new WhatsAppWebhookService(db, channels, clock),
     idempotency: new IdempotencyService(db),
+    automations,
+    automationExecutor,
+    events: new EventService(db, automations, () => automationExecutor.notify()),
     close: async () => {
       await Promise.all([push.close(), email.close(), sms.close(), whatsapp.close()]);
     },

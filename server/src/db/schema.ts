@@ -615,7 +615,7 @@ export const messages = pgTable(
       .references(() => projects.id, { onDelete: 'cascade' }),
     channel: channelEnum('channel').notNull(),
     /** `transactional` messages are sent by the API call that made them; others wait for the engine's workers. */
-    source: text('source', { enum: ['transactional', 'campaign'] }).notNull(),
+    source: text('source', { enum: ['transactional', 'campaign', 'automation'] }).notNull(),
     campaignId: text('campaign_id'),
     /** Withdrawn by its sender (a cancelled campaign): the engine suppresses any delivery of it it claims afterwards. */
     cancelledAt: timestamp('cancelled_at', { withTimezone: true }),
@@ -962,4 +962,194 @@ export const whatsappTemplates = pgTable(
     ...timestamps,
   },
   (t) => [uniqueIndex('whatsapp_templates_project_name_language_key').on(t.projectId, t.name, t.language)],
+);
+
+// ---- Events and automations (issue 20): what applications report, flows of steps per subscriber, enrollments. ----
+
+/**
+ * What an application reported about a person (`POST /events`): stored per project and environment, queryable, and
+ * what `event` triggers and conditions read. `subscriberId` is null when no subscriber matched the identity given.
+ */
+export const events = pgTable(
+  'events',
+  {
+    id: text('id').primaryKey(),
+    projectId: text('project_id')
+      .notNull()
+      .references(() => projects.id, { onDelete: 'cascade' }),
+    /** Sent with a test key: it enrolls sandbox subscribers only, in sandbox automations. */
+    sandbox: boolean('sandbox').notNull(),
+    name: text('name').notNull(),
+    subscriberId: text('subscriber_id').references(() => subscribers.id, { onDelete: 'set null' }),
+    /** The identity the application named the person by: {externalId} or {token}. */
+    identity: jsonb('identity').$type<Record<string, string>>().notNull(),
+    properties: jsonb('properties').$type<Record<string, unknown>>().notNull().default({}),
+    occurredAt: timestamp('occurred_at', { withTimezone: true }).notNull(),
+    receivedAt: timestamp('received_at', { withTimezone: true }).notNull().defaultNow(),
+    /** The application's own id of the event: a second event with the same one is ignored. */
+    eventKey: text('event_key'),
+  },
+  (t) => [
+    uniqueIndex('events_project_key').on(t.projectId, t.sandbox, t.eventKey).where(sql`${t.eventKey} IS NOT NULL`),
+    index('events_project_received_idx').on(t.projectId, t.sandbox, t.receivedAt),
+    index('events_project_name_idx').on(t.projectId, t.sandbox, t.name, t.receivedAt),
+    index('events_subscriber_idx').on(t.subscriberId, t.receivedAt),
+  ],
+);
+
+/** `draft → active ⇄ paused`, `draft | active | paused → archived` (docs/CONTEXT.md, "Automations"). */
+export const AUTOMATION_STATES = ['draft', 'active', 'paused', 'archived'] as const;
+export type AutomationState = (typeof AUTOMATION_STATES)[number];
+export const TRIGGER_TYPES = ['subscriber_added', 'subscriber_inactive', 'event', 'schedule'] as const;
+export type TriggerType = (typeof TRIGGER_TYPES)[number];
+
+/** A test of one property (`path`, dotted) of the triggering event or of the subscriber's attributes. */
+export interface PropertyCondition {
+  path: string;
+  operator: 'eq' | 'neq' | 'gt' | 'gte' | 'lt' | 'lte' | 'contains' | 'in' | 'exists' | 'not_exists';
+  value?: unknown;
+}
+
+/** What starts an automation for a subscriber (spec 6.2). */
+export type AutomationTrigger =
+  | { type: 'subscriber_added' }
+  | { type: 'subscriber_inactive'; inactiveDays: number }
+  | { type: 'event'; eventName: string; conditions?: PropertyCondition[] | undefined }
+  | { type: 'schedule'; cron: string; defaultTimezone?: string | undefined };
+
+/** A condition step's criteria, all combined with AND (docs/CONTEXT.md, "Automations"). */
+export interface ConditionCriteria {
+  /** Subscriber fields, as a segment filter. */
+  subscriber?: Record<string, unknown> | undefined;
+  /** Membership of a saved segment of the project. */
+  segmentId?: string | undefined;
+  attributes?: PropertyCondition[] | undefined;
+  event?: PropertyCondition[] | undefined;
+}
+
+interface StepBase {
+  id: string;
+  next: string | null;
+}
+
+/** One step of a flow (spec 2.5); a condition has branches instead of `next`. */
+export type AutomationStep =
+  | (StepBase & { type: 'send_push'; content: { title: string; body: string; clickUrl?: string | undefined; iconUrl?: string | undefined; imageUrl?: string | undefined; actions?: PushAction[] | undefined } })
+  | (StepBase & { type: 'send_email'; content: EmailCampaignContent })
+  | (StepBase & { type: 'send_sms'; content: SmsContent })
+  | (StepBase & { type: 'send_whatsapp'; content: { text?: string | undefined; templateName?: string | undefined; language?: string | undefined; components?: WhatsAppTemplateComponent[] | undefined } })
+  | (StepBase & { type: 'delay'; duration: string })
+  | { id: string; type: 'condition'; criteria: ConditionCriteria; trueBranch: string | null; falseBranch: string | null }
+  | { id: string; type: 'exit' };
+export type StepType = AutomationStep['type'];
+
+export const automations = pgTable(
+  'automations',
+  {
+    id: text('id').primaryKey(),
+    projectId: text('project_id')
+      .notNull()
+      .references(() => projects.id, { onDelete: 'cascade' }),
+    /** Made with a test key: it enrolls sandbox subscribers only, and its messages go to the sandbox provider. */
+    sandbox: boolean('sandbox').notNull().default(false),
+    name: text('name').notNull(),
+    state: text('state', { enum: AUTOMATION_STATES }).notNull().default('draft'),
+    /** The flow new enrollments start on (`automation_versions`). */
+    version: integer('version').notNull().default(1),
+    /** The current version's trigger type and event name, on the row: triggers find their automations by them. */
+    triggerType: text('trigger_type', { enum: TRIGGER_TYPES }).notNull(),
+    eventName: text('event_name'),
+    /** Which starter it was cloned from, if any. */
+    starter: text('starter'),
+    /** `schedule` and `subscriber_inactive`: the instant up to which the trigger has been evaluated. */
+    evaluatedUntil: timestamp('evaluated_until', { withTimezone: true }),
+    activatedAt: timestamp('activated_at', { withTimezone: true }),
+    ...timestamps,
+  },
+  (t) => [
+    index('automations_project_idx').on(t.projectId, t.createdAt),
+    index('automations_trigger_idx').on(t.projectId, t.triggerType, t.eventName).where(sql`${t.state} = 'active'`),
+  ],
+);
+
+/** Each version of a flow: never changed once an enrollment may run on it, so an enrollment keeps the flow it started on. */
+export const automationVersions = pgTable(
+  'automation_versions',
+  {
+    automationId: text('automation_id')
+      .notNull()
+      .references(() => automations.id, { onDelete: 'cascade' }),
+    version: integer('version').notNull(),
+    trigger: jsonb('trigger').$type<AutomationTrigger>().notNull(),
+    steps: jsonb('steps').$type<AutomationStep[]>().notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.automationId, t.version] })],
+);
+
+/**
+ * `active` (a step is due), `waiting` (in a delay), then `completed` (its flow ended), `exited` (an exit step, or
+ * its automation archived) or `failed` (a step could not run: the reason says why).
+ */
+export const ENROLLMENT_STATES = ['active', 'waiting', 'completed', 'exited', 'failed'] as const;
+export type EnrollmentState = (typeof ENROLLMENT_STATES)[number];
+
+/** One subscriber going through one automation: at most one per automation and subscriber (spec 3.3). */
+export const automationEnrollments = pgTable(
+  'automation_enrollments',
+  {
+    // Made by the database, as set-based enrollments insert many at once: time-ordered (index-friendly), then random.
+    id: text('id')
+      .primaryKey()
+      .default(sql`'enr_' || lpad(to_hex((extract(epoch from clock_timestamp()) * 1000)::bigint), 12, '0') || substr(md5(random()::text), 1, 16)`),
+    projectId: text('project_id')
+      .notNull()
+      .references(() => projects.id, { onDelete: 'cascade' }),
+    automationId: text('automation_id')
+      .notNull()
+      .references(() => automations.id, { onDelete: 'cascade' }),
+    version: integer('version').notNull(),
+    subscriberId: text('subscriber_id')
+      .notNull()
+      .references(() => subscribers.id, { onDelete: 'cascade' }),
+    state: text('state', { enum: ENROLLMENT_STATES }).notNull().default('active'),
+    /** The step to run when due; null once the enrollment ended. */
+    stepId: text('step_id'),
+    dueAt: timestamp('due_at', { withTimezone: true }).notNull().defaultNow(),
+    /** The executor holding it, until `lockedUntil` (5 minutes); `lockVersion` fences a taken-over executor's writes. */
+    lockedBy: text('locked_by'),
+    lockedUntil: timestamp('locked_until', { withTimezone: true }),
+    lockVersion: integer('lock_version').notNull().default(0),
+    /** The event that enrolled it (`event` triggers): its properties are what conditions and email merge tags read. */
+    eventId: text('event_id'),
+    eventProperties: jsonb('event_properties').$type<Record<string, unknown>>(),
+    reason: text('reason'),
+    enrolledAt: timestamp('enrolled_at', { withTimezone: true }).notNull().defaultNow(),
+    endedAt: timestamp('ended_at', { withTimezone: true }),
+  },
+  (t) => [
+    // At most once per automation: a duplicate enrollment meets this and is ignored (ON CONFLICT DO NOTHING).
+    uniqueIndex('automation_enrollments_automation_subscriber_key').on(t.automationId, t.subscriberId),
+    index('automation_enrollments_due_idx').on(t.dueAt).where(sql`${t.state} IN ('active', 'waiting')`),
+    index('automation_enrollments_automation_idx').on(t.automationId, t.state, t.enrolledAt),
+  ],
+);
+
+/** Each step an enrollment entered: when, when it completed, what it did (a message sent, a branch taken). */
+export const automationStepRuns = pgTable(
+  'automation_step_runs',
+  {
+    enrollmentId: text('enrollment_id')
+      .notNull()
+      .references(() => automationEnrollments.id, { onDelete: 'cascade' }),
+    automationId: text('automation_id').notNull(),
+    stepId: text('step_id').notNull(),
+    stepType: text('step_type').notNull(),
+    enteredAt: timestamp('entered_at', { withTimezone: true }).notNull(),
+    completedAt: timestamp('completed_at', { withTimezone: true }),
+    /** `sent`, `skipped`, `true` / `false` (a condition), `waited`, `exited`, or why the step failed. */
+    outcome: text('outcome'),
+    messageId: text('message_id'),
+  },
+  (t) => [primaryKey({ columns: [t.enrollmentId, t.stepId] }), index('automation_step_runs_automation_idx').on(t.automationId, t.stepId)],
 );

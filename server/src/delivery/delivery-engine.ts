@@ -590,7 +590,7 @@ export class DeliveryEngine {
   }
 
   /**
-   * Campaign deliveries obey their project's delivery policy for their channel here, when they go out (transactional
+   * Campaign and automation deliveries obey their project's delivery policy for their channel here, when they go out (transactional
    * sends apply it before they send). During quiet hours a delivery waits in the queue until they end — a hold, not
    * an attempt; one over the frequency cap is suppressed. Cap decisions run under the per-recipient cap lock, and the
    * holds and suppressions are recorded before it is released: every other `sending` row then is a message really
@@ -607,7 +607,7 @@ export class DeliveryEngine {
     const cleared: Pending[] = [];
     for (const candidate of candidates) {
       const policy = channelPolicy(projects.get(candidate.delivery.projectId)!.deliveryPolicy, candidate.message.channel);
-      if (candidate.message.source !== 'campaign' || (!policy?.quietHours && !policy?.frequencyCap)) {
+      if (candidate.message.source === 'transactional' || (!policy?.quietHours && !policy?.frequencyCap)) {
         cleared.push(candidate);
         continue;
       }

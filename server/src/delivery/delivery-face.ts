@@ -2,7 +2,7 @@
 // deliveries, withdraw it, record what happened after a send (a device's report, a provider's callback). Modules
 // import these, never the delivery repositories.
 export { DEFAULT_PUSH_TTL_SECONDS, type ChannelWebhook, type ContentProblem, type DeliveryReason, type ProviderEvent, type WebhookRequest } from './channel.js';
-export { rewriteLinks } from './channels/email/email-render.js';
+export { personalizeEmail, recipientVariables, rewriteLinks } from './channels/email/email-render.js';
 export { createEndpointGuard, type EndpointGuard } from './channels/push/push-endpoint-guard.js';
 export { parseCloudApiWebhook, type InboundMessage } from './channels/whatsapp/cloud-api-webhook.js';
 export { ALPHANUMERIC_SENDER, allowsAlphanumericSender } from './channels/sms/sms-countries.js';
@@ -27,6 +27,7 @@ export {
   insertMessage,
   insertMessageStats,
   pauseMessage,
+  queueMessages,
   resumeMessage,
   snapshotDeliveries,
   withdrawMessage,

@@ -10,7 +10,7 @@ import type { DeadRecipient, DeliveryReason } from './channel.js';
 export type MessageRecord<C extends Channel = Channel> = {
   id: string;
   projectId: string;
-  source: 'transactional' | 'campaign';
+  source: 'transactional' | 'campaign' | 'automation';
   campaignId: string | null;
   sandbox: boolean;
 } & ChannelMessage<C>;
@@ -387,6 +387,34 @@ export async function claimDue(db: Db, channel: Channel, limit: number, leaseSec
       SELECT ${claimedColumns} FROM c ${claimedJoins}`);
     return rows.map(toClaimed);
   });
+}
+
+/**
+ * Writes messages of one recipient each (an automation's sends) with their queued deliveries, in two multi-row
+ * statements; a message already written (the same id: a step run again) adds nothing, so it is never sent twice.
+ * Returns how many deliveries were queued: announce them after the commit.
+ */
+export async function queueMessages(db: Db, items: readonly { message: MessageRecord; recipient: ClaimedRecipient }[]): Promise<number> {
+  if (items.length === 0) return 0;
+  const column = <T>(pick: (item: (typeof items)[number]) => T) => sql.param(items.map(pick));
+  const { rows } = await db.execute<{ id: string }>(sql`
+    INSERT INTO messages (id, project_id, channel, source, campaign_id, sandbox, content, options)
+    SELECT * FROM unnest(${column((i) => i.message.id)}::text[], ${column((i) => i.message.projectId)}::text[],
+      ${column((i) => i.message.channel)}::channel[], ${column((i) => i.message.source)}::text[], ${column((i) => i.message.campaignId)}::text[],
+      ${column((i) => i.message.sandbox)}::boolean[], ${column((i) => JSON.stringify(i.message.content))}::jsonb[],
+      ${column((i) => JSON.stringify(i.message.options))}::jsonb[])
+    ON CONFLICT (id) DO NOTHING
+    RETURNING id`);
+  const written = new Set(rows.map((r) => r.id));
+  const fresh = items.filter((i) => written.has(i.message.id));
+  if (fresh.length === 0) return 0;
+  const fresher = <T>(pick: (item: (typeof fresh)[number]) => T) => sql.param(fresh.map(pick));
+  const queued = await db.execute(sql`
+    INSERT INTO deliveries (project_id, message_id, subscriber_id, channel, destination)
+    SELECT * FROM unnest(${fresher((i) => i.message.projectId)}::text[], ${fresher((i) => i.message.id)}::text[],
+      ${fresher((i) => i.recipient.subscriberId)}::text[], ${fresher((i) => i.message.channel)}::channel[], ${fresher((i) => i.recipient.destination)}::text[])
+    ON CONFLICT DO NOTHING`);
+  return queued.rowCount ?? 0;
 }
 
 /** One recipient of a message the caller sends itself: its subscriber, and the address it goes to off push. */

@@ -33,6 +33,8 @@ import { smsOptOutRoutes } from '../modules/channels/sms-opt-out.routes.js';
 import { smsSenderRoutes } from '../modules/channels/sms-sender.routes.js';
 import { whatsappTemplateRoutes } from '../modules/whatsapp/whatsapp-template.routes.js';
 import { whatsappWebhookRoutes } from '../modules/whatsapp/whatsapp-webhook.routes.js';
+import { automationRoutes } from '../modules/automations/automation.routes.js';
+import { eventRoutes } from '../modules/events/event.routes.js';
 import type { Services } from '../services.js';
 import access from './access.js';
 import fastifyStatic from '@fastify/static';
@@ -146,6 +148,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await twilioWebhookRoutes(app, deps.services.twilioWebhook, deps.config.publicUrl);
   await whatsappTemplateRoutes(app, deps.services.whatsappTemplates);
   await whatsappWebhookRoutes(app, deps.services.whatsappWebhook);
+  await eventRoutes(app, deps.services.events);
+  await automationRoutes(app, deps.services.automations);
   await trackingRoutes(app, deps.services.trackingEvents);
   await emailTrackingRoutes(app, deps.services.emailTracking);
   await preferenceRoutes(app, deps.services.preferences, deps.config.publicUrl);

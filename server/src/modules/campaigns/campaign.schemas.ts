@@ -7,7 +7,7 @@ import { segmentFilterSchema } from '../segments/segment-filter.js';
 /** A push campaign is never paused (email campaigns are). */
 const pushStatuses = z.enum(CAMPAIGN_STATUSES).exclude(['paused']);
 
-const campaignContent = z
+export const pushContent = z
   .strictObject({
     title: z.string().trim().min(1).max(250).describe('Required. Notification title'),
     body: z.string().trim().min(1).max(2000).describe('Required. Notification text'),
@@ -63,7 +63,7 @@ export const createCampaignBody = z
   .strictObject({
     name: campaignName.describe('Required'),
     projectId: z.string().min(1).describe('Required'),
-    content: campaignContent,
+    content: pushContent,
     segment: campaignSegment,
     schedule: campaignSchedule,
     utm: campaignUtm.optional(),
@@ -74,7 +74,7 @@ export const updateCampaignBody = z
   .strictObject({
     name: campaignName.optional(),
     projectId: z.string().min(1).optional().describe("The campaign's own project (a campaign cannot move)"),
-    content: campaignContent.optional(),
+    content: pushContent.optional(),
     segment: campaignSegment.optional(),
     schedule: campaignSchedule.optional(),
     utm: campaignUtm.nullable().optional().describe('null removes the UTM parameters'),
@@ -148,7 +148,7 @@ export const campaign = z
           'hidden from lists)',
       ),
     sandbox: z.boolean().describe('Made with a test key: sent to sandbox subscribers only, and nothing reaches a push service'),
-    content: campaignContent,
+    content: pushContent,
     segment: campaignSegment,
     schedule: z.object({
       mode: z.enum(CAMPAIGN_MODES),

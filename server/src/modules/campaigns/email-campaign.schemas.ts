@@ -6,7 +6,7 @@ import { html, MERGE_TAGS_NOTE, preheader, subject, text } from '../email-templa
 import { email } from '../subscribers/contact.schemas.js';
 import { campaignName, campaignSchedule, campaignSegment, sendingIssueField } from './campaign.schemas.js';
 
-const mailbox = (role: string) =>
+export const mailbox = (role: string) =>
   z
     .strictObject({
       email: email.describe(`The ${role} address: on a verified sending domain of the project, or a subdomain of one (422 otherwise)`),

@@ -39,6 +39,12 @@ const view = (row: repo.SmsSenderRow): SmsSenderView => ({
   createdAt: row.createdAt.toISOString(),
 });
 
+/** The Messaging Service a project's Twilio settings name, with its rate: what sends where no sender is provisioned. */
+export function messagingServiceOf(settings: Record<string, unknown> | undefined): { sid: string; ratePerSecond: number } | undefined {
+  const { messagingServiceSid, messagingServiceRatePerSecond } = (settings ?? {}) as { messagingServiceSid?: string; messagingServiceRatePerSecond?: number };
+  return messagingServiceSid === undefined ? undefined : { sid: messagingServiceSid, ratePerSecond: messagingServiceRatePerSecond ?? 1 };
+}
+
 export class SmsSenderService {
   constructor(private readonly db: Db) {}
 

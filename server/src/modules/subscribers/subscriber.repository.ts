@@ -6,6 +6,7 @@ import type { Db } from '../../db/database.js';
 import { campaigns, deliveries, deliveryEvents, messages, recipientName, subscribers, transactionalSends, type Channel, type DeliveryEvent } from '../../db/schema.js';
 import { reachableRows } from '../../db/tenant-scope.js';
 import type { ProjectScope, Reach } from '../tenancy.js';
+import { ENROLL_REGISTERED } from '../automations/automation-enrollment.repository.js';
 
 export type SubscriberRow = typeof subscribers.$inferSelect;
 export type NewSubscriberRow = typeof subscribers.$inferInsert;
@@ -41,10 +42,12 @@ export interface NewRegistration {
 }
 
 // One statement for any number of rows (one array per column), prepared once per connection: the registration hot
-// path skips both the query builder and PostgreSQL's parse and plan (docs/PERFORMANCE.md, Ingest).
+// path skips both the query builder and PostgreSQL's parse and plan (docs/PERFORMANCE.md, Ingest). The same statement
+// enrolls each new subscriber in its project's subscriber_added automations, so no registration can miss them.
 const INSERT_REGISTRATIONS = {
   name: 'subscribers_insert_registrations',
-  text: `insert into subscribers (id, project_id, token, endpoint, p256dh, auth, user_agent, platform, browser, os, device,
+  text: `with inserted as (
+         insert into subscribers (id, project_id, token, endpoint, p256dh, auth, user_agent, platform, browser, os, device,
                            country, city, language, timezone, sandbox, created_at, subscribed_at, updated_at, last_seen_at)
          select id, project_id, token, endpoint, p256dh, auth, user_agent, platform, browser, os, device,
                 country, city, language, timezone, sandbox, at, at, at, at
@@ -54,7 +57,9 @@ const INSERT_REGISTRATIONS = {
            as r(id, project_id, token, endpoint, p256dh, auth, user_agent, platform, browser, os, device,
                 country, city, language, timezone, sandbox, at)
          on conflict (project_id, endpoint) do nothing
-         returning id`,
+         returning id, project_id, sandbox
+       ), enrolled as (${ENROLL_REGISTERED})
+       select id from inserted`,
 } as const;
 
 /**

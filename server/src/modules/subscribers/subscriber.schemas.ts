@@ -150,7 +150,7 @@ export const analyticsQuery = z.strictObject({
 export const subscriberDelivery = z
   .object({
     messageId: z.string(),
-    source: z.enum(['campaign', 'transactional']),
+    source: z.enum(['campaign', 'transactional', 'automation']),
     channel: z.enum(CHANNELS),
     campaignId: z.string().nullable().describe('The campaign, when source is campaign'),
     campaignName: z.string().nullable().describe('Its name; null for a transactional send or a deleted campaign'),
@@ -183,7 +183,7 @@ export const subscriberEvent = z
     occurredAt: timestamp.describe('When it happened, as its reporter said'),
     channel: z.enum(CHANNELS),
     messageId: z.string().describe('The message whose delivery it happened to'),
-    source: z.enum(['campaign', 'transactional']),
+    source: z.enum(['campaign', 'transactional', 'automation']),
     campaignId: z.string().nullable().describe('The campaign, when source is campaign'),
     campaignName: z.string().nullable().describe('Its name; null for a transactional send or a deleted campaign'),
     repeat: z

@@ -14,7 +14,7 @@ import {
 } from '../../delivery/delivery-face.js';
 import { validationFailed } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
-import type { SmsSenderService } from '../channels/sms-sender.service.js';
+import { messagingServiceOf, type SmsSenderService } from '../channels/sms-sender.service.js';
 import type { ContactService } from '../subscribers/contact.service.js';
 import type { ProjectTenant } from '../tenancy.js';
 import * as repo from './transactional.repository.js';
@@ -93,9 +93,7 @@ export class TransactionalSmsService {
 
     // Cached only while the engine hears of changes: a new provider, policy or zone applies to the next send.
     const project = (await this.delivery.sendingProjects([sender.projectId])).get(sender.projectId)!;
-    const settings = project.sms?.settings as { messagingServiceSid?: string; messagingServiceRatePerSecond?: number } | undefined;
-    const service = settings?.messagingServiceSid === undefined ? undefined : { sid: settings.messagingServiceSid, ratePerSecond: settings.messagingServiceRatePerSecond ?? 1 };
-    const chosen = await this.deps.senders.choose(sender.projectId, phone.country, input.senderId, service);
+    const chosen = await this.deps.senders.choose(sender.projectId, phone.country, input.senderId, messagingServiceOf(project.sms?.settings));
     if ('refusal' in chosen) return refused(chosen.refusal);
 
     // An opted-out or dead number is refused before any contact is made for it.

@@ -253,7 +253,7 @@ export const WHATSAPP_REASONS = [
 
 export const WHATSAPP_STATUSES = EMAIL_STATUSES;
 
-const templateComponent = z
+export const templateComponent = z
   .object({
     type: z.enum(['header', 'body', 'button']).describe('Which part of the template the parameters fill'),
     sub_type: z.enum(['quick_reply', 'url', 'copy_code', 'flow']).optional().describe('For a button: its kind'),

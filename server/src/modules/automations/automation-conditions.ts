@@ -1,0 +1,73 @@
+// What conditions read: property tests over an event's properties or a subscriber's attributes, and a condition step's criteria.
+import type { ConditionCriteria, PropertyCondition } from '../../db/schema.js';
+import { matchesSegmentFilter, type FilterableSubscriber, type SegmentFilter } from '../segments/segment-filter.js';
+
+/** The value at a dotted path (`cart.total`), or undefined. */
+function valueAt(object: Record<string, unknown> | null | undefined, path: string): unknown {
+  let value: unknown = object;
+  for (const key of path.split('.')) {
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
+    value = (value as Record<string, unknown>)[key];
+  }
+  return value;
+}
+
+const equal = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
+/** Numbers compare as numbers, two ISO 8601 strings as instants; anything else does not compare. */
+function compare(a: unknown, b: unknown): number | undefined {
+  if (typeof a === 'number' && typeof b === 'number') return a - b;
+  if (typeof a === 'string' && typeof b === 'string') {
+    const [x, y] = [Date.parse(a), Date.parse(b)];
+    if (!Number.isNaN(x) && !Number.isNaN(y)) return x - y;
+  }
+  return undefined;
+}
+
+function holds(condition: PropertyCondition, object: Record<string, unknown> | null | undefined): boolean {
+  const actual = valueAt(object, condition.path);
+  const { value } = condition;
+  switch (condition.operator) {
+    case 'exists':
+      return actual !== undefined && actual !== null;
+    case 'not_exists':
+      return actual === undefined || actual === null;
+    case 'eq':
+      return actual !== undefined && equal(actual, value);
+    case 'neq':
+      return !equal(actual, value);
+    case 'in':
+      return Array.isArray(value) && value.some((v) => equal(actual, v));
+    case 'contains':
+      if (typeof actual === 'string') return typeof value === 'string' && actual.includes(value);
+      return Array.isArray(actual) && actual.some((v) => equal(v, value));
+    default: {
+      const order = compare(actual, value);
+      if (order === undefined) return false;
+      return condition.operator === 'gt' ? order > 0 : condition.operator === 'gte' ? order >= 0 : condition.operator === 'lt' ? order < 0 : order <= 0;
+    }
+  }
+}
+
+/** Every condition holds of `object` (an event's properties, a subscriber's attributes). */
+export function allHold(conditions: readonly PropertyCondition[] | undefined, object: Record<string, unknown> | null | undefined): boolean {
+  return (conditions ?? []).every((condition) => holds(condition, object));
+}
+
+/** What a condition step reads of an enrollment. */
+export interface ConditionSubject {
+  subscriber: FilterableSubscriber & { attributes: Record<string, unknown> };
+  /** The properties of the event that enrolled it; null when no event did. */
+  event: Record<string, unknown> | null;
+  /** The filters of the saved segment the criteria name (undefined: the segment no longer exists). */
+  segment: SegmentFilter | undefined;
+}
+
+/** A condition step's criteria: each part given must hold; a segment that no longer exists matches nobody. */
+export function criteriaHold(criteria: ConditionCriteria, subject: ConditionSubject, now: Date): boolean {
+  if (criteria.subscriber && !matchesSegmentFilter(criteria.subscriber as SegmentFilter, subject.subscriber, now)) return false;
+  if (criteria.segmentId !== undefined && (!subject.segment || !matchesSegmentFilter(subject.segment, subject.subscriber, now))) return false;
+  if (criteria.attributes && !allHold(criteria.attributes, subject.subscriber.attributes)) return false;
+  if (criteria.event && (subject.event === null || !allHold(criteria.event, subject.event))) return false;
+  return true;
+}

@@ -1,0 +1,301 @@
+// Enrollments' SQL: set-based enrollment by each trigger, the executor's locked claim, and its fenced write-back.
+import { sql } from 'drizzle-orm';
+import type { Db } from '../../db/database.js';
+import type { AutomationStep, AutomationTrigger, EnrollmentState } from '../../db/schema.js';
+
+/**
+ * The enrollment half of the registration statement (subscriber.repository.ts): every row of the CTE `inserted`
+ * (id, project_id, sandbox) is enrolled in its project's active `subscriber_added` automations of its environment,
+ * in the same statement and commit as the registration itself.
+ */
+export const ENROLL_REGISTERED = `insert into automation_enrollments (project_id, automation_id, version, subscriber_id, step_id)
+         select i.project_id, a.id, a.version, i.id, v.steps->0->>'id' from inserted i
+         join automations a on a.project_id = i.project_id and a.sandbox = i.sandbox and a.state = 'active' and a.trigger_type = 'subscriber_added'
+         join automation_versions v on v.automation_id = a.id and v.version = a.version
+         on conflict do nothing`;
+
+/** An active automation as a trigger reads it: its current version's trigger. */
+export interface TriggerAutomation {
+  id: string;
+  projectId: string;
+  sandbox: boolean;
+  version: number;
+  trigger: AutomationTrigger;
+  /** Where its current version starts. */
+  entryStepId: string;
+  evaluatedUntil: Date | null;
+}
+
+type TriggerAutomationRow = { id: string; project_id: string; sandbox: boolean; version: number; trigger: AutomationTrigger; entry_step_id: string; evaluated_until: Date | null };
+
+const triggerAutomation = (r: TriggerAutomationRow): TriggerAutomation => ({
+  id: r.id,
+  projectId: r.project_id,
+  sandbox: r.sandbox,
+  version: r.version,
+  trigger: r.trigger,
+  entryStepId: r.entry_step_id,
+  evaluatedUntil: r.evaluated_until,
+});
+
+/** The project's active `event` automations listening for any of `names`, in one environment. */
+export async function findEventAutomations(db: Db, projectId: string, sandbox: boolean, names: readonly string[]): Promise<TriggerAutomation[]> {
+  const { rows } = await db.execute<TriggerAutomationRow>(sql`
+    SELECT a.id, a.project_id, a.sandbox, a.version, v.trigger, v.steps->0->>'id' AS entry_step_id, a.evaluated_until FROM automations a
+    JOIN automation_versions v ON v.automation_id = a.id AND v.version = a.version
+    WHERE a.project_id = ${projectId} AND a.state = 'active' AND a.trigger_type = 'event' AND a.sandbox = ${sandbox}
+      AND a.event_name = ANY(${sql.param([...names])}::text[])`);
+  return rows.map(triggerAutomation);
+}
+
+/** Every active automation whose trigger is evaluated by the minute tick (`schedule`, `subscriber_inactive`). */
+export async function findTickAutomations(db: Db): Promise<TriggerAutomation[]> {
+  const { rows } = await db.execute<TriggerAutomationRow>(sql`
+    SELECT a.id, a.project_id, a.sandbox, a.version, v.trigger, v.steps->0->>'id' AS entry_step_id, a.evaluated_until FROM automations a
+    JOIN automation_versions v ON v.automation_id = a.id AND v.version = a.version
+    WHERE a.state = 'active' AND a.trigger_type IN ('schedule', 'subscriber_inactive')`);
+  return rows.map(triggerAutomation);
+}
+
+/** Enrolls subscribers named one by one (events); a subscriber already enrolled is skipped. Returns the event of each enrollment made. */
+export async function enrollEach(
+  db: Db,
+  items: readonly { projectId: string; automationId: string; version: number; stepId: string; subscriberId: string; eventId: string | null; properties: Record<string, unknown> | null }[],
+): Promise<string[]> {
+  if (items.length === 0) return [];
+  const column = <T>(pick: (item: (typeof items)[number]) => T) => sql.param(items.map(pick));
+  const { rows } = await db.execute<{ event_id: string }>(sql`
+    INSERT INTO automation_enrollments (project_id, automation_id, version, step_id, subscriber_id, event_id, event_properties)
+    SELECT * FROM unnest(${column((i) => i.projectId)}::text[], ${column((i) => i.automationId)}::text[], ${column((i) => i.version)}::int[], ${column((i) => i.stepId)}::text[],
+      ${column((i) => i.subscriberId)}::text[], ${column((i) => i.eventId)}::text[], ${column((i) => (i.properties === null ? null : JSON.stringify(i.properties)))}::jsonb[])
+    ON CONFLICT DO NOTHING
+    RETURNING event_id`);
+  return rows.map((r) => r.event_id);
+}
+
+/**
+ * Moves a tick-evaluated automation's window to `until` and enrolls, in one statement, every active subscriber of
+ * its environment that `who` selects (a predicate over `s`); each is due at a moment spread over the minute after
+ * `until` (by its id), so that a trigger matching a million people does not make them all due at once. Nothing
+ * happens when another evaluation moved the window meanwhile. Returns how many were enrolled, or undefined then.
+ */
+export async function enrollSelected(db: Db, automation: TriggerAutomation, until: Date, who: ReturnType<typeof sql>): Promise<number | undefined> {
+  return db.transaction(async (tx) => {
+    const moved = await tx.execute(sql`
+      UPDATE automations SET evaluated_until = ${until} WHERE id = ${automation.id} AND state = 'active'
+        AND evaluated_until IS NOT DISTINCT FROM ${automation.evaluatedUntil}`);
+    if (moved.rowCount !== 1) return undefined;
+    const inserted = await tx.execute(sql`
+      INSERT INTO automation_enrollments (project_id, automation_id, version, step_id, subscriber_id, due_at)
+      SELECT s.project_id, ${automation.id}, ${automation.version}, ${automation.entryStepId}, s.id,
+        ${until}::timestamptz + make_interval(secs => (hashtext(s.id) & 65535) * 60.0 / 65536)
+      FROM subscribers s
+      WHERE s.project_id = ${automation.projectId} AND s.sandbox = ${automation.sandbox} AND s.status = 'active' AND ${who}
+      ON CONFLICT DO NOTHING`);
+    return inserted.rowCount ?? 0;
+  });
+}
+
+/** The database's clock: every due and lock comparison reads it, never a process's own. */
+export async function databaseNow(db: Db): Promise<Date> {
+  const { rows } = await db.execute<{ now: Date }>(sql`SELECT now() AS now`);
+  return new Date(rows[0]!.now);
+}
+
+/** An enrollment this executor holds the lock of. */
+export interface ClaimedEnrollment {
+  id: string;
+  projectId: string;
+  automationId: string;
+  version: number;
+  subscriberId: string;
+  state: EnrollmentState;
+  stepId: string | null;
+  eventProperties: Record<string, unknown> | null;
+  /** The fencing token: the write-back applies only while the lock is still this one. */
+  lockVersion: number;
+  /** Another executor held it before and its lock expired (it crashed or stalled): a takeover. */
+  takenOver: boolean;
+}
+
+/**
+ * Locks up to `limit` due enrollments of active automations that no executor holds (or whose lock expired) for
+ * `lockSeconds`, atomically: two executors never hold the same one (FOR UPDATE SKIP LOCKED, then the lock columns).
+ */
+export async function claimDue(db: Db, executor: string, limit: number, lockSeconds: number): Promise<ClaimedEnrollment[]> {
+  const { rows } = await db.execute<{
+    id: string;
+    project_id: string;
+    automation_id: string;
+    version: number;
+    subscriber_id: string;
+    state: EnrollmentState;
+    step_id: string | null;
+    event_properties: Record<string, unknown> | null;
+    lock_version: number;
+    taken_over: boolean;
+  }>(sql`
+    WITH due AS (
+      SELECT e.id, e.locked_until IS NOT NULL AS taken_over FROM automation_enrollments e
+      JOIN automations a ON a.id = e.automation_id AND a.state = 'active'
+      WHERE e.state IN ('active', 'waiting') AND e.due_at <= now() AND (e.locked_until IS NULL OR e.locked_until < now())
+      ORDER BY e.due_at
+      LIMIT ${limit}
+      FOR UPDATE OF e SKIP LOCKED
+    )
+    UPDATE automation_enrollments e
+    SET locked_by = ${executor}, locked_until = now() + make_interval(secs => ${lockSeconds}), lock_version = e.lock_version + 1
+    FROM due WHERE e.id = due.id
+    RETURNING e.id, e.project_id, e.automation_id, e.version, e.subscriber_id, e.state, e.step_id, e.event_properties, e.lock_version, due.taken_over`);
+  return rows.map((r) => ({
+    id: r.id,
+    projectId: r.project_id,
+    automationId: r.automation_id,
+    version: r.version,
+    subscriberId: r.subscriber_id,
+    state: r.state,
+    stepId: r.step_id,
+    eventProperties: r.event_properties,
+    lockVersion: r.lock_version,
+    takenOver: r.taken_over,
+  }));
+}
+
+/** The flows of the versions named: immutable once enrollments run on them, so executors keep them. */
+export async function findVersions(db: Db, keys: readonly { automationId: string; version: number }[]): Promise<{ automationId: string; version: number; steps: AutomationStep[] }[]> {
+  const { rows } = await db.execute<{ automation_id: string; version: number; steps: AutomationStep[] }>(sql`
+    SELECT v.automation_id, v.version, v.steps FROM automation_versions v
+    JOIN unnest(${sql.param(keys.map((k) => k.automationId))}::text[], ${sql.param(keys.map((k) => k.version))}::int[]) AS k(automation_id, version)
+      ON v.automation_id = k.automation_id AND v.version = k.version`);
+  return rows.map((r) => ({ automationId: r.automation_id, version: r.version, steps: r.steps }));
+}
+
+/** What a step's executor reads of a subscriber: its addresses, fields for conditions and merge tags, its preferences. */
+export interface EnrollmentSubscriber {
+  id: string;
+  projectId: string;
+  sandbox: boolean;
+  status: 'active' | 'inactive' | 'unsubscribed';
+  email: string | null;
+  phone: string | null;
+  externalId: string | null;
+  platform: string | null;
+  browser: string | null;
+  os: string | null;
+  country: string | null;
+  city: string | null;
+  device: string | null;
+  language: string | null;
+  timezone: string | null;
+  tags: string[];
+  emailStatus: string;
+  attributes: Record<string, unknown>;
+  preferences: { channels?: Record<string, boolean | undefined> };
+  subscribedAt: Date;
+  lastSeenAt: Date;
+}
+
+export async function findSubscribers(db: Db, ids: readonly string[]): Promise<EnrollmentSubscriber[]> {
+  const { rows } = await db.execute<Record<string, unknown>>(sql`
+    SELECT id, project_id, sandbox, status, email, phone, external_id, platform, browser, os, country, city, device, language,
+      timezone, tags, email_status, attributes, preferences, subscribed_at, last_seen_at
+    FROM subscribers WHERE id = ANY(${sql.param([...ids])}::text[])`);
+  return rows.map((r) => ({
+    id: r.id as string,
+    projectId: r.project_id as string,
+    sandbox: r.sandbox as boolean,
+    status: r.status as EnrollmentSubscriber['status'],
+    email: r.email as string | null,
+    phone: r.phone as string | null,
+    externalId: r.external_id as string | null,
+    platform: r.platform as string | null,
+    browser: r.browser as string | null,
+    os: r.os as string | null,
+    country: r.country as string | null,
+    city: r.city as string | null,
+    device: r.device as string | null,
+    language: r.language as string | null,
+    timezone: r.timezone as string | null,
+    tags: r.tags as string[],
+    emailStatus: r.email_status as string,
+    attributes: r.attributes as Record<string, unknown>,
+    preferences: r.preferences as EnrollmentSubscriber['preferences'],
+    subscribedAt: new Date(r.subscribed_at as string),
+    lastSeenAt: new Date(r.last_seen_at as string),
+  }));
+}
+
+/** The filters of the segments named, of one project. */
+export async function findSegmentFilters(db: Db, projectId: string, ids: readonly string[]): Promise<Map<string, unknown>> {
+  if (ids.length === 0) return new Map();
+  const { rows } = await db.execute<{ id: string; filters: unknown }>(sql`
+    SELECT id, filters FROM segments WHERE project_id = ${projectId} AND id = ANY(${sql.param([...ids])}::text[])`);
+  return new Map(rows.map((r) => [r.id, r.filters]));
+}
+
+/** Where an enrollment goes after a pass: its next step and when it is due (after `delaySeconds`), or its end. */
+export interface EnrollmentAdvance {
+  id: string;
+  lockVersion: number;
+  state: EnrollmentState;
+  stepId: string | null;
+  delaySeconds: number;
+  reason: string | null;
+}
+
+/** A step an enrollment entered or finished in a pass. */
+export interface StepRunWrite {
+  enrollmentId: string;
+  automationId: string;
+  stepId: string;
+  stepType: string;
+  completed: boolean;
+  outcome: string | null;
+  messageId: string | null;
+}
+
+/**
+ * Writes a pass's outcome for the enrollments this executor still holds (`lockVersion` unchanged) and releases
+ * them; returns the ids written. Run first in the pass's transaction: the rows stay locked until it commits, so
+ * the pass's other writes are kept only for these.
+ */
+export async function advance(db: Db, executor: string, advances: readonly EnrollmentAdvance[]): Promise<Set<string>> {
+  if (advances.length === 0) return new Set();
+  const column = <T>(pick: (a: EnrollmentAdvance) => T) => sql.param(advances.map(pick));
+  const { rows } = await db.execute<{ id: string }>(sql`
+    UPDATE automation_enrollments e
+    SET state = x.state, step_id = x.step_id, reason = x.reason, locked_by = NULL, locked_until = NULL,
+      due_at = now() + make_interval(secs => x.delay_seconds),
+      ended_at = CASE WHEN x.state IN ('completed', 'exited', 'failed') THEN now() END
+    FROM unnest(${column((a) => a.id)}::text[], ${column((a) => a.lockVersion)}::int[], ${column((a) => a.state)}::text[],
+      ${column((a) => a.stepId)}::text[], ${column((a) => a.delaySeconds)}::int[], ${column((a) => a.reason)}::text[])
+      AS x(id, lock_version, state, step_id, delay_seconds, reason)
+    WHERE e.id = x.id AND e.locked_by = ${executor} AND e.lock_version = x.lock_version
+    RETURNING e.id`);
+  return new Set(rows.map((r) => r.id));
+}
+
+/** Records the steps entered and completed (a delay entered in one pass completes in a later one). */
+export async function recordStepRuns(db: Db, runs: readonly StepRunWrite[]): Promise<void> {
+  if (runs.length === 0) return;
+  const column = <T>(pick: (r: StepRunWrite) => T) => sql.param(runs.map(pick));
+  await db.execute(sql`
+    INSERT INTO automation_step_runs AS r (enrollment_id, automation_id, step_id, step_type, entered_at, completed_at, outcome, message_id)
+    SELECT x.enrollment_id, x.automation_id, x.step_id, x.step_type, clock_timestamp(), CASE WHEN x.completed THEN clock_timestamp() END, x.outcome, x.message_id
+    FROM unnest(${column((r) => r.enrollmentId)}::text[], ${column((r) => r.automationId)}::text[], ${column((r) => r.stepId)}::text[],
+      ${column((r) => r.stepType)}::text[], ${column((r) => r.completed)}::boolean[], ${column((r) => r.outcome)}::text[], ${column((r) => r.messageId)}::text[])
+      WITH ORDINALITY AS x(enrollment_id, automation_id, step_id, step_type, completed, outcome, message_id, n)
+    ORDER BY x.n
+    ON CONFLICT (enrollment_id, step_id) DO UPDATE
+    SET completed_at = coalesce(r.completed_at, excluded.completed_at), outcome = coalesce(excluded.outcome, r.outcome),
+      message_id = coalesce(r.message_id, excluded.message_id)`);
+}
+
+/** Releases enrollments whose pass failed, due again at once; returns how many. */
+export async function release(db: Db, executor: string, ids: readonly string[]): Promise<number> {
+  if (ids.length === 0) return 0;
+  const released = await db.execute(sql`
+    UPDATE automation_enrollments SET locked_by = NULL, locked_until = NULL
+    WHERE id = ANY(${sql.param([...ids])}::text[]) AND locked_by = ${executor}`);
+  return released.rowCount ?? 0;
+}

@@ -1,0 +1,74 @@
+// Events' SQL: who the application named, the events stored once per eventId, and the dashboard's recent list and counts.
+import { and, count, desc, eq, sql } from 'drizzle-orm';
+import type { Db } from '../../db/database.js';
+import { events } from '../../db/schema.js';
+import type { ProjectScope } from '../tenancy.js';
+
+export type EventRow = typeof events.$inferSelect;
+
+/** The subscriber each identity names in the scope's project and environment: by id, token, or externalId (seen last). */
+export async function resolveSubscribers(
+  db: Db,
+  scope: ProjectScope,
+  names: { ids: string[]; tokens: string[]; externalIds: string[] },
+): Promise<{ ids: Set<string>; tokens: Map<string, string>; externalIds: Map<string, string> }> {
+  const { rows } = await db.execute<{ kind: 'id' | 'token' | 'external'; name: string; id: string }>(sql`
+    SELECT 'id' AS kind, id AS name, id FROM subscribers
+      WHERE project_id = ${scope.projectId} AND sandbox = ${scope.sandbox} AND id = ANY(${sql.param(names.ids)}::text[])
+    UNION ALL
+    SELECT 'token', token, id FROM subscribers
+      WHERE project_id = ${scope.projectId} AND sandbox = ${scope.sandbox} AND token = ANY(${sql.param(names.tokens)}::text[])
+    UNION ALL
+    (SELECT DISTINCT ON (external_id) 'external', external_id, id FROM subscribers
+      WHERE project_id = ${scope.projectId} AND sandbox = ${scope.sandbox} AND external_id = ANY(${sql.param(names.externalIds)}::text[])
+      ORDER BY external_id, last_seen_at DESC, id)`);
+  const found = { ids: new Set<string>(), tokens: new Map<string, string>(), externalIds: new Map<string, string>() };
+  for (const row of rows) {
+    if (row.kind === 'id') found.ids.add(row.id);
+    else if (row.kind === 'token') found.tokens.set(row.name, row.id);
+    else found.externalIds.set(row.name, row.id);
+  }
+  return found;
+}
+
+/**
+ * Inserts the events; one whose eventId the project already has (or an earlier one of the batch has) is skipped.
+ * Returns the rows inserted, and for each eventId skipped the id of the event recorded with it.
+ */
+export async function insertEvents(db: Db, rows: (typeof events.$inferInsert)[]): Promise<{ inserted: EventRow[]; existing: Map<string, string> }> {
+  const inserted = await db.insert(events).values(rows).onConflictDoNothing().returning();
+  const written = new Set(inserted.map((r) => r.id));
+  const skipped = rows.filter((r) => !written.has(r.id) && r.eventKey);
+  const existing = new Map<string, string>();
+  if (skipped.length > 0) {
+    const { projectId, sandbox } = rows[0]!;
+    const { rows: found } = await db.execute<{ id: string; event_key: string }>(sql`
+      SELECT id, event_key FROM events WHERE project_id = ${projectId} AND sandbox = ${sandbox}
+        AND event_key = ANY(${sql.param(skipped.map((r) => r.eventKey!))}::text[])`);
+    for (const row of found) existing.set(row.event_key, row.id);
+  }
+  return { inserted, existing };
+}
+
+export async function listEvents(db: Db, scope: ProjectScope, page: { limit: number; offset: number; name?: string | undefined; subscriberId?: string | undefined }) {
+  const where = and(
+    eq(events.projectId, scope.projectId),
+    eq(events.sandbox, scope.sandbox),
+    page.name === undefined ? undefined : eq(events.name, page.name),
+    page.subscriberId === undefined ? undefined : eq(events.subscriberId, page.subscriberId),
+  );
+  const [rows, [total]] = await Promise.all([
+    db.select().from(events).where(where).orderBy(desc(events.receivedAt), desc(events.id)).limit(page.limit).offset(page.offset),
+    db.select({ total: count() }).from(events).where(where),
+  ]);
+  return { rows, total: total?.total ?? 0 };
+}
+
+/** Events per name received over the last `days` days, most frequent first. */
+export async function countByName(db: Db, scope: ProjectScope, days: number) {
+  const { rows } = await db.execute<{ name: string; count: string; last_received_at: Date }>(sql`
+    SELECT name, count(*) AS count, max(received_at) AS last_received_at FROM events
+    WHERE project_id = ${scope.projectId} AND sandbox = ${scope.sandbox} AND received_at > now() - make_interval(days => ${days})
+    GROUP BY name ORDER BY count(*) DESC, name LIMIT 200`);
+  return rows.map((r) => ({ name: r.name, count: Number(r.count), lastReceivedAt: new Date(r.last_received_at).toISOString() }));
+}

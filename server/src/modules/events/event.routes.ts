@@ -1,0 +1,64 @@
+// Event routes (spec 4.6, 6.1): POST /events from the application's server, and the dashboard's recent events and counts.
+import { z } from 'zod';
+import { projectOf } from '../../http/access.js';
+import { commonErrors, paginated } from '../../http/schemas.js';
+import type { App } from '../../http/types.js';
+import { countsQuery, event, eventCounts, eventsBody, eventsQuery, eventsResponse } from './event.schemas.js';
+import type { EventService } from './event.service.js';
+
+const tags = ['Events'];
+const projectParams = z.object({ projectId: z.string() });
+
+export async function eventRoutes(app: App, events: EventService) {
+  app.post(
+    '/events',
+    {
+      config: { access: { auth: 'project', credentials: 'apiKey' } },
+      schema: {
+        tags,
+        summary: 'Report events (one, or a batch of up to 1000)',
+        description:
+          "Recorded in the key's project (a test key's: sandbox) against the subscriber each names, all or none in one transaction. " +
+          'Each enrolls its subscriber in the active automations whose `event` trigger has its name and whose conditions its ' +
+          'properties meet — at most once per automation (spec 3.3), however often the event comes. An event naming nobody known ' +
+          'is recorded and enrolls nobody, then or later. An eventId already recorded is a `duplicate` and changes nothing.',
+        body: eventsBody,
+        response: { 202: eventsResponse, ...commonErrors },
+      },
+    },
+    async (request, reply) => {
+      const body = request.body;
+      return reply.status(202).send(await events.record(projectOf(request), 'events' in body ? body.events : [body]));
+    },
+  );
+
+  app.get(
+    '/events/project/:projectId',
+    {
+      config: { access: { auth: 'project', project: 'params.projectId' } },
+      schema: {
+        tags,
+        summary: "A project's events, most recently received first",
+        params: projectParams,
+        querystring: eventsQuery,
+        response: { 200: paginated(event), ...commonErrors },
+      },
+    },
+    (request) => events.list(projectOf(request), request.query),
+  );
+
+  app.get(
+    '/events/project/:projectId/counts',
+    {
+      config: { access: { auth: 'project', project: 'params.projectId' } },
+      schema: {
+        tags,
+        summary: 'Events per name over the last N days',
+        params: projectParams,
+        querystring: countsQuery,
+        response: { 200: eventCounts, ...commonErrors },
+      },
+    },
+    (request) => events.counts(projectOf(request), request.query.days),
+  );
+}

@@ -1,0 +1,79 @@
+// Zod schemas of the events routes (spec 4.6, 6.1): what an application reports, one at a time or in batches.
+import { z } from 'zod';
+import { dateOrDateTime, timestamp } from '../../http/schemas.js';
+
+const MAX_PROPERTIES_BYTES = 16 * 1024;
+
+export const eventInput = z
+  .strictObject({
+    name: z
+      .string()
+      .regex(/^[A-Za-z0-9_.:-]{1,100}$/, 'must be 1–100 letters, digits, ".", ":", "_" or "-"')
+      .describe('The event name, e.g. cart.abandoned: `event` triggers of the same name enroll its subscriber'),
+    externalId: z.string().min(1).max(255).optional().describe("The person by the application's own user id (the subscriber seen last with it)"),
+    token: z.string().min(1).max(200).optional().describe("The person by a subscriber's token (that device)"),
+    subscriberId: z.string().min(1).max(100).optional().describe('The person by subscriber id'),
+    properties: z
+      .record(z.string(), z.unknown())
+      .refine((p) => Buffer.byteLength(JSON.stringify(p), 'utf8') <= MAX_PROPERTIES_BYTES, 'must be at most 16 KiB of JSON')
+      .optional()
+      .describe('Any JSON object, at most 16 KiB: what trigger conditions, condition steps and email merge tags (`{{ event.total }}`) read'),
+    occurredAt: dateOrDateTime.optional().describe('When it happened (default: when received)'),
+    eventId: z
+      .string()
+      .min(1)
+      .max(200)
+      .optional()
+      .describe("The application's own id of the event: another event with the same eventId in the project is ignored (`duplicate`)"),
+  })
+  .refine((e) => [e.externalId, e.token, e.subscriberId].filter((v) => v !== undefined).length === 1, {
+    message: 'must name the person by exactly one of externalId, token, subscriberId',
+  })
+  .meta({ id: 'EventInput' });
+
+export const MAX_EVENTS_PER_BATCH = 1000;
+
+export const eventsBody = z
+  .union([eventInput, z.strictObject({ events: z.array(eventInput).min(1).max(MAX_EVENTS_PER_BATCH) })])
+  .describe(`One event, or {events: [...]} with up to ${MAX_EVENTS_PER_BATCH}`);
+
+export const eventOutcome = z.object({
+  id: z.string().describe("Herald's id of the event (of the first one, for a duplicate)"),
+  eventId: z.string().nullable(),
+  name: z.string(),
+  status: z.enum(['recorded', 'duplicate']).describe('duplicate: an event with this eventId was recorded before; nothing happened'),
+  subscriberId: z.string().nullable().describe('The subscriber it was recorded against; null when none matched (recorded, enrolls nobody)'),
+  enrolled: z.number().int().describe('Automations it enrolled its subscriber in'),
+});
+
+export const eventsResponse = z
+  .object({ recorded: z.number().int(), duplicates: z.number().int(), data: z.array(eventOutcome) })
+  .meta({ id: 'EventsAccepted' });
+
+export const event = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    subscriberId: z.string().nullable(),
+    identity: z.record(z.string(), z.string()).describe('How the application named the person'),
+    properties: z.record(z.string(), z.unknown()),
+    eventId: z.string().nullable(),
+    occurredAt: timestamp,
+    receivedAt: timestamp,
+  })
+  .meta({ id: 'Event' });
+
+export const eventsQuery = z.strictObject({
+  page: z.coerce.number().int().min(1).default(1),
+  pageSize: z.coerce.number().int().min(1).max(100).default(20),
+  name: z.string().min(1).max(100).optional(),
+  subscriberId: z.string().min(1).max(100).optional(),
+});
+
+export const countsQuery = z.strictObject({
+  days: z.coerce.number().int().min(1).max(365).default(30).describe('Over the last N days (default 30)'),
+});
+
+export const eventCounts = z
+  .object({ days: z.number().int(), data: z.array(z.object({ name: z.string(), count: z.number().int(), lastReceivedAt: timestamp })) })
+  .meta({ id: 'EventCounts' });
