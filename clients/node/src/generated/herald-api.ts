@@ -306,6 +306,1490 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/automations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create an automation (a draft)
+         * @description A flow is a list of steps; the first is the entry step. Each step has an id, a type and `next` (null ends the flow); a condition has `trueBranch` and `falseBranch` instead. Saving checks that every link names a step, that no step leads back to an earlier one (no cycle) and that the entry step leads to every step, and each content for its channel: 422 with one detail per problem, its field (`steps[2].next`) and its message naming the step. docs/AUTOMATIONS.md describes triggers, steps, conditions and delays.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["NewAutomationInput"];
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Automation"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/automations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An automation with its current flow */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Automation"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /** Delete an automation with its enrollments */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /**
+         * Rename an automation or change its flow
+         * @description A flow is a list of steps; the first is the entry step. Each step has an id, a type and `next` (null ends the flow); a condition has `trueBranch` and `falseBranch` instead. Saving checks that every link names a step, that no step leads back to an earlier one (no cycle) and that the entry step leads to every step, and each content for its channel: 422 with one detail per problem, its field (`steps[2].next`) and its message naming the step. docs/AUTOMATIONS.md describes triggers, steps, conditions and delays. A draft's flow is replaced in place. Changing the trigger or steps of any other automation makes a new version: new enrollments start on it, and each running enrollment keeps the version it started on to its end. An archived automation → 409 `automation_archived`.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        name?: string;
+                        steps?: components["schemas"]["AutomationStepInput"][];
+                        trigger?: components["schemas"]["AutomationTriggerInput"];
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Automation"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/automations/{id}/activate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Activate (draft or paused → active): its trigger enrolls people and their steps run. Email senders must be on verified domains (422)
+         * @description Any other move → 409 `invalid_state_transition`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Automation"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/automations/{id}/archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Archive (draft, active or paused → archived), for good: running enrollments exit
+         * @description Any other move → 409 `invalid_state_transition`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Automation"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/automations/{id}/enrollments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An automation's enrollments, newest first
+         * @description States: active (a step is due), waiting (in a delay), completed, exited (an exit step, or the automation archived), failed (reason says why).
+         */
+        get: {
+            parameters: {
+                query?: {
+                    page?: number;
+                    pageSize?: number;
+                    state?: "active" | "waiting" | "completed" | "exited" | "failed";
+                    subscriberId?: string;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["Enrollment"][];
+                            page: number;
+                            pageSize: number;
+                            total: number;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/automations/{id}/enrollments/{enrollmentId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An enrollment with its step history */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    enrollmentId: string;
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["EnrollmentDetail"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /**
+         * Delete an enrollment
+         * @description A subscriber is enrolled at most once per automation (spec 3.3): deleting the enrollment lets the next trigger enroll them again.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    enrollmentId: string;
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/automations/{id}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause (active → paused): nobody is enrolled and no step runs until it is activated again; due steps run then
+         * @description Any other move → 409 `invalid_state_transition`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Automation"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/automations/{id}/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Per-step stats and totals
+         * @description Per step (spec 2.5): entered (enrollments the step started for), sent (send steps: messages the provider accepted), clicked, completed (moved past it: a delay not yet expired is entered, not completed). Totals count enrollments by state; conversion is completed / enrolled.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AutomationStats"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/automations/from-starter": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Clone a starter into a project as a draft
+         * @description The draft is the project's to edit: its emails go from hello@example.com until a sender on a verified domain replaces it (activation checks it).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Default: the starter's name */
+                        name?: string;
+                        projectId: string;
+                        /** @enum {string} */
+                        starter: "welcome-series" | "reengagement-30d" | "onboarding-drip-7d" | "abandoned-cart";
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Automation"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/automations/project/{projectId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A project's automations, newest first, with their enrollment totals */
+        get: {
+            parameters: {
+                query?: {
+                    page?: number;
+                    pageSize?: number;
+                    state?: "draft" | "active" | "paused" | "archived";
+                };
+                header?: never;
+                path: {
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                activatedAt: string | null;
+                                /** @description ISO 8601 timestamp */
+                                createdAt: string;
+                                id: string;
+                                name: string;
+                                projectId: string;
+                                starter: string | null;
+                                /** @enum {string} */
+                                state: "draft" | "active" | "paused" | "archived";
+                                steps: components["schemas"]["AutomationStep"][];
+                                totals: components["schemas"]["AutomationTotals"];
+                                trigger: components["schemas"]["AutomationTrigger"];
+                                /** @description ISO 8601 timestamp */
+                                updatedAt: string;
+                                /** @description The version new enrollments start on; enrollments keep the version they started on */
+                                version: number;
+                            }[];
+                            page: number;
+                            pageSize: number;
+                            total: number;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/automations/starters": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The starter automations
+         * @description welcome-series, reengagement-30d, onboarding-drip-7d and abandoned-cart (spec 2.5): POST /automations/from-starter clones one.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["AutomationStarter"][];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/campaigns": {
         parameters: {
             query?: never;
@@ -4731,6 +6215,330 @@ export interface paths {
                 };
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Report events (one, or a batch of up to 1000)
+         * @description Recorded in the key's project (a test key's: sandbox) against the subscriber each names, all or none in one transaction. Each enrolls its subscriber in the active automations whose `event` trigger has its name and whose conditions its properties meet — at most once per automation (spec 3.3), however often the event comes. An event naming nobody known is recorded and enrolls nobody, then or later. An eventId already recorded is a `duplicate` and changes nothing.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            /** @description One event, or {events: [...]} with up to 1000 */
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["NewEventInput"] | {
+                        events: components["schemas"]["NewEventInput"][];
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["EventsAccepted"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/events/project/{projectId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A project's events, most recently received first */
+        get: {
+            parameters: {
+                query?: {
+                    name?: string;
+                    page?: number;
+                    pageSize?: number;
+                    subscriberId?: string;
+                };
+                header?: never;
+                path: {
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["Event"][];
+                            page: number;
+                            pageSize: number;
+                            total: number;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/events/project/{projectId}/counts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Events per name over the last N days */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Over the last N days (default 30) */
+                    days?: number;
+                };
+                header?: never;
+                path: {
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["EventCounts"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -14069,6 +15877,420 @@ export interface components {
              */
             scope: "server" | "publishable";
         };
+        Automation: {
+            activatedAt: string | null;
+            /** @description ISO 8601 timestamp */
+            createdAt: string;
+            id: string;
+            name: string;
+            projectId: string;
+            starter: string | null;
+            /** @enum {string} */
+            state: "draft" | "active" | "paused" | "archived";
+            steps: components["schemas"]["AutomationStep"][];
+            trigger: components["schemas"]["AutomationTrigger"];
+            /** @description ISO 8601 timestamp */
+            updatedAt: string;
+            /** @description The version new enrollments start on; enrollments keep the version they started on */
+            version: number;
+        };
+        AutomationInput: {
+            activatedAt: string | null;
+            /** @description ISO 8601 timestamp */
+            createdAt: string;
+            id: string;
+            name: string;
+            projectId: string;
+            starter: string | null;
+            /** @enum {string} */
+            state: "draft" | "active" | "paused" | "archived";
+            steps: components["schemas"]["AutomationStepInput"][];
+            trigger: components["schemas"]["AutomationTriggerInput"];
+            /** @description ISO 8601 timestamp */
+            updatedAt: string;
+            /** @description The version new enrollments start on; enrollments keep the version they started on */
+            version: number;
+        };
+        AutomationStarter: {
+            description: string;
+            id: string;
+            name: string;
+            steps: components["schemas"]["AutomationStep"][];
+            trigger: components["schemas"]["AutomationTrigger"];
+        };
+        AutomationStarterInput: {
+            description: string;
+            id: string;
+            name: string;
+            steps: components["schemas"]["AutomationStepInput"][];
+            trigger: components["schemas"]["AutomationTriggerInput"];
+        };
+        /** @description Per-step stats (spec 2.5) over every version: a step keeps its id across versions */
+        AutomationStats: {
+            automationId: string;
+            steps: {
+                /** @description Send steps: messages clicked (0 for other steps) */
+                clicked: number;
+                /** @description Enrollments that moved past the step; a delay not yet expired is entered, not completed */
+                completed: number;
+                /** @description Enrollments the step started for */
+                entered: number;
+                /** @description Send steps: messages the provider accepted (0 for other steps) */
+                sent: number;
+                stepId: string;
+                type: string;
+            }[];
+            totals: components["schemas"]["AutomationTotals"];
+        };
+        /** @description Per-step stats (spec 2.5) over every version: a step keeps its id across versions */
+        AutomationStatsInput: {
+            automationId: string;
+            steps: {
+                /** @description Send steps: messages clicked (0 for other steps) */
+                clicked: number;
+                /** @description Enrollments that moved past the step; a delay not yet expired is entered, not completed */
+                completed: number;
+                /** @description Enrollments the step started for */
+                entered: number;
+                /** @description Send steps: messages the provider accepted (0 for other steps) */
+                sent: number;
+                stepId: string;
+                type: string;
+            }[];
+            totals: components["schemas"]["AutomationTotalsInput"];
+        };
+        /** @description One step; the first of the list is the entry step */
+        AutomationStep: {
+            /** @description What the push shows. The whole push (with its tracking link) must fit in 4 KB, or the campaign is refused with 422. */
+            content: {
+                /** @description Optional. Up to two notification buttons (what browsers show); UTM parameters are appended to each `action` URL */
+                actions?: {
+                    /** @description Required. The URL this button opens (what the service worker receives as event.action) */
+                    action: string;
+                    /** @description Required. Button label */
+                    title: string;
+                }[];
+                /** @description Required. Notification text */
+                body: string;
+                /** @description Optional. Opened when the notification is clicked; UTM parameters are appended to it */
+                clickUrl?: string;
+                /** @description Optional. Icon image URL */
+                iconUrl?: string;
+                /** @description Optional. Large image URL */
+                imageUrl?: string;
+                /** @description Required. Notification title */
+                title: string;
+            };
+            /** @description The step's id, unique in its flow */
+            id: string;
+            /** @description The id of the following step; null ends the flow */
+            next: string | null;
+            /** @constant */
+            type: "send_push";
+        } | {
+            /** @description Merge tags are liquid: `{{ first_name }}`, `{{ first_name | default: "there" }}`, `{% if vip %}…{% endif %}`. In `html` every value is HTML-escaped (`| raw` opts out); subject, text and preheader are plain text and written as given. A variable the render needs and does not get is missing, unless the template gives it a default or only tests it in a condition. No `include`, `render` or `layout` (no files), no unknown filter, no `sample` and no `"now"` date: a render depends on its variables only. Each part is parsed when saved: a problem → 422 naming the part (`subject`, `preheader`, `html`, `text`) with liquid's message and position. docs/CONTEXT.md, "Email templates and merge tags". An automation's email reads its subscriber's attributes and standard fields, as a campaign's does, and `event` — the properties of the event that enrolled it (`{{ event.cart.total }}`). */
+            content: {
+                /** @description The From */
+                from: {
+                    /**
+                     * Format: email
+                     * @description The From address: on a verified sending domain of the project, or a subdomain of one (422 otherwise)
+                     */
+                    email: string;
+                    /** @description The display name */
+                    name?: string;
+                };
+                /** @description HTML body with merge tags, up to 512 KiB of UTF-8; values are HTML-escaped */
+                html?: string;
+                preheader?: string;
+                /** @description The Reply-To */
+                replyTo?: {
+                    /**
+                     * Format: email
+                     * @description The Reply-To address: on a verified sending domain of the project, or a subdomain of one (422 otherwise)
+                     */
+                    email: string;
+                    /** @description The display name */
+                    name?: string;
+                };
+                /** @description Subject line with merge tags: one line, up to 998 characters */
+                subject?: string;
+                /** @description A saved email template of the project: the parts not given here are copied from it when the automation is saved */
+                templateId?: string;
+                text?: string;
+            };
+            /** @description The step's id, unique in its flow */
+            id: string;
+            /** @description The id of the following step; null ends the flow */
+            next: string | null;
+            /** @constant */
+            type: "send_email";
+        } | {
+            content: {
+                /** @description The text; the sender is chosen per the number's country */
+                body: string;
+            };
+            /** @description The step's id, unique in its flow */
+            id: string;
+            /** @description The id of the following step; null ends the flow */
+            next: string | null;
+            /** @constant */
+            type: "send_sms";
+        } | {
+            content: {
+                components?: {
+                    /** @description For a button: its position, from "0" */
+                    index?: string;
+                    /** @description As the Cloud API takes them, e.g. `{"type": "text", "text": "Ada"}`, `{"type": "currency", …}`, `{"type": "image", "image": {"link": …}}` */
+                    parameters?: {
+                        [key: string]: unknown;
+                    }[];
+                    /**
+                     * @description For a button: its kind
+                     * @enum {string}
+                     */
+                    sub_type?: "quick_reply" | "url" | "copy_code" | "flow";
+                    /**
+                     * @description Which part of the template the parameters fill
+                     * @enum {string}
+                     */
+                    type: "header" | "body" | "button";
+                }[];
+                language?: string;
+                /** @description An APPROVED template of the registry */
+                templateName?: string;
+                /** @description Free-form text: sent only inside the 24-hour customer-service window */
+                text?: string;
+            };
+            /** @description The step's id, unique in its flow */
+            id: string;
+            /** @description The id of the following step; null ends the flow */
+            next: string | null;
+            /** @constant */
+            type: "send_whatsapp";
+        } | {
+            /** @description How long to wait: minutes (30m), hours (2h), days (1d) or weeks (2w); at most 365 days */
+            duration: string;
+            /** @description The step's id, unique in its flow */
+            id: string;
+            /** @description The id of the following step; null ends the flow */
+            next: string | null;
+            /** @constant */
+            type: "delay";
+        } | {
+            criteria: components["schemas"]["ConditionCriteria"];
+            /** @description The step otherwise; null ends the flow */
+            falseBranch: string | null;
+            /** @description The step's id, unique in its flow */
+            id: string;
+            /** @description The step when the criteria hold; null ends the flow */
+            trueBranch: string | null;
+            /** @constant */
+            type: "condition";
+        } | {
+            /** @description The step's id, unique in its flow */
+            id: string;
+            /** @constant */
+            type: "exit";
+        };
+        /** @description One step; the first of the list is the entry step */
+        AutomationStepInput: {
+            /** @description What the push shows. The whole push (with its tracking link) must fit in 4 KB, or the campaign is refused with 422. */
+            content: {
+                /** @description Optional. Up to two notification buttons (what browsers show); UTM parameters are appended to each `action` URL */
+                actions?: {
+                    /** @description Required. The URL this button opens (what the service worker receives as event.action) */
+                    action: string;
+                    /** @description Required. Button label */
+                    title: string;
+                }[];
+                /** @description Required. Notification text */
+                body: string;
+                /** @description Optional. Opened when the notification is clicked; UTM parameters are appended to it */
+                clickUrl?: string;
+                /** @description Optional. Icon image URL */
+                iconUrl?: string;
+                /** @description Optional. Large image URL */
+                imageUrl?: string;
+                /** @description Required. Notification title */
+                title: string;
+            };
+            /** @description The step's id, unique in its flow */
+            id: string;
+            /** @description The id of the following step; null ends the flow */
+            next: string | null;
+            /** @constant */
+            type: "send_push";
+        } | {
+            /** @description Merge tags are liquid: `{{ first_name }}`, `{{ first_name | default: "there" }}`, `{% if vip %}…{% endif %}`. In `html` every value is HTML-escaped (`| raw` opts out); subject, text and preheader are plain text and written as given. A variable the render needs and does not get is missing, unless the template gives it a default or only tests it in a condition. No `include`, `render` or `layout` (no files), no unknown filter, no `sample` and no `"now"` date: a render depends on its variables only. Each part is parsed when saved: a problem → 422 naming the part (`subject`, `preheader`, `html`, `text`) with liquid's message and position. docs/CONTEXT.md, "Email templates and merge tags". An automation's email reads its subscriber's attributes and standard fields, as a campaign's does, and `event` — the properties of the event that enrolled it (`{{ event.cart.total }}`). */
+            content: {
+                /** @description The From */
+                from: {
+                    /** @description The From address: on a verified sending domain of the project, or a subdomain of one (422 otherwise) */
+                    email: string;
+                    /** @description The display name */
+                    name?: string;
+                };
+                /** @description HTML body with merge tags, up to 512 KiB of UTF-8; values are HTML-escaped */
+                html?: string;
+                preheader?: string;
+                /** @description The Reply-To */
+                replyTo?: {
+                    /** @description The Reply-To address: on a verified sending domain of the project, or a subdomain of one (422 otherwise) */
+                    email: string;
+                    /** @description The display name */
+                    name?: string;
+                };
+                /** @description Subject line with merge tags: one line, up to 998 characters */
+                subject?: string;
+                /** @description A saved email template of the project: the parts not given here are copied from it when the automation is saved */
+                templateId?: string;
+                text?: string;
+            };
+            /** @description The step's id, unique in its flow */
+            id: string;
+            /** @description The id of the following step; null ends the flow */
+            next: string | null;
+            /** @constant */
+            type: "send_email";
+        } | {
+            content: {
+                /** @description The text; the sender is chosen per the number's country */
+                body: string;
+            };
+            /** @description The step's id, unique in its flow */
+            id: string;
+            /** @description The id of the following step; null ends the flow */
+            next: string | null;
+            /** @constant */
+            type: "send_sms";
+        } | {
+            content: {
+                components?: {
+                    /** @description For a button: its position, from "0" */
+                    index?: string;
+                    /** @description As the Cloud API takes them, e.g. `{"type": "text", "text": "Ada"}`, `{"type": "currency", …}`, `{"type": "image", "image": {"link": …}}` */
+                    parameters?: {
+                        [key: string]: unknown;
+                    }[];
+                    /**
+                     * @description For a button: its kind
+                     * @enum {string}
+                     */
+                    sub_type?: "quick_reply" | "url" | "copy_code" | "flow";
+                    /**
+                     * @description Which part of the template the parameters fill
+                     * @enum {string}
+                     */
+                    type: "header" | "body" | "button";
+                }[];
+                language?: string;
+                /** @description An APPROVED template of the registry */
+                templateName?: string;
+                /** @description Free-form text: sent only inside the 24-hour customer-service window */
+                text?: string;
+            };
+            /** @description The step's id, unique in its flow */
+            id: string;
+            /** @description The id of the following step; null ends the flow */
+            next: string | null;
+            /** @constant */
+            type: "send_whatsapp";
+        } | {
+            /** @description How long to wait: minutes (30m), hours (2h), days (1d) or weeks (2w); at most 365 days */
+            duration: string;
+            /** @description The step's id, unique in its flow */
+            id: string;
+            /** @description The id of the following step; null ends the flow */
+            next: string | null;
+            /** @constant */
+            type: "delay";
+        } | {
+            criteria: components["schemas"]["ConditionCriteriaInput"];
+            /** @description The step otherwise; null ends the flow */
+            falseBranch: string | null;
+            /** @description The step's id, unique in its flow */
+            id: string;
+            /** @description The step when the criteria hold; null ends the flow */
+            trueBranch: string | null;
+            /** @constant */
+            type: "condition";
+        } | {
+            /** @description The step's id, unique in its flow */
+            id: string;
+            /** @constant */
+            type: "exit";
+        };
+        AutomationTotals: {
+            active: number;
+            completed: number;
+            /** @description completed / enrolled, 0 to 1 (0 with no enrollment) */
+            conversion: number;
+            /** @description Enrollments now on record (a deleted one is not counted) */
+            enrolled: number;
+            exited: number;
+            failed: number;
+            waiting: number;
+        };
+        AutomationTotalsInput: {
+            active: number;
+            completed: number;
+            /** @description completed / enrolled, 0 to 1 (0 with no enrollment) */
+            conversion: number;
+            /** @description Enrollments now on record (a deleted one is not counted) */
+            enrolled: number;
+            exited: number;
+            failed: number;
+            waiting: number;
+        };
+        /** @description What enrolls a subscriber (spec 6.2) */
+        AutomationTrigger: {
+            /** @constant */
+            type: "subscriber_added";
+        } | {
+            /** @description N: enrolls a subscriber not seen for N days (lastSeenAt) */
+            inactiveDays: number;
+            /** @constant */
+            type: "subscriber_inactive";
+        } | {
+            /** @description Tests of the event's properties, all of which must hold */
+            conditions?: components["schemas"]["PropertyCondition"][];
+            /** @description An event name, e.g. cart.abandoned */
+            eventName: string;
+            /** @constant */
+            type: "event";
+        } | {
+            /** @description A 5-field cron expression, read in each subscriber's own timezone: "0 9 * * 1" is Mondays 9:00 local */
+            cron: string;
+            /** @description The zone of subscribers whose timezone is unknown (default UTC) */
+            defaultTimezone?: string;
+            /** @constant */
+            type: "schedule";
+        };
+        /** @description What enrolls a subscriber (spec 6.2) */
+        AutomationTriggerInput: {
+            /** @constant */
+            type: "subscriber_added";
+        } | {
+            /** @description N: enrolls a subscriber not seen for N days (lastSeenAt) */
+            inactiveDays: number;
+            /** @constant */
+            type: "subscriber_inactive";
+        } | {
+            /** @description Tests of the event's properties, all of which must hold */
+            conditions?: components["schemas"]["PropertyConditionInput"][];
+            /** @description An event name, e.g. cart.abandoned */
+            eventName: string;
+            /** @constant */
+            type: "event";
+        } | {
+            /** @description A 5-field cron expression, read in each subscriber's own timezone: "0 9 * * 1" is Mondays 9:00 local */
+            cron: string;
+            /** @description The zone of subscribers whose timezone is unknown (default UTC) */
+            defaultTimezone?: string;
+            /** @constant */
+            type: "schedule";
+        };
         Campaign: {
             archivedAt: string | null;
             cancelledAt: string | null;
@@ -14276,6 +16498,28 @@ export interface components {
             };
             /** @description ISO 8601 timestamp */
             updatedAt: string;
+        };
+        /** @description Every part given must hold (AND) for the true branch */
+        ConditionCriteria: {
+            /** @description Tests of the subscriber's attributes */
+            attributes?: components["schemas"]["PropertyCondition"][];
+            /** @description Tests of the properties of the event that enrolled the subscriber (false without one) */
+            event?: components["schemas"]["PropertyCondition"][];
+            /** @description Membership of a saved segment of the project */
+            segmentId?: string;
+            /** @description The subscriber's fields, as a segment's filters */
+            subscriber?: components["schemas"]["SegmentFilters"];
+        };
+        /** @description Every part given must hold (AND) for the true branch */
+        ConditionCriteriaInput: {
+            /** @description Tests of the subscriber's attributes */
+            attributes?: components["schemas"]["PropertyConditionInput"][];
+            /** @description Tests of the properties of the event that enrolled the subscriber (false without one) */
+            event?: components["schemas"]["PropertyConditionInput"][];
+            /** @description Membership of a saved segment of the project */
+            segmentId?: string;
+            /** @description The subscriber's fields, as a segment's filters */
+            subscriber?: components["schemas"]["SegmentFiltersInput"];
         };
         ContactImportResult: {
             /** @description New contacts */
@@ -14973,6 +17217,100 @@ export interface components {
             /** @description A top-level name the template reads, e.g. `first_name` or `order` for `{{ order.total }}` */
             name: string;
         };
+        Enrollment: {
+            automationId: string;
+            /** @description When that step is due; null once ended */
+            dueAt: string | null;
+            endedAt: string | null;
+            /** @description ISO 8601 timestamp */
+            enrolledAt: string;
+            eventId: string | null;
+            id: string;
+            /** @description Why it failed or exited, when it did */
+            reason: string | null;
+            /** @enum {string} */
+            state: "active" | "waiting" | "completed" | "exited" | "failed";
+            /** @description The step it runs next; null once ended */
+            stepId: string | null;
+            subscriberId: string;
+            version: number;
+        };
+        EnrollmentDetail: {
+            automationId: string;
+            /** @description When that step is due; null once ended */
+            dueAt: string | null;
+            endedAt: string | null;
+            /** @description ISO 8601 timestamp */
+            enrolledAt: string;
+            eventId: string | null;
+            history: {
+                completedAt: string | null;
+                /** @description ISO 8601 timestamp */
+                enteredAt: string;
+                /** @description A send step's message (its delivery is in the subscriber's history) */
+                messageId: string | null;
+                /** @description sent, skipped:<why>, true / false (a condition), waited, exited, or failed:<why> */
+                outcome: string | null;
+                stepId: string;
+                type: string;
+            }[];
+            id: string;
+            /** @description Why it failed or exited, when it did */
+            reason: string | null;
+            /** @enum {string} */
+            state: "active" | "waiting" | "completed" | "exited" | "failed";
+            /** @description The step it runs next; null once ended */
+            stepId: string | null;
+            subscriberId: string;
+            version: number;
+        };
+        EnrollmentDetailInput: {
+            automationId: string;
+            /** @description When that step is due; null once ended */
+            dueAt: string | null;
+            endedAt: string | null;
+            /** @description ISO 8601 timestamp */
+            enrolledAt: string;
+            eventId: string | null;
+            history: {
+                completedAt: string | null;
+                /** @description ISO 8601 timestamp */
+                enteredAt: string;
+                /** @description A send step's message (its delivery is in the subscriber's history) */
+                messageId: string | null;
+                /** @description sent, skipped:<why>, true / false (a condition), waited, exited, or failed:<why> */
+                outcome: string | null;
+                stepId: string;
+                type: string;
+            }[];
+            id: string;
+            /** @description Why it failed or exited, when it did */
+            reason: string | null;
+            /** @enum {string} */
+            state: "active" | "waiting" | "completed" | "exited" | "failed";
+            /** @description The step it runs next; null once ended */
+            stepId: string | null;
+            subscriberId: string;
+            version: number;
+        };
+        EnrollmentInput: {
+            automationId: string;
+            /** @description When that step is due; null once ended */
+            dueAt: string | null;
+            endedAt: string | null;
+            /** @description ISO 8601 timestamp */
+            enrolledAt: string;
+            eventId: string | null;
+            id: string;
+            /** @description Why it failed or exited, when it did */
+            reason: string | null;
+            /** @enum {string} */
+            state: "active" | "waiting" | "completed" | "exited" | "failed";
+            /** @description The step it runs next; null once ended */
+            stepId: string | null;
+            subscriberId: string;
+            version: number;
+        };
         Error: {
             /** @description Stable machine-readable error code */
             code: string;
@@ -15002,6 +17340,96 @@ export interface components {
             requestId: string;
             /** @description Equals the HTTP status */
             statusCode: number;
+        };
+        Event: {
+            eventId: string | null;
+            id: string;
+            /** @description How the application named the person */
+            identity: {
+                [key: string]: string;
+            };
+            name: string;
+            /** @description ISO 8601 timestamp */
+            occurredAt: string;
+            properties: {
+                [key: string]: unknown;
+            };
+            /** @description ISO 8601 timestamp */
+            receivedAt: string;
+            subscriberId: string | null;
+        };
+        EventCounts: {
+            data: {
+                count: number;
+                /** @description ISO 8601 timestamp */
+                lastReceivedAt: string;
+                name: string;
+            }[];
+            days: number;
+        };
+        EventCountsInput: {
+            data: {
+                count: number;
+                /** @description ISO 8601 timestamp */
+                lastReceivedAt: string;
+                name: string;
+            }[];
+            days: number;
+        };
+        EventInput: {
+            eventId: string | null;
+            id: string;
+            /** @description How the application named the person */
+            identity: {
+                [key: string]: string;
+            };
+            name: string;
+            /** @description ISO 8601 timestamp */
+            occurredAt: string;
+            properties: {
+                [key: string]: unknown;
+            };
+            /** @description ISO 8601 timestamp */
+            receivedAt: string;
+            subscriberId: string | null;
+        };
+        EventsAccepted: {
+            data: {
+                /** @description Automations it enrolled its subscriber in */
+                enrolled: number;
+                eventId: string | null;
+                /** @description Herald's id of the event (of the first one, for a duplicate) */
+                id: string;
+                name: string;
+                /**
+                 * @description duplicate: an event with this eventId was recorded before; nothing happened
+                 * @enum {string}
+                 */
+                status: "recorded" | "duplicate";
+                /** @description The subscriber it was recorded against; null when none matched (recorded, enrolls nobody) */
+                subscriberId: string | null;
+            }[];
+            duplicates: number;
+            recorded: number;
+        };
+        EventsAcceptedInput: {
+            data: {
+                /** @description Automations it enrolled its subscriber in */
+                enrolled: number;
+                eventId: string | null;
+                /** @description Herald's id of the event (of the first one, for a duplicate) */
+                id: string;
+                name: string;
+                /**
+                 * @description duplicate: an event with this eventId was recorded before; nothing happened
+                 * @enum {string}
+                 */
+                status: "recorded" | "duplicate";
+                /** @description The subscriber it was recorded against; null when none matched (recorded, enrolls nobody) */
+                subscriberId: string | null;
+            }[];
+            duplicates: number;
+            recorded: number;
         };
         /** @description An open invitation: not yet accepted, revoked or replaced. No name is shown before it is accepted. */
         Invitation: {
@@ -15082,6 +17510,20 @@ export interface components {
             /** @enum {string} */
             role: "OWNER" | "ADMIN" | "MEMBER" | "VIEWER";
             userId: string;
+        };
+        /** @description Saved as a draft: POST /automations/{id}/activate starts it */
+        NewAutomation: {
+            name: string;
+            projectId: string;
+            steps: components["schemas"]["AutomationStep"][];
+            trigger: components["schemas"]["AutomationTrigger"];
+        };
+        /** @description Saved as a draft: POST /automations/{id}/activate starts it */
+        NewAutomationInput: {
+            name: string;
+            projectId: string;
+            steps: components["schemas"]["AutomationStepInput"][];
+            trigger: components["schemas"]["AutomationTriggerInput"];
         };
         /** @description Required: name, projectId, content (title, body), segment, schedule.mode. The rest is optional. */
         NewCampaign: {
@@ -15315,6 +17757,42 @@ export interface components {
                 source?: string;
             };
         };
+        NewEvent: {
+            /** @description The application's own id of the event: another event with the same eventId in the project is ignored (`duplicate`) */
+            eventId?: string;
+            /** @description The person by the application's own user id (the subscriber seen last with it) */
+            externalId?: string;
+            /** @description The event name, e.g. cart.abandoned: `event` triggers of the same name enroll its subscriber */
+            name: string;
+            /** @description When it happened (default: when received) */
+            occurredAt?: string;
+            /** @description Any JSON object, at most 16 KiB: what trigger conditions, condition steps and email merge tags (`{{ event.total }}`) read */
+            properties?: {
+                [key: string]: unknown;
+            };
+            /** @description The person by subscriber id */
+            subscriberId?: string;
+            /** @description The person by a subscriber's token (that device) */
+            token?: string;
+        };
+        NewEventInput: {
+            /** @description The application's own id of the event: another event with the same eventId in the project is ignored (`duplicate`) */
+            eventId?: string;
+            /** @description The person by the application's own user id (the subscriber seen last with it) */
+            externalId?: string;
+            /** @description The event name, e.g. cart.abandoned: `event` triggers of the same name enroll its subscriber */
+            name: string;
+            /** @description When it happened (default: when received) */
+            occurredAt?: string;
+            /** @description Any JSON object, at most 16 KiB: what trigger conditions, condition steps and email merge tags (`{{ event.total }}`) read */
+            properties?: {
+                [key: string]: unknown;
+            };
+            /** @description The person by subscriber id */
+            subscriberId?: string;
+            /** @description The person by a subscriber's token (that device) */
+            token?: string;
+        };
         Project: {
             /** @description ISO 8601 timestamp */
             createdAt: string;
@@ -15350,6 +17828,28 @@ export interface components {
             updatedAt: string;
             /** @description VAPID public key (base64url) for web push subscriptions; null without a push configuration */
             vapidPublicKey: string | null;
+        };
+        /** @description A test of one property of the triggering event or of the subscriber's attributes */
+        PropertyCondition: {
+            /**
+             * @description eq / neq: equal (JSON value); gt, gte, lt, lte: numbers (or ISO 8601 strings) compared; contains: a string containing, or an array holding, value; in: one of the array value; exists / not_exists: no value
+             * @enum {string}
+             */
+            operator: "eq" | "neq" | "gt" | "gte" | "lt" | "lte" | "contains" | "in" | "exists" | "not_exists";
+            /** @description The property, a dotted path into nested objects (cart.total) */
+            path: string;
+            value?: unknown;
+        };
+        /** @description A test of one property of the triggering event or of the subscriber's attributes */
+        PropertyConditionInput: {
+            /**
+             * @description eq / neq: equal (JSON value); gt, gte, lt, lte: numbers (or ISO 8601 strings) compared; contains: a string containing, or an array holding, value; in: one of the array value; exists / not_exists: no value
+             * @enum {string}
+             */
+            operator: "eq" | "neq" | "gt" | "gte" | "lt" | "lte" | "contains" | "in" | "exists" | "not_exists";
+            /** @description The property, a dotted path into nested objects (cart.total) */
+            path: string;
+            value?: unknown;
         };
         /** @description A saved segment belongs to an environment, like subscribers: a test key saves sandbox segments and sees and changes only those (another segment is 404); a live key sees both environments of its project; dashboard users every segment of their organization. A campaign uses a saved segment of its own environment only. */
         Segment: {
@@ -15622,7 +18122,7 @@ export interface components {
             reason: string | null;
             sentAt: string | null;
             /** @enum {string} */
-            source: "campaign" | "transactional";
+            source: "campaign" | "transactional" | "automation";
             /**
              * @description Where the delivery is now (docs/CONTEXT.md, "Deliveries")
              * @enum {string}
@@ -15647,7 +18147,7 @@ export interface components {
             reason: string | null;
             sentAt: string | null;
             /** @enum {string} */
-            source: "campaign" | "transactional";
+            source: "campaign" | "transactional" | "automation";
             /**
              * @description Where the delivery is now (docs/CONTEXT.md, "Deliveries")
              * @enum {string}
@@ -15674,7 +18174,7 @@ export interface components {
             /** @description A later open or click of the same delivery: logged, counted nowhere (the first of each moved the delivery and its counters) */
             repeat: boolean;
             /** @enum {string} */
-            source: "campaign" | "transactional";
+            source: "campaign" | "transactional" | "automation";
             /**
              * @description What happened: delivered, opened, clicked, dismissed (a push closed without a click), unsubscribed, complained (marked as spam), bounced (hard: the address is suppressed), soft_bounced (a temporary failure)
              * @enum {string}
@@ -15703,7 +18203,7 @@ export interface components {
             /** @description A later open or click of the same delivery: logged, counted nowhere (the first of each moved the delivery and its counters) */
             repeat: boolean;
             /** @enum {string} */
-            source: "campaign" | "transactional";
+            source: "campaign" | "transactional" | "automation";
             /**
              * @description What happened: delivered, opened, clicked, dismissed (a push closed without a click), unsubscribed, complained (marked as spam), bounced (hard: the address is suppressed), soft_bounced (a temporary failure)
              * @enum {string}

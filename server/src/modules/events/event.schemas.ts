@@ -29,7 +29,7 @@ export const eventInput = z
   .refine((e) => [e.externalId, e.token, e.subscriberId].filter((v) => v !== undefined).length === 1, {
     message: 'must name the person by exactly one of externalId, token, subscriberId',
   })
-  .meta({ id: 'EventInput' });
+  .meta({ id: 'NewEvent' });
 
 export const MAX_EVENTS_PER_BATCH = 1000;
 
