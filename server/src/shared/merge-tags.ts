@@ -27,7 +27,7 @@ export const MERGE_TAG_LIMITS = {
   /** Characters one template text may have (liquid's parseLimit). */
   parseCharacters: 1_048_576,
   /** Milliseconds one render of one template text may take (liquid's renderLimit). */
-  renderMilliseconds: 100,
+  renderMilliseconds: 1000,
   /** Elements of the strings, arrays and ranges one render may build (liquid's memoryLimit). */
   memory: 10_000_000,
   /** Characters one rendered text may have: liquid bounds what filters build, not what loops write out. */

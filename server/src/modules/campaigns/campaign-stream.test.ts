@@ -80,8 +80,9 @@ describe('CampaignStreams', () => {
     });
     const aborts = [new AbortController(), new AbortController(), new AbortController()];
     const clients = aborts.map((abort) => collect(url, abort.signal));
-    await sleep(50);
-    const connectReads = reads; // one per client, on connect
+    // Every client connected and got its first snapshot (one read each) before anything changes, however busy the machine.
+    for (let waited = 0; reads < aborts.length && waited < 5_000; waited += 10) await sleep(10);
+    const connectReads = reads;
     // Ten changes between two polls arrive as one event.
     for (let i = 0; i < 10; i++) sent += 1;
     await sleep(520);

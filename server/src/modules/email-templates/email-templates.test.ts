@@ -278,7 +278,7 @@ describe('rendering', () => {
     expect(res.statusCode).toBe(422);
     expect(res.json()).toMatchObject({
       code: 'template_render_failed',
-      details: [{ field: 'html', error: expect.stringMatching(/render limit \(100 ms\)/) }],
+      details: [{ field: 'html', error: expect.stringMatching(/render limit \(1000 ms\)/) }],
     });
     const scope = { organizationId: tenant.orgId, projectId: tenant.projectId, sandbox: false };
     expect(await t.services.emailTemplates.render(scope, template.id, {})).toEqual({
