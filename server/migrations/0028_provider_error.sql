@@ -1,0 +1,1 @@
+ALTER TABLE "deliveries" ADD COLUMN "provider_error" text;
