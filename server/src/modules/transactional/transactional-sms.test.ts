@@ -158,7 +158,7 @@ describe('POST /transactional/sms', () => {
     expect(envelope).toEqual({ success: true, status: 'sent', messageId: expect.any(String), reason: null, segments: 1, encoding: 'GSM-7', from: US_LONG_CODE });
     const [message] = sentTo(to);
     // The callback URL names the delivery, so Twilio's report finds it whenever it comes.
-    const [{ id }] = await query<{ id: number }>('SELECT id::float8 AS id FROM deliveries WHERE message_id = $1', [envelope.messageId]);
+    const { id } = (await query<{ id: number }>('SELECT id::float8 AS id FROM deliveries WHERE message_id = $1', [envelope.messageId]))[0]!;
     expect(message).toMatchObject({ from: US_LONG_CODE, body: 'Your code is 123456', statusCallback: `${PUBLIC_URL}/sms/twilio/status/${tenant.projectId}?delivery=${id}` });
     expect(await deliveryOf(envelope.messageId!)).toMatchObject({ status: 'sent', provider_message_id: message!.sid, provider_code: 'twilio_queued' });
     // A number no subscriber carries becomes a contact with only that number.
