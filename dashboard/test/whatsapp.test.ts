@@ -313,6 +313,7 @@ describe.skipIf(!chromiumPath)('WhatsApp in Chromium', { timeout: 60_000 }, () =
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(inboundUrl);
     expect(await page.content()).not.toContain(twilioAccount.authToken);
     await expectAccessible(page, 'the WhatsApp tab with a Twilio sender');
+    await screenshot(page, 'whatsapp-twilio-settings');
 
     // No sync through Twilio: a template is written by hand with its Content SID.
     await openTab(page, 'WhatsApp templates', 'whatsapp-templates');
