@@ -1,12 +1,19 @@
-// The WhatsApp tabs and WhatsApp sends in the log, in Chromium against `herald serve` and a local Cloud API (skipped without a Chromium).
+// The WhatsApp tabs and WhatsApp sends in the log, in Chromium against `herald serve`, a local Cloud API and a local
+// Twilio (skipped without a Chromium).
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startWhatsAppPeer, type WhatsAppPeer } from '../../server/test/whatsapp-peer.js';
+import { newTwilioAccount, startTwilioPeer, type TwilioPeer } from '../../server/test/twilio-peer.js';
+import { PEER_PHONE_NUMBER, startWhatsAppPeer, type WhatsAppPeer } from '../../server/test/whatsapp-peer.js';
 import { ADMIN, api, expectAccessible, findChromium, screenshot, startSession, VIEWER, type Herald, type Session } from './browser.js';
 
 const chromiumPath = findChromium();
 const ACCOUNT = { phoneNumberId: '1098765432101', wabaId: '2098765432102' };
 const SECRETS = { accessToken: 'EAAG-dashboard-access-token', appSecret: 'app-secret-never-shown-0123456789', verifyToken: 'verify-token-never-shown' };
+const twilioAccount = newTwilioAccount();
+const TWILIO_SENDER = '+14155238886';
+const CONTENT_SID = `HX${'0c'.repeat(16)}`;
+// Twilio calls back over HTTPS only: the URLs shown and signed are under this PUBLIC_URL.
+const PUBLIC_URL = 'https://herald.example.test';
 
 interface Channels {
   data: { channel: string; provider: string; settings: Record<string, unknown>; credentials: string[] }[];
@@ -18,9 +25,11 @@ describe.skipIf(!chromiumPath)('WhatsApp in Chromium', { timeout: 60_000 }, () =
   let auth: Record<string, string>;
   let projectId: string;
   let peer: WhatsAppPeer;
+  let twilio: TwilioPeer;
 
   beforeAll(async () => {
     peer = await startWhatsAppPeer({ accessToken: SECRETS.accessToken, ...ACCOUNT });
+    twilio = await startTwilioPeer([twilioAccount]);
     peer.templates.set(ACCOUNT.wabaId, [
       { name: 'order_update', language: 'en_US', category: 'UTILITY', status: 'APPROVED' },
       { name: 'order_update', language: 'fr', category: 'UTILITY', status: 'PENDING' },
@@ -28,13 +37,14 @@ describe.skipIf(!chromiumPath)('WhatsApp in Chromium', { timeout: 60_000 }, () =
       { name: 'login_code', language: 'en', category: 'AUTHENTICATION', status: 'PAUSED' },
       { name: 'old_notice', language: 'en', category: 'UTILITY', status: 'DISABLED' },
     ]);
-    session = await startSession(chromiumPath!, { WHATSAPP_GRAPH_URL: peer.url, WHATSAPP_GRAPH_VERSION: peer.version });
+    session = await startSession(chromiumPath!, { WHATSAPP_GRAPH_URL: peer.url, WHATSAPP_GRAPH_VERSION: peer.version, TWILIO_BASE_URL: twilio.url, PUBLIC_URL });
     ({ herald, auth, projectId } = session);
   }, 120_000);
 
   afterAll(async () => {
     await session?.stop();
     await peer?.close();
+    await twilio?.close();
   }, 60_000);
 
   async function signIn(who: { email: string; password: string }): Promise<{ context: BrowserContext; page: Page }> {
@@ -52,16 +62,17 @@ describe.skipIf(!chromiumPath)('WhatsApp in Chromium', { timeout: 60_000 }, () =
   const whatsappConfig = async () => (await api<Channels>(herald, 'GET', `/projects/${projectId}/channels`, undefined, auth)).data.find((c) => c.channel === 'whatsapp');
   const current = (page: Page) => page.getByRole('region', { name: 'Current configuration' });
   const webhook = (page: Page) => page.getByRole('region', { name: "Webhook in Meta's console" });
+  const twilioWebhook = (page: Page) => page.getByRole('region', { name: "Webhook in Twilio's console" });
   const form = (page: Page) => page.getByRole('form', { name: 'Meta Cloud API' });
   const templateRows = async (page: Page) =>
     (await page.getByRole('table', { name: 'WhatsApp templates' }).getByRole('row').allInnerTexts()).slice(1).map((row) => row.split('\t').slice(0, 5).join(' | '));
 
-  it('an admin saves the Meta settings (a 422 beside the phone number id first): the webhook URL is shown and copied, the secrets only as set', async () => {
+  it('an admin saves the Meta settings (a 422 beside the phone number id, then Meta refusing the token, first): the webhook URL is shown and copied, the secrets only as set', async () => {
     const { context, page } = await signIn(ADMIN);
     await openTab(page, 'WhatsApp', 'whatsapp');
     await current(page).getByText('No WhatsApp provider yet').waitFor();
-    expect(await current(page).getByRole('definition').allTextContents()).toEqual(['none', 'not set', 'not set', 'not set']);
-    await webhook(page).getByText('the callback URL to paste into Meta').waitFor();
+    expect(await current(page).getByRole('definition').allTextContents()).toEqual(['none']);
+    await webhook(page).getByText('the URL to paste into its console appears here').waitFor();
     await expectAccessible(page, 'the WhatsApp tab, unconfigured');
 
     await form(page).getByLabel('Phone number id').fill('+1 202 555 0100');
@@ -77,10 +88,18 @@ describe.skipIf(!chromiumPath)('WhatsApp in Chromium', { timeout: 60_000 }, () =
     expect(await whatsappConfig()).toBeUndefined();
     await expectAccessible(page, 'the WhatsApp form with a 422');
 
+    // Meta is asked before saving: a token it refuses is shown beside the field, and nothing is saved.
     await phone.fill(ACCOUNT.phoneNumberId);
+    await form(page).getByLabel('Access token').fill('EAAG-a-revoked-token');
+    await form(page).getByRole('button', { name: 'Save WhatsApp settings' }).click();
+    await form(page).getByRole('alert').filter({ hasText: 'Meta refused the access token: Invalid OAuth access token' }).waitFor();
+    expect(await form(page).getByLabel('Access token').getAttribute('aria-invalid')).toBe('true');
+    expect(await whatsappConfig()).toBeUndefined();
+
+    await form(page).getByLabel('Access token').fill(SECRETS.accessToken);
     await form(page).getByRole('button', { name: 'Save WhatsApp settings' }).click();
     await page.getByRole('status').filter({ hasText: 'WhatsApp settings saved.' }).waitFor();
-    const webhookUrl = `${herald.url}/whatsapp/webhook/${projectId}`;
+    const webhookUrl = `${PUBLIC_URL}/whatsapp/webhook/${projectId}`;
     expect(await whatsappConfig()).toMatchObject({
       provider: 'meta',
       settings: { ...ACCOUNT, webhookUrl },
@@ -93,6 +112,7 @@ describe.skipIf(!chromiumPath)('WhatsApp in Chromium', { timeout: 60_000 }, () =
     expect(await current(page).getByRole('definition').allTextContents()).toEqual([
       "Meta's WhatsApp Cloud API",
       ACCOUNT.phoneNumberId,
+      `${PEER_PHONE_NUMBER.display_phone_number} (${PEER_PHONE_NUMBER.verified_name})`,
       ACCOUNT.wabaId,
       'set',
       'set',
@@ -210,15 +230,23 @@ describe.skipIf(!chromiumPath)('WhatsApp in Chromium', { timeout: 60_000 }, () =
     const row = (to: string) => page.getByRole('row', { name: new RegExp(`to: \\${to}`) });
     await row('+12025551001').waitFor();
     const cells = async (to: string) => (await row(to).getByRole('cell').allInnerTexts()).slice(1);
-    expect(await cells('+12025551001')).toEqual(['to: +12025551001', 'sent (template)', '—', 'whatsapp']);
-    expect(await cells('+12025551002')).toEqual(['to: +12025551002', 'refused (template)', 'template_not_approved: Meta has not approved the template', 'whatsapp']);
+    expect(await cells('+12025551001')).toEqual(['to: +12025551001', 'sent (template)', '—', 'whatsapp', 'http_200']);
+    expect(await cells('+12025551002')).toEqual(['to: +12025551002', 'refused (template)', 'template_not_approved: Meta has not approved the template', 'whatsapp', '—']);
     expect(await cells('+12025551003')).toEqual([
       'to: +12025551003',
       'refused (text)',
       'outside_service_window: free-form text outside the 24-hour window (a template is needed)',
       'whatsapp',
+      '—',
     ]);
-    expect(await cells('+12025551004')).toEqual(['to: +12025551004', 'failed (template)', 'provider_error: the provider refused it or was unreachable', 'whatsapp']);
+    // Meta's code and words, kept on the delivery.
+    expect(await cells('+12025551004')).toEqual([
+      'to: +12025551004',
+      'failed (template)',
+      'provider_error: the provider refused it or was unreachable',
+      'whatsapp',
+      'whatsapp_131009: Parameter value is not valid (131009)',
+    ]);
     await expectAccessible(page, 'the transactional log of WhatsApp sends');
     await screenshot(page, 'transactional-whatsapp');
     await context.close();
@@ -227,7 +255,7 @@ describe.skipIf(!chromiumPath)('WhatsApp in Chromium', { timeout: 60_000 }, () =
   it('a VIEWER sees the settings and templates read-only', async () => {
     const { context, page } = await signIn(VIEWER);
     await openTab(page, 'WhatsApp', 'whatsapp');
-    await webhook(page).getByText(`${herald.url}/whatsapp/webhook/${projectId}`, { exact: true }).waitFor();
+    await webhook(page).getByText(`${PUBLIC_URL}/whatsapp/webhook/${projectId}`, { exact: true }).waitFor();
     await page.getByText('Only an owner or admin can change the WhatsApp settings.').waitFor();
     expect(await form(page).getByLabel('Phone number id').isDisabled()).toBe(true);
     expect(await form(page).getByLabel('Access token').isDisabled()).toBe(true);
@@ -245,6 +273,82 @@ describe.skipIf(!chromiumPath)('WhatsApp in Chromium', { timeout: 60_000 }, () =
     expect(await editor.getByLabel('Status').isDisabled()).toBe(true);
     expect(await editor.getByRole('button', { name: 'Save template' }).count()).toBe(0);
     await expectAccessible(page, 'a WhatsApp template as a viewer');
+    await context.close();
+  });
+
+  it('an admin switches to a Twilio WhatsApp sender (Twilio refusing the token first); templates then carry their Content SID and sends show Twilio in the log', async () => {
+    const { context, page } = await signIn(ADMIN);
+    await openTab(page, 'WhatsApp', 'whatsapp');
+    await page.getByRole('radio', { name: 'Twilio WhatsApp sender' }).check();
+    const twilioForm = page.getByRole('form', { name: 'Twilio WhatsApp sender' });
+    await twilioForm.getByLabel('Account SID').fill(twilioAccount.accountSid);
+    await twilioForm.getByLabel('Auth token').fill('0'.repeat(32));
+    await twilioForm.getByLabel('Sender number').fill(TWILIO_SENDER);
+    await twilioForm.getByRole('button', { name: 'Save WhatsApp settings' }).click();
+    await twilioForm.getByRole('alert').filter({ hasText: `Twilio refused to read account ${twilioAccount.accountSid} with these credentials` }).waitFor();
+    expect(await twilioForm.getByLabel('Auth token').getAttribute('aria-invalid')).toBe('true');
+    expect(await whatsappConfig()).toMatchObject({ provider: 'meta' });
+    await expectAccessible(page, 'the Twilio WhatsApp form with Twilio refusing');
+
+    await twilioForm.getByLabel('Auth token').fill(twilioAccount.authToken);
+    await twilioForm.getByRole('button', { name: 'Save WhatsApp settings' }).click();
+    await page.getByRole('status').filter({ hasText: 'WhatsApp settings saved.' }).waitFor();
+    const inboundUrl = `${PUBLIC_URL}/whatsapp/twilio/inbound/${projectId}`;
+    expect(await whatsappConfig()).toMatchObject({
+      provider: 'twilio',
+      settings: { accountSid: twilioAccount.accountSid, from: TWILIO_SENDER, inboundUrl },
+      credentials: ['authToken'],
+    });
+    expect(await current(page).getByRole('definition').allTextContents()).toEqual([
+      'Twilio WhatsApp sender',
+      twilioAccount.accountSid,
+      TWILIO_SENDER,
+      'set',
+      'not set',
+      'not set',
+      expect.any(String),
+    ]);
+    await twilioWebhook(page).getByText(inboundUrl, { exact: true }).waitFor();
+    await twilioWebhook(page).getByRole('button', { name: 'Copy incoming message URL' }).click();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(inboundUrl);
+    expect(await page.content()).not.toContain(twilioAccount.authToken);
+    await expectAccessible(page, 'the WhatsApp tab with a Twilio sender');
+    await screenshot(page, 'whatsapp-twilio-settings');
+
+    // No sync through Twilio: a template is written by hand with its Content SID.
+    await openTab(page, 'WhatsApp templates', 'whatsapp-templates');
+    await page.getByText('WhatsApp goes through Twilio: there is no sync.').waitFor();
+    expect(await page.getByRole('button', { name: 'Sync from Meta' }).count()).toBe(0);
+    await page.getByRole('link', { name: 'New template' }).click();
+    const editor = page.getByRole('form', { name: 'WhatsApp template' });
+    await editor.getByLabel('Name', { exact: true }).fill('twilio_notice');
+    await editor.getByLabel('Language', { exact: true }).fill('en');
+    await editor.getByLabel('Twilio Content SID (optional)').fill('HX-not-one');
+    await editor.getByRole('button', { name: 'Save template' }).click();
+    await editor.getByRole('alert').filter({ hasText: 'must be a Twilio Content SID' }).waitFor();
+    await editor.getByLabel('Twilio Content SID (optional)').fill(CONTENT_SID);
+    await editor.getByRole('button', { name: 'Save template' }).click();
+    await page.waitForURL(`**/app/projects/${projectId}/whatsapp-templates`);
+    await expect.poll(() => templateRows(page)).toContain('twilio_notice | en | Utility | Approved | By hand');
+
+    const key = await api<{ key: string }>(herald, 'POST', `/projects/${projectId}/api-keys`, { name: 'whatsapp-twilio', mode: 'live' }, auth);
+    const send = (body: Record<string, unknown>) => api<{ status: string; reason: string | null }>(herald, 'POST', '/transactional/whatsapp', body, { 'x-api-key': key.key });
+    expect(await send({ to: '+12025551005', templateName: 'twilio_notice', templateVariables: { 1: 'Ada' } })).toMatchObject({ status: 'sent' });
+    expect(twilio.messages.find((m) => m.to === 'whatsapp:+12025551005')).toMatchObject({ from: `whatsapp:${TWILIO_SENDER}`, contentSid: CONTENT_SID, contentVariables: { 1: 'Ada' } });
+    twilio.answer('whatsapp:+12025551006', { status: 400, code: 63014, message: 'This message was blocked by the end user' });
+    expect(await send({ to: '+12025551006', templateName: 'twilio_notice' })).toMatchObject({ status: 'failed', reason: 'recipient_opted_out' });
+
+    await page.goto(`${herald.url}/app/projects/${projectId}/transactional?channel=whatsapp`);
+    const cells = async (to: string) => (await page.getByRole('row', { name: new RegExp(`to: \\${to}`) }).getByRole('cell').allInnerTexts()).slice(1);
+    await expect.poll(() => cells('+12025551005')).toEqual(['to: +12025551005', 'sent (template)', '—', 'whatsapp', 'twilio_queued']);
+    expect(await cells('+12025551006')).toEqual([
+      'to: +12025551006',
+      'failed (template)',
+      'recipient_opted_out: the number opted out (STOP)',
+      'whatsapp',
+      'twilio_63014: Twilio 400 63014: This message was blocked by the end user',
+    ]);
+    await expectAccessible(page, 'the transactional log of WhatsApp sends through Twilio');
     await context.close();
   });
 

@@ -67,6 +67,7 @@ CREATE TABLE "events" (
 	"event_key" text
 );
 --> statement-breakpoint
+ALTER TABLE "deliveries" ADD COLUMN "provider_error" text;--> statement-breakpoint
 ALTER TABLE "automation_enrollments" ADD CONSTRAINT "automation_enrollments_project_id_projects_id_fk" FOREIGN KEY ("project_id") REFERENCES "public"."projects"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "automation_enrollments" ADD CONSTRAINT "automation_enrollments_automation_id_automations_id_fk" FOREIGN KEY ("automation_id") REFERENCES "public"."automations"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "automation_enrollments" ADD CONSTRAINT "automation_enrollments_subscriber_id_subscribers_id_fk" FOREIGN KEY ("subscriber_id") REFERENCES "public"."subscribers"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint

@@ -13,8 +13,9 @@ import type { DkimKeys } from './delivery/channels/email/mail-composition.js';
 import { createSesProvider, readSesAccount } from './delivery/channels/email/ses-provider.js';
 import { createSmtpProvider } from './delivery/channels/email/smtp-provider.js';
 import { createSmsAdapter } from './delivery/channels/sms/sms-adapter.js';
-import { createTwilioProvider } from './delivery/channels/sms/twilio-provider.js';
-import { createCloudApiProvider, listMessageTemplates } from './delivery/channels/whatsapp/cloud-api.js';
+import { createTwilioProvider, readTwilioAccount, twilioAccount } from './delivery/channels/sms/twilio-provider.js';
+import { createCloudApiProvider, listMessageTemplates, readPhoneNumber } from './delivery/channels/whatsapp/cloud-api.js';
+import { createTwilioWhatsAppProvider, twilioWhatsAppWebhook } from './delivery/channels/whatsapp/twilio-whatsapp.js';
 import { createWhatsAppAdapter } from './delivery/channels/whatsapp/whatsapp-adapter.js';
 import { createPushAdapter } from './delivery/channels/push/push-adapter.js';
 import { DeliveryEngine } from './delivery/delivery-engine.js';
@@ -56,7 +57,7 @@ import { EmailTrackingService } from './modules/tracking/email-tracking.service.
 import { TrackingService } from './modules/tracking/tracking.service.js';
 import { TransactionalEmailService } from './modules/transactional/transactional-email.service.js';
 import { TransactionalSmsService } from './modules/transactional/transactional-sms.service.js';
-import { TwilioWebhookService } from './modules/sms-webhooks/twilio-webhook.service.js';
+import { TwilioWebhookService } from './modules/twilio-webhooks/twilio-webhook.service.js';
 import { TransactionalWhatsAppService } from './modules/transactional/transactional-whatsapp.service.js';
 import { TransactionalService } from './modules/transactional/transactional.service.js';
 import { WhatsAppTemplateService } from './modules/whatsapp/whatsapp-template.service.js';
@@ -190,6 +191,8 @@ export function createServices(db: Db, config: ServicesConfig, jwtSecret: string
     forget,
     readSesAccount: (account) => readSesAccount(account, config.email.ses),
     publicUrl: config.publicUrl,
+    readPhoneNumber: (account) => readPhoneNumber(config.whatsapp, account),
+    readTwilioAccount: ({ accountSid, credentials }) => readTwilioAccount(config.sms.twilio, twilioAccount(accountSid, credentials)),
   });
   const emailDomains = new EmailDomainService(db, keyring, {
     lookupTxt: createTxtLookup(config.emailDomains.dnsServers),
@@ -211,7 +214,11 @@ export function createServices(db: Db, config: ServicesConfig, jwtSecret: string
     sandbox: createSandboxProvider(),
   });
   const sms = createSmsAdapter({ publicUrl: config.publicUrl, live: createTwilioProvider(config.sms.twilio), sandbox: createSandboxProvider() });
-  const whatsapp = createWhatsAppAdapter({ live: createCloudApiProvider(config.whatsapp), sandbox: createSandboxProvider() });
+  const whatsapp = createWhatsAppAdapter({
+    publicUrl: config.publicUrl,
+    live: { meta: createCloudApiProvider(config.whatsapp), twilio: createTwilioWhatsAppProvider(config.sms.twilio) },
+    sandbox: createSandboxProvider(),
+  });
   const delivery: DeliveryEngine = new DeliveryEngine({
     db,
     config,
@@ -231,6 +238,7 @@ export function createServices(db: Db, config: ServicesConfig, jwtSecret: string
   // Drizzle's handle exposes its pg pool as $client: registrations are written on it directly.
   const pool = (db as Db & { $client: pg.Pool }).$client;
   const smsSenders = new SmsSenderService(db);
+  const whatsappWebhook = new WhatsAppWebhookService(db, channels, clock);
   const automations = new AutomationService(db, { delivery, email: emailKind });
   const automationExecutor = new AutomationExecutor(
     db,
@@ -267,10 +275,15 @@ export function createServices(db: Db, config: ServicesConfig, jwtSecret: string
     transactionalSms: new TransactionalSmsService(db, delivery, { contacts, senders: smsSenders }, transactionalOptions),
     smsSenders,
     smsOptOuts: new SmsOptOutService(db),
-    twilioWebhook: new TwilioWebhookService(db, sms.webhook!, async (projectId) => (await delivery.sendingProjects([projectId])).get(projectId)?.sms),
+    twilioWebhook: new TwilioWebhookService(db, {
+      webhooks: { sms: sms.webhook!, whatsapp: twilioWhatsAppWebhook },
+      configOf: async (projectId, channel) => (await delivery.sendingProjects([projectId])).get(projectId)?.[channel],
+      whatsappInbound: (projectId, message) => whatsappWebhook.inbound(projectId, message),
+      clock,
+    }),
     transactionalWhatsApp: new TransactionalWhatsAppService(db, delivery, { templates: whatsappTemplates, contacts }, transactionalOptions),
     whatsappTemplates,
-    whatsappWebhook: new WhatsAppWebhookService(db, channels, clock),
+    whatsappWebhook,
     idempotency: new IdempotencyService(db),
     automations,
     automationExecutor,

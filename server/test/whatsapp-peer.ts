@@ -1,5 +1,6 @@
 // A local WhatsApp Cloud API (Meta Graph) for tests: checks the Bearer token and each message's JSON shape, answers
-// as Meta does (wamids, error JSON), serves message_templates, and calls Herald back with signed (or forged) webhooks.
+// as Meta does (wamids, error JSON), serves the phone number and message_templates, and calls Herald back with signed
+// (or forged) webhooks.
 import { createHmac, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -54,6 +55,9 @@ export interface WhatsAppPeerOptions {
   wabaId: string;
   version?: string;
 }
+
+/** How the peer shows its phone number (`GET /{phone-number-id}`). */
+export const PEER_PHONE_NUMBER = { display_phone_number: '+1 555-010-0000', verified_name: 'Herald Test' };
 
 /** A Cloud API webhook body, as Meta nests it. */
 export function webhookBody(value: Record<string, unknown>, phoneNumberId: string): Record<string, unknown> {
@@ -141,6 +145,13 @@ export async function startWhatsAppPeer(options: WhatsAppPeerOptions): Promise<W
         const id = `wamid.${randomBytes(12).toString('base64url')}`;
         messages.push({ id, phoneNumberId: send[1]!, to, type: body.type as 'text' | 'template', body });
         return json(response, 200, { messaging_product: 'whatsapp', contacts: [{ input: to, wa_id: to.replace('+', '') }], messages: [{ id }] });
+      }
+      const number = new RegExp(`^/${version.replace('.', '\\.')}/(\\d+)$`).exec(url.pathname);
+      if (number && request.method === 'GET') {
+        if (number[1] !== options.phoneNumberId) {
+          return metaError(response, 400, 100, `Unsupported get request. Object with ID '${number[1]}' does not exist, cannot be loaded due to missing permissions, or does not support this operation`, 33);
+        }
+        return json(response, 200, { ...PEER_PHONE_NUMBER, id: number[1] });
       }
       const list = new RegExp(`^/${version.replace('.', '\\.')}/(\\d+)/message_templates$`).exec(url.pathname);
       if (list && request.method === 'GET') {

@@ -1,4 +1,5 @@
-// The transactional send log of a project (push, email, WhatsApp): every send with its recipient, outcome and reason in words, filtered and paged.
+// The transactional send log of a project (push, email, SMS, WhatsApp): every send with its recipient, outcome, reason in
+// words and, for SMS and WhatsApp, what the provider said of its delivery; filtered and paged.
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useNavigate, useParams, useSearch } from '@tanstack/react-router';
 import type { FormEvent } from 'react';
@@ -80,6 +81,12 @@ const messageTypeOf = ({ outcome }: Send) => ('messageType' in outcome && outcom
 /** An SMS's parts (what carriers bill) and encoding, beside its outcome. */
 const partsOf = ({ outcome }: Send) => ('segments' in outcome ? ` · ${outcome.segments} ${outcome.segments === 1 ? 'segment' : 'segments'} (${outcome.encoding})` : '');
 
+/** An SMS's or WhatsApp message's delivery as the provider last spoke of it: its code, and its words with a refusal. */
+const providerOf = ({ delivery }: Send) => {
+  if (!delivery?.providerCode) return '—';
+  return delivery.providerError ? `${delivery.providerCode}: ${delivery.providerError}` : delivery.providerCode;
+};
+
 /** Search parameters (or the filter form) as the log's query; anything unknown is dropped. */
 export function sendFiltersFromSearch(search: Record<string, unknown>): SendFilters {
   const filters: SendFilters = {};
@@ -157,6 +164,7 @@ export function TransactionalPage() {
                   <th scope="col">Outcome</th>
                   <th scope="col">Reason</th>
                   <th scope="col">Channel</th>
+                  <th scope="col">Provider</th>
                 </tr>
               </thead>
               <tbody>
@@ -184,6 +192,7 @@ export function TransactionalPage() {
                       )}
                     </td>
                     <td>{send.channel}</td>
+                    <td>{providerOf(send)}</td>
                   </tr>
                 ))}
               </tbody>

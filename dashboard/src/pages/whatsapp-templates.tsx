@@ -1,4 +1,5 @@
-// WhatsApp templates of a project: the registry with Meta's review status, a sync from Meta showing what changed, and hand-written ones.
+// WhatsApp templates of a project: the registry with Meta's review status, a sync from Meta showing what changed, and
+// hand-written ones (with their Twilio Content SID for a project sending through Twilio).
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate, useParams } from '@tanstack/react-router';
 import { useState, type FormEvent } from 'react';
@@ -17,7 +18,7 @@ type CreateBody = Body<'/projects/{id}/whatsapp-templates', 'post'>;
 
 const STATUSES = everyValue<Status>()('APPROVED', 'PENDING', 'REJECTED', 'PAUSED', 'DISABLED');
 const CATEGORIES = everyValue<Category>()('UTILITY', 'MARKETING', 'AUTHENTICATION');
-const FIELDS = ['name', 'language', 'category', 'status', 'components'];
+const FIELDS = ['name', 'language', 'category', 'status', 'components', 'providerTemplateId'];
 
 /** Meta's review status in words, with the badge colour it gets: only an approved template is sent. */
 const STATUS: Record<Status, { label: string; tone: string }> = {
@@ -85,6 +86,11 @@ export function WhatsAppTemplatesPage() {
     },
     onSettled: () => queryClient.invalidateQueries({ queryKey: ['whatsapp-templates', projectId] }),
   });
+  const channels = useQuery({
+    queryKey: ['channels', projectId],
+    queryFn: () => unwrap(api.GET('/projects/{id}/channels', { params: { path: { id: projectId } } })),
+  });
+  const throughTwilio = channels.data?.data.some((config) => config.channel === 'whatsapp' && config.provider === 'twilio') ?? false;
   const remove = async (id: string) => {
     await unwrap(api.DELETE('/projects/{id}/whatsapp-templates/{templateId}', { params: { path: { id: projectId, templateId: id } } }));
     await queryClient.invalidateQueries({ queryKey: ['whatsapp-templates', projectId] });
@@ -97,11 +103,19 @@ export function WhatsAppTemplatesPage() {
           Outside the 24-hour service window WhatsApp only takes templates Meta has approved. Herald keeps one per name and language: synchronise them from the
           business account, or write them here for a setup without one. Only an approved template is sent (else template_not_approved).
         </p>
+        {throughTwilio && (
+          <p className="notice">
+            WhatsApp goes through Twilio: there is no sync. Write each template here with its Content SID (HX…) from Twilio&apos;s Content Template Builder;
+            a template without one is not sent (template_not_found).
+          </p>
+        )}
         {canWrite && (
           <div className="actions">
-            <button type="button" className="primary" disabled={sync.isPending} onClick={() => sync.mutate()}>
-              {sync.isPending ? 'Synchronising…' : 'Sync from Meta'}
-            </button>
+            {!throughTwilio && (
+              <button type="button" className="primary" disabled={sync.isPending} onClick={() => sync.mutate()}>
+                {sync.isPending ? 'Synchronising…' : 'Sync from Meta'}
+              </button>
+            )}
             <Link to="/projects/$projectId/whatsapp-templates/new" params={{ projectId }} className="button">
               New template
             </Link>
@@ -255,9 +269,21 @@ function WhatsAppTemplateEditor({ projectId, template }: { projectId: string; te
         status: text('status') as Status,
         components: componentsOf(String(form.get('components') ?? '')),
       };
+      // A synchronised template's id is Meta's, never edited here; a hand-written one's is its Twilio Content SID.
+      const contentSid = text('providerTemplateId');
       return template
-        ? unwrap(api.PATCH('/projects/{id}/whatsapp-templates/{templateId}', { params: { path: { id: projectId, templateId: template.id } }, body: fields }))
-        : unwrap(api.POST('/projects/{id}/whatsapp-templates', { params: { path: { id: projectId } }, body: { name: text('name'), language: text('language'), ...fields } }));
+        ? unwrap(
+            api.PATCH('/projects/{id}/whatsapp-templates/{templateId}', {
+              params: { path: { id: projectId, templateId: template.id } },
+              body: template.source === 'manual' ? { ...fields, providerTemplateId: contentSid || null } : fields,
+            }),
+          )
+        : unwrap(
+            api.POST('/projects/{id}/whatsapp-templates', {
+              params: { path: { id: projectId } },
+              body: { name: text('name'), language: text('language'), ...fields, ...(contentSid ? { providerTemplateId: contentSid } : {}) },
+            }),
+          );
     },
     onSuccess: async (saved) => {
       await queryClient.invalidateQueries({ queryKey: ['whatsapp-templates', projectId] });
@@ -334,6 +360,17 @@ function WhatsAppTemplateEditor({ projectId, template }: { projectId: string; te
             defaultValue={template && template.components.length > 0 ? JSON.stringify(template.components, null, 2) : ''}
             hint="The header, body, footer and buttons as Meta describes them, for reference; each send gives its own parameters."
           />
+          {template?.source !== 'provider' && (
+            <Field
+              label="Twilio Content SID (optional)"
+              field="providerTemplateId"
+              error={save.error}
+              defaultValue={template?.providerTemplateId ?? ''}
+              autoComplete="off"
+              placeholder="HX…"
+              hint="For WhatsApp through Twilio: the template's Content SID in Twilio's Content Template Builder, which sends go by."
+            />
+          )}
         </fieldset>
         <FormError error={save.error} fields={FIELDS} />
         {canWrite && (

@@ -557,7 +557,18 @@ export interface WhatsAppTemplateComponent {
 /** What a WhatsApp message says: free-form text (inside the customer-service window), or an approved template. */
 export type WhatsAppContent =
   | { type: 'text'; text: string }
-  | { type: 'template'; template: { name: string; language: string; components?: WhatsAppTemplateComponent[] | undefined } };
+  | {
+      type: 'template';
+      template: {
+        name: string;
+        language: string;
+        components?: WhatsAppTemplateComponent[] | undefined;
+        /** Through Twilio: the template's Content SID (HX…) from the registry. */
+        contentSid?: string | undefined;
+        /** Through Twilio: its ContentVariables as given (`{"1": "Ada"}`); unset, the body's text parameters numbered from 1. */
+        variables?: Record<string, string> | undefined;
+      };
+    };
 
 /** What an SMS says: its text, sent as given (its segments counted by delivery/channels/sms/sms-segments.ts). */
 export interface SmsContent {
@@ -653,6 +664,8 @@ export const deliveries = pgTable(
     reason: text('reason'),
     /** What the provider answered last, e.g. the push service's HTTP status. */
     providerCode: text('provider_code'),
+    /** What the provider said with a refusal (Twilio's or Meta's error message), beside its code; null once sent. */
+    providerError: text('provider_error'),
     /** The provider's id of the message it accepted, when it gives one: its callbacks name the delivery by it. */
     providerMessageId: text('provider_message_id'),
     attempts: integer('attempts').notNull().default(0),
@@ -957,7 +970,7 @@ export const whatsappTemplates = pgTable(
     /** The template's components as Meta describes them (header, body, footer, buttons), for reference. */
     components: jsonb('components').$type<Record<string, unknown>[]>().notNull().default([]),
     source: text('source', { enum: ['provider', 'manual'] }).notNull(),
-    /** Meta's id of the template, when synchronised. */
+    /** Meta's id of the template, when synchronised; for a project sending through Twilio, the template's Content SID (HX…). */
     providerTemplateId: text('provider_template_id'),
     ...timestamps,
   },

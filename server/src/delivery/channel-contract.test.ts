@@ -640,7 +640,9 @@ describe('provider callbacks', () => {
         { url: 'https://herald.example.com/webhooks/sms', headers: { [FAKE_SIGNATURE]: signature }, rawBody: body },
         { webhookSecret: secret },
       );
-      return 'refused' in parsed ? parsed : applyProviderEvents(t.database.db, { projectId: tenant.projectId, channel: 'sms' }, parsed.events);
+      if ('refused' in parsed) return parsed;
+      const { applied, unknown } = await applyProviderEvents(t.database.db, { projectId: tenant.projectId, channel: 'sms' }, parsed.events);
+      return { applied, unknown };
     };
 
     expect(await callback(rawBody, fakeSignature(secret, rawBody))).toEqual({ applied: 3, unknown: 1 });

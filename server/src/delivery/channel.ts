@@ -112,9 +112,17 @@ export interface WebhookRequest {
 /** What a provider reports about a message it accepted, naming it by its id for it (`deliveries.provider_message_id`). */
 export interface ProviderEvent {
   providerMessageId: string;
+  /**
+   * The delivery Herald named in the callback's URL (Twilio's per-message StatusCallback, signed with the rest): the
+   * event lands on it even before Twilio's answer, and so its message id, was recorded.
+   */
+  deliveryId?: number | undefined;
   type: DeliveryEvent;
   occurredAt: Date;
-  /** What the provider said, summarised (a bounce code, a clicked URL …). */
+  /**
+   * What the provider said, summarised (a bounce code, a clicked URL …). A `failed` event's `reason`, `providerCode`
+   * and `message` become the delivery's reason, provider code and provider error.
+   */
   detail?: Record<string, unknown> | undefined;
   /**
    * The provider's own id of this event, when it names one: a replayed callback is logged once. Without it, the type

@@ -438,10 +438,10 @@ export class DeliveryEngine {
             retries.push({ ...p, attempts: p.attempts + 1 });
             wait = Math.max(wait, delay);
           } else if (delay !== undefined && (deadline === undefined || inline?.queueAfterBudget)) {
-            final(p.delivery, p.attempts, { status: 'queued', reason: error.reason, providerCode: error.providerCode, delayMs: delay });
+            final(p.delivery, p.attempts, { status: 'queued', reason: error.reason, providerCode: error.providerCode, providerError: error.message, delayMs: delay });
           } else {
             const deactivated = error.deadRecipient !== undefined;
-            final(p.delivery, p.attempts, { status: 'failed', reason: error.reason, providerCode: error.providerCode, delayMs: 0 }, deactivated);
+            final(p.delivery, p.attempts, { status: 'failed', reason: error.reason, providerCode: error.providerCode, providerError: error.message, delayMs: 0 }, deactivated);
           }
         });
       }

@@ -26,17 +26,20 @@ export interface ReportedEvent {
 const PROGRESS = ['sent', 'delivered', 'opened', 'dismissed', 'clicked', 'unsubscribed', 'complained', 'bounced', 'failed'];
 const progress = sql.raw(`ARRAY[${PROGRESS.map((s) => `'${s}'`).join(', ')}]`);
 const repeatable = sql.raw(REPEATABLE_EVENTS.map((type) => `'${type}'`).join(', '));
-// The delivery's status moves, in this statement, to `failed` (the furthest event a first logging brought).
-const movesToFailed = sql`coalesce(array_position(${progress}, d.status::text), 0) > 0 AND f.furthest > array_position(${progress}, d.status::text)
-  AND (${progress})[f.furthest] = 'failed'`;
+// The delivery takes a first `failed` event's reason, code and words: its status moves to `failed` in this statement
+// (the furthest event a first logging brought), or it is still `sending` — the provider's callback came before its
+// answer to the send was recorded, and recording the send keeps them (recordOutcomes).
+const takesFailure = sql`(coalesce(array_position(${progress}, d.status::text), 0) > 0 AND f.furthest > array_position(${progress}, d.status::text)
+  AND (${progress})[f.furthest] = 'failed') OR (d.status = 'sending' AND f.failed_at IS NOT NULL)`;
 
 /**
  * Records events in one statement. Every event but a bounce (hard or soft) or a failure implies `delivered`. A delivery's first event
  * of each type is logged as such in `delivery_events` — the unique key of first events decides, under concurrency too —
  * and only a first logging moves the rest: the timestamp (`delivered_at`, `opened_at`, `clicked_at`, `dismissed_at`),
  * the status — forward only, and only from a post-send state: a row still `sending` gets its timestamps, and recording
- * the send promotes it from them — and the message's counter. A `failed` event that moves the status also sets the
- * delivery's `reason` and `provider_code` from its detail (`reason`, `providerCode`). A later open or click reported with `logRepeat` is
+ * the send promotes it from them — and the message's counter. A first `failed` event that moves the status (or comes
+ * while the delivery is still `sending`) also sets the delivery's `reason`, `provider_code` and `provider_error` from
+ * its detail (`reason`, `providerCode`, `message`). A later open or click reported with `logRepeat` is
  * logged as a repeat, moving nothing; anything else the delivery already had, and any event whose `sourceEventId` is
  * logged, adds nothing. Returns the ids of the deliveries that exist.
  */
@@ -90,8 +93,9 @@ export async function recordDeliveryEvents(db: Db, events: readonly ReportedEven
         clicked_at = coalesce(d.clicked_at, f.clicked_at),
         dismissed_at = coalesce(d.dismissed_at, f.dismissed_at),
         failed_at = coalesce(d.failed_at, f.failed_at),
-        reason = CASE WHEN ${movesToFailed} THEN f.failed_detail ->> 'reason' ELSE d.reason END,
-        provider_code = CASE WHEN ${movesToFailed} THEN f.failed_detail ->> 'providerCode' ELSE d.provider_code END,
+        reason = CASE WHEN ${takesFailure} THEN f.failed_detail ->> 'reason' ELSE d.reason END,
+        provider_code = CASE WHEN ${takesFailure} THEN f.failed_detail ->> 'providerCode' ELSE d.provider_code END,
+        provider_error = CASE WHEN ${takesFailure} THEN f.failed_detail ->> 'message' ELSE d.provider_error END,
         status = (CASE
           WHEN coalesce(array_position(${progress}, d.status::text), 0) = 0 THEN d.status::text
           WHEN f.furthest > array_position(${progress}, d.status::text) THEN (${progress})[f.furthest]
@@ -129,29 +133,41 @@ export async function recordDeliveryEvents(db: Db, events: readonly ReportedEven
 /**
  * Records what a provider's callback reported (events its channel's webhook verified and read) through
  * recordDeliveryEvents: each event an occurrence of its own, identified by the provider's event id or, without one,
- * by its type and time. Deliveries are found by the provider's message id, within the project and channel the
- * callback came for. Returns how many events named a delivery (`applied`: a replay is applied again and changes
- * nothing) and how many named none (`unknown`).
+ * by its type and time. Deliveries are found within the project and channel the callback came for: by the delivery
+ * id Herald named in the callback's URL, else by the provider's message id. Returns how many events named a delivery
+ * (`applied`: a replay is applied again and changes nothing), how many named none (`unknown`), and each event with
+ * its delivery (`matched`).
  */
 export async function applyProviderEvents(
   db: Db,
   scope: { projectId: string; channel: Channel },
   events: readonly ProviderEvent[],
-): Promise<{ applied: number; unknown: number }> {
-  if (events.length === 0) return { applied: 0, unknown: 0 };
-  const { rows } = await db.execute<{ id: number; provider_message_id: string }>(sql`
-    SELECT id::float8 AS id, provider_message_id FROM deliveries
-    WHERE provider_message_id = ANY(${sql.param([...new Set(events.map((e) => e.providerMessageId))])}::text[])
-      AND project_id = ${scope.projectId} AND channel = ${scope.channel}`);
-  const deliveryIds = new Map(rows.map((r) => [r.provider_message_id, r.id]));
-  const reported = events.flatMap((event): ReportedEvent[] => {
-    const deliveryId = deliveryIds.get(event.providerMessageId);
-    if (deliveryId === undefined) return [];
-    const sourceEventId = event.eventId ?? `${event.type}@${event.occurredAt.toISOString()}`;
-    return [{ deliveryId, type: event.type, occurredAt: event.occurredAt, detail: event.detail, logRepeat: true, sourceEventId }];
+): Promise<{ applied: number; unknown: number; matched: { event: ProviderEvent; delivery: NamedDelivery }[] }> {
+  if (events.length === 0) return { applied: 0, unknown: 0, matched: [] };
+  const named = await namedDeliveries(
+    db,
+    sql`(d.provider_message_id = ANY(${sql.param([...new Set(events.map((e) => e.providerMessageId))])}::text[])
+      OR d.id = ANY(${sql.param(events.flatMap((e) => (e.deliveryId === undefined ? [] : [e.deliveryId])))}::bigint[]))
+      AND d.project_id = ${scope.projectId} AND d.channel = ${scope.channel}`,
+  );
+  const byId = new Map(named.map((d) => [d.id, d]));
+  const byProviderId = new Map(named.flatMap((d) => (d.providerMessageId === null ? [] : [[d.providerMessageId, d] as const])));
+  const matched = events.flatMap((event) => {
+    const delivery = event.deliveryId === undefined ? byProviderId.get(event.providerMessageId) : byId.get(event.deliveryId);
+    return delivery ? [{ event, delivery }] : [];
   });
-  await recordDeliveryEvents(db, reported);
-  return { applied: reported.length, unknown: events.length - reported.length };
+  await recordDeliveryEvents(
+    db,
+    matched.map(({ event, delivery }) => ({
+      deliveryId: delivery.id,
+      type: event.type,
+      occurredAt: event.occurredAt,
+      detail: event.detail,
+      logRepeat: true,
+      sourceEventId: event.eventId ?? `${event.type}@${event.occurredAt.toISOString()}`,
+    })),
+  );
+  return { applied: matched.length, unknown: events.length - matched.length, matched };
 }
 
 /** A delivery a provider's report names (by its message id, or by a VERP token), with what its address state needs. */

@@ -5,7 +5,7 @@ export { DEFAULT_PUSH_TTL_SECONDS, type ChannelWebhook, type ContentProblem, typ
 export { personalizeEmail, recipientVariables, rewriteLinks } from './channels/email/email-render.js';
 export { createEndpointGuard, type EndpointGuard } from './channels/push/push-endpoint-guard.js';
 export { parseCloudApiWebhook, type InboundMessage } from './channels/whatsapp/cloud-api-webhook.js';
-export { ALPHANUMERIC_SENDER, allowsAlphanumericSender } from './channels/sms/sms-countries.js';
+export { ALPHANUMERIC_SENDER, allowsAlphanumericSender, senderCountries } from './channels/sms/sms-countries.js';
 export { countSegments, MAX_SMS_SEGMENTS, type SmsSegments } from './channels/sms/sms-segments.js';
 export { verifyTwilioRequest } from './channels/sms/twilio-signature.js';
 export {

@@ -81,6 +81,8 @@ export interface DeliveryUpdate {
   status: 'queued' | 'paused' | 'sent' | 'failed' | 'suppressed';
   reason: DeliveryReason | null;
   providerCode: string | null;
+  /** For a provider's refusal (`failed`, or `queued` for a retry): what it said, beside its code. */
+  providerError?: string | undefined;
   /** For `sent`: the provider's id of the message, when it gives one. */
   providerMessageId?: string | undefined;
   /** For `queued`: wait this long before the next attempt. */
@@ -467,10 +469,16 @@ export async function renewLeases(db: Db, held: readonly { id: number; fence: nu
 
 /**
  * Records outcomes in one statement. Fenced: a row is updated only while still `sending` under the same claim.
- * A device that confirmed delivery (or a click) before the send was recorded keeps that later state.
+ * A device that confirmed delivery (or a click) before the send was recorded keeps that later state; so does a
+ * provider's callback that reported a failure first (the delivery stays failed, with the callback's reason, code and
+ * words).
  * The same statement adds the rows it changed to their messages' counters (`message_stats`): the fence makes each
  * sent, failed or suppressed outcome count once, whatever the workers and retries. Returns the rows recorded.
  */
+// A send the provider accepted whose failure its callback reported first (only a `failed` event sets failed_at on a
+// row still `sending`).
+const failedFirst = sql.raw(`x.status = 'sent' AND d.failed_at IS NOT NULL`);
+
 export async function recordOutcomes(db: Db, updates: readonly DeliveryUpdate[]): Promise<number> {
   if (updates.length === 0) return 0;
   const column = <T>(pick: (u: DeliveryUpdate) => T) => sql.param(updates.map(pick));
@@ -479,14 +487,16 @@ export async function recordOutcomes(db: Db, updates: readonly DeliveryUpdate[])
       UPDATE deliveries d SET
         status = (CASE
           WHEN x.status <> 'sent' THEN x.status
+          WHEN ${failedFirst} THEN 'failed'
           WHEN d.clicked_at IS NOT NULL THEN 'clicked'
           WHEN d.dismissed_at IS NOT NULL THEN 'dismissed'
           WHEN d.opened_at IS NOT NULL THEN 'opened'
           WHEN d.delivered_at IS NOT NULL THEN 'delivered'
           ELSE 'sent' END)::delivery_status,
         attempts = x.attempts,
-        reason = x.reason,
-        provider_code = x.code,
+        reason = CASE WHEN ${failedFirst} THEN d.reason ELSE x.reason END,
+        provider_code = CASE WHEN ${failedFirst} THEN d.provider_code ELSE x.code END,
+        provider_error = CASE WHEN ${failedFirst} THEN d.provider_error ELSE x.error END,
         provider_message_id = coalesce(x.message_ref, d.provider_message_id),
         lease_until = NULL,
         updated_at = now(),
@@ -496,8 +506,9 @@ export async function recordOutcomes(db: Db, updates: readonly DeliveryUpdate[])
       FROM unnest(
         ${column((u) => u.id)}::bigint[], ${column((u) => u.fence)}::int[], ${column((u) => u.attempts)}::int[],
         ${column((u) => u.status)}::text[], ${column((u) => u.reason)}::text[], ${column((u) => u.providerCode)}::text[],
-        ${column((u) => u.delayMs)}::bigint[], ${column((u) => u.providerMessageId ?? null)}::text[]
-      ) AS x(id, fence, attempts, status, reason, code, delay_ms, message_ref)
+        ${column((u) => u.delayMs)}::bigint[], ${column((u) => u.providerMessageId ?? null)}::text[],
+        ${column((u) => u.providerError ?? null)}::text[]
+      ) AS x(id, fence, attempts, status, reason, code, delay_ms, message_ref, error)
       WHERE d.id = x.id AND d.status = 'sending' AND d.attempts = x.fence
       RETURNING d.message_id, x.status AS outcome
     ), locked AS (

@@ -28,7 +28,7 @@ import { subscriberRoutes } from '../modules/subscribers/subscriber.routes.js';
 import { emailTrackingRoutes } from '../modules/tracking/email-tracking.routes.js';
 import { trackingRoutes } from '../modules/tracking/tracking.routes.js';
 import { transactionalRoutes } from '../modules/transactional/transactional.routes.js';
-import { twilioWebhookRoutes } from '../modules/sms-webhooks/twilio-webhook.routes.js';
+import { twilioWebhookRoutes } from '../modules/twilio-webhooks/twilio-webhook.routes.js';
 import { smsOptOutRoutes } from '../modules/channels/sms-opt-out.routes.js';
 import { smsSenderRoutes } from '../modules/channels/sms-sender.routes.js';
 import { whatsappTemplateRoutes } from '../modules/whatsapp/whatsapp-template.routes.js';

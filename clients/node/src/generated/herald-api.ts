@@ -9065,8 +9065,12 @@ export interface paths {
         };
         get?: never;
         /**
-         * Choose the project's WhatsApp provider (OWNER or ADMIN): a phone number on Meta's WhatsApp Cloud API
-         * @description Replaces the previous provider. `accessToken` (a system user token with whatsapp_business_messaging and whatsapp_business_management), `appSecret` (the Meta app's secret: it signs callbacks) and `verifyToken` (any secret of your choosing, typed again in Meta's console) are sealed at rest with HERALD_SECRET_KEY and never returned. The answer's `settings.webhookUrl` is the callback URL to paste into the Meta app's WhatsApp webhook configuration with the same verify token; subscribe it to the `messages` field. Messages go to `WHATSAPP_GRAPH_URL/WHATSAPP_GRAPH_VERSION/{phoneNumberId}/messages`; templates are read from `/{wabaId}/message_templates` (POST /projects/{id}/whatsapp-templates/sync). Without a provider, live WhatsApp sends fail with `provider_not_configured`.
+         * Choose the project's WhatsApp provider (OWNER or ADMIN): a phone number on Meta's WhatsApp Cloud API, or a Twilio WhatsApp sender
+         * @description Replaces the previous provider. Secrets are sealed at rest with HERALD_SECRET_KEY and never returned: the answer names the credentials set. Herald asks the provider before saving: a refusal is a 422 naming the field and quoting the provider, a provider that cannot be reached a 502, and nothing is saved. Without a provider, live WhatsApp sends fail with `provider_not_configured`.
+         *
+         *     **Meta** (`provider: meta`): `accessToken` (a system user token with whatsapp_business_messaging and whatsapp_business_management), `appSecret` (the Meta app's secret: it signs callbacks) and `verifyToken` (any secret of your choosing, typed again in Meta's console). Herald first reads the phone number (`GET WHATSAPP_GRAPH_URL/WHATSAPP_GRAPH_VERSION/{phoneNumberId}` with the token): a token Meta refuses → 422 on `credentials.accessToken`, a phone number id it does not know for that token → 422 on `settings.phoneNumberId`; the answer's settings show `displayPhoneNumber` and `verifiedName` as Meta gave them. `settings.webhookUrl` is the callback URL to paste into the Meta app's WhatsApp webhook configuration with the same verify token; subscribe it to the `messages` field. Messages go to `/{phoneNumberId}/messages`; templates are read from `/{wabaId}/message_templates` (POST /projects/{id}/whatsapp-templates/sync).
+         *
+         *     **Twilio** (`provider: twilio`): the account (`accountSid`; `authToken`, which also checks Twilio's signatures, and optionally an API key to send with) and the WhatsApp-enabled sender — its number `from` (sent as `From=whatsapp:+…`) or a Messaging Service `messagingServiceSid` whose sender pool holds it. Herald first reads the account (`GET TWILIO_BASE_URL/2010-04-01/Accounts/{accountSid}.json`): credentials Twilio refuses → 422 on `credentials.authToken` (or `credentials.apiKeySid`), an account not active → 422 on `settings.accountSid`. Messages go through the Messages API with `To=whatsapp:+…`: free-form text as `Body`, a template as `ContentSid` (the registry's `providerTemplateId` for that name and language, written by hand: there is no sync) and `ContentVariables`. Point the sender's **incoming message** webhook at the answer's `settings.inboundUrl` (`{PUBLIC_URL}/whatsapp/twilio/inbound/{projectId}`): messages open the 24-hour window, STOP and START work as on Meta's webhook. Status callbacks need no setting: each message names `settings.statusCallbackUrl` with its delivery.
          */
         put: {
             parameters: {
@@ -9095,6 +9099,23 @@ export interface paths {
                             phoneNumberId: string;
                             /** @description The WhatsApp Business Account id, whose templates are synchronised */
                             wabaId: string;
+                        };
+                    } | {
+                        /** @description The auth token (signs callbacks; logs in without an API key) and optionally an API key to send with */
+                        credentials: {
+                            apiKeySecret?: string;
+                            apiKeySid?: string;
+                            authToken: string;
+                        };
+                        /** @enum {string} */
+                        provider: "twilio";
+                        settings: {
+                            /** @description The Twilio account (shown) */
+                            accountSid: string;
+                            /** @description The WhatsApp-enabled sender number (shown) */
+                            from?: string;
+                            /** @description A Messaging Service whose sender pool holds the WhatsApp sender */
+                            messagingServiceSid?: string;
                         };
                     };
                 };
@@ -9174,6 +9195,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                502: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -9518,7 +9548,7 @@ export interface paths {
         };
         /**
          * The project's WhatsApp templates, by name and language
-         * @description A project keeps one template per name and language. POST /projects/{id}/whatsapp-templates/sync reads them from the WhatsApp Business Account (`GET /{wabaId}/message_templates`); self-hosted setups without it may write them here. A sync replaces what it reads (a hand-written row of the same name and language included) and removes the synchronised rows Meta no longer lists; hand-written rows of other names stay. POST /transactional/whatsapp sends a template by name only when its row here is APPROVED.
+         * @description A project keeps one template per name and language. POST /projects/{id}/whatsapp-templates/sync reads them from the WhatsApp Business Account (`GET /{wabaId}/message_templates`); self-hosted setups without it may write them here. A sync replaces what it reads (a hand-written row of the same name and language included) and removes the synchronised rows Meta no longer lists; hand-written rows of other names stay. POST /transactional/whatsapp sends a template by name only when its row here is APPROVED. A project sending through Twilio has no sync: its templates are written here, each with its Twilio Content SID as `providerTemplateId` (a send of a template without one answers `template_not_found`).
          */
         get: {
             parameters: {
@@ -9620,7 +9650,7 @@ export interface paths {
         put?: never;
         /**
          * Record a WhatsApp template by hand (self-hosted setups)
-         * @description A project keeps one template per name and language. POST /projects/{id}/whatsapp-templates/sync reads them from the WhatsApp Business Account (`GET /{wabaId}/message_templates`); self-hosted setups without it may write them here. A sync replaces what it reads (a hand-written row of the same name and language included) and removes the synchronised rows Meta no longer lists; hand-written rows of other names stay. POST /transactional/whatsapp sends a template by name only when its row here is APPROVED. A second template of the same name and language → 409 `template_exists`.
+         * @description A project keeps one template per name and language. POST /projects/{id}/whatsapp-templates/sync reads them from the WhatsApp Business Account (`GET /{wabaId}/message_templates`); self-hosted setups without it may write them here. A sync replaces what it reads (a hand-written row of the same name and language included) and removes the synchronised rows Meta no longer lists; hand-written rows of other names stay. POST /transactional/whatsapp sends a template by name only when its row here is APPROVED. A project sending through Twilio has no sync: its templates are written here, each with its Twilio Content SID as `providerTemplateId` (a send of a template without one answers `template_not_found`). A second template of the same name and language → 409 `template_exists`.
          */
         post: {
             parameters: {
@@ -9645,6 +9675,8 @@ export interface paths {
                         }[];
                         language: string;
                         name: string;
+                        /** @description For a project sending through Twilio: the template's Content SID (HX…) in Twilio's Content Template Builder */
+                        providerTemplateId?: string;
                         /**
                          * @description Meta's review status: only APPROVED templates are sent (else `template_not_approved`)
                          * @enum {string}
@@ -9936,7 +9968,7 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Change a template's category, status or components
+         * Change a template's category, status, components or Content SID
          * @description A synchronised template is overwritten again by the next sync.
          */
         patch: {
@@ -9961,6 +9993,7 @@ export interface paths {
                         components?: {
                             [key: string]: unknown;
                         }[];
+                        providerTemplateId?: string | null;
                         /**
                          * @description Meta's review status: only APPROVED templates are sent (else `template_not_approved`)
                          * @enum {string}
@@ -10066,7 +10099,7 @@ export interface paths {
         put?: never;
         /**
          * Synchronise the registry from the project's WhatsApp Business Account
-         * @description A project keeps one template per name and language. POST /projects/{id}/whatsapp-templates/sync reads them from the WhatsApp Business Account (`GET /{wabaId}/message_templates`); self-hosted setups without it may write them here. A sync replaces what it reads (a hand-written row of the same name and language included) and removes the synchronised rows Meta no longer lists; hand-written rows of other names stay. POST /transactional/whatsapp sends a template by name only when its row here is APPROVED. Without a WhatsApp provider → 422 `provider_not_configured`; Meta refusing → 502 `provider_error` quoting it.
+         * @description A project keeps one template per name and language. POST /projects/{id}/whatsapp-templates/sync reads them from the WhatsApp Business Account (`GET /{wabaId}/message_templates`); self-hosted setups without it may write them here. A sync replaces what it reads (a hand-written row of the same name and language included) and removes the synchronised rows Meta no longer lists; hand-written rows of other names stay. POST /transactional/whatsapp sends a template by name only when its row here is APPROVED. A project sending through Twilio has no sync: its templates are written here, each with its Twilio Content SID as `providerTemplateId` (a send of a template without one answers `template_not_found`). Without a WhatsApp provider → 422 `provider_not_configured`; Meta refusing → 502 `provider_error` quoting it.
          */
         post: {
             parameters: {
@@ -12469,7 +12502,7 @@ export interface paths {
         put?: never;
         /**
          * Twilio's incoming-message webhook of the project's numbers: STOP, START and HELP
-         * @description Believed only when `X-Twilio-Signature` holds: base64 HMAC-SHA1 under the project's auth token of `PUBLIC_URL` + the path and query, then every POST parameter's name and value sorted by name (Twilio's scheme). A forged signature, or a project without a Twilio account, → 403 and nothing is recorded. A message that is exactly (trimmed, any case) STOP, STOPALL, UNSUBSCRIBE, CANCEL, END or QUIT opts the sending number out of the project's SMS (live): nothing is sent to it again, sends answer `recipient_opted_out`. START, UNSTOP or YES opts it back in. HELP or INFO is answered with the SMS configuration's `helpReply` as TwiML, or not at all (Twilio's own HELP reply, if its Advanced Opt-Out is on). Answers TwiML (`text/xml`).
+         * @description Believed only when `X-Twilio-Signature` holds: base64 HMAC-SHA1 under the project's auth token of `PUBLIC_URL` + the path and query, then every POST parameter's name and value sorted by name (Twilio's scheme). A forged signature, or a project whose channel is not on Twilio, → 403 and nothing is recorded. A message that is exactly (trimmed, any case) STOP, STOPALL, UNSUBSCRIBE, CANCEL, END or QUIT opts the sending number out of the project's SMS (live): nothing is sent to it again, sends answer `recipient_opted_out`. START, UNSTOP or YES opts it back in. HELP or INFO is answered with the SMS configuration's `helpReply` as TwiML, or not at all (Twilio's own HELP reply, if its Advanced Opt-Out is on). Answers TwiML (`text/xml`).
          */
         post: {
             parameters: {
@@ -12573,11 +12606,14 @@ export interface paths {
         put?: never;
         /**
          * Twilio's status callback of an SMS Herald sent (named by Herald in each message's StatusCallback)
-         * @description Believed only when `X-Twilio-Signature` holds: base64 HMAC-SHA1 under the project's auth token of `PUBLIC_URL` + the path and query, then every POST parameter's name and value sorted by name (Twilio's scheme). A forged signature, or a project without a Twilio account, → 403 and nothing is recorded. `delivered` moves the delivery to delivered; `undelivered` and `failed` move it to failed with reason `carrier_rejected` (or `invalid_phone`, `recipient_opted_out` when Twilio's ErrorCode says so: 21211, 21610 — which also opts the number out), the provider code `twilio_<ErrorCode>` kept on the delivery and the code in the event's detail. Other statuses (queued, sending, sent) change nothing. A callback Twilio repeats is recorded once.
+         * @description Believed only when `X-Twilio-Signature` holds: base64 HMAC-SHA1 under the project's auth token of `PUBLIC_URL` + the path and query, then every POST parameter's name and value sorted by name (Twilio's scheme). A forged signature, or a project whose channel is not on Twilio, → 403 and nothing is recorded. The URL names the delivery (`?delivery=`), so a callback that overtakes Twilio's answer to the send still lands. `delivered` moves the delivery to delivered; `undelivered` and `failed` move it to failed with reason `carrier_rejected` (or `invalid_phone`, `recipient_opted_out` when Twilio's ErrorCode says so: 21211, 21610 — which also opts the number out), the provider code `twilio_<ErrorCode>` kept on the delivery and the code in the event's detail. Other statuses (queued, sending, sent) change nothing. A callback Twilio repeats is recorded once.
          */
         post: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description The delivery Herald named when it sent the message */
+                    delivery?: string;
+                };
                 header?: never;
                 path: {
                     projectId: string;
@@ -15325,8 +15361,12 @@ export interface paths {
          *
          *     **Synchronous or later.** What the carrier does comes after the answer, in Twilio's status callback: the delivery
          *     moves to `delivered`, or to `failed` with `carrier_rejected` (30003–30008: unreachable, blocked, unknown
-         *     handset, landline, filtered) and Twilio's code (`twilio_30007` …) as its provider code — seen on the delivery (the
-         *     subscriber's messages), never in this answer or the send log, which keep what was answered.
+         *     handset, landline, filtered) and Twilio's code (`twilio_30007` …) as its provider code — seen on the delivery, never
+         *     in this answer. The send log keeps this answer and shows beside it the delivery as it is now (`delivery`: its status,
+         *     Twilio's last code and its words with a refusal, synchronous or from the callback).
+         *
+         *     **Senders of shared numbering.** Guernsey, Jersey and the Isle of Man (+44) are sent to from the senders provisioned for
+         *     GB when none is provisioned for the island itself.
          */
         post: {
             parameters: {
@@ -15452,17 +15492,22 @@ export interface paths {
         put?: never;
         /**
          * Send one WhatsApp message now (API key only)
-         * @description Sends one WhatsApp message now to `to` through the project's WhatsApp Cloud API number (PUT
-         *     /projects/{id}/channels/whatsapp). API key only. A processed request answers 200 with the envelope; malformed input
+         * @description Sends one WhatsApp message now to `to` through the project's WhatsApp provider (PUT /projects/{id}/channels/whatsapp):
+         *     a Meta Cloud API number or a Twilio WhatsApp sender. API key only. A processed request answers 200 with the envelope; malformed input
          *     (a `to` that is not a valid international number included) → 422 naming the field, bad credentials → 401, a
          *     publishable key → 403, with the error envelope.
          *
          *     **What goes.** `message` is free-form text, which Meta takes only within the **24-hour customer-service window**:
          *     less than 24 hours since the person last wrote to the business number (Herald learns of inbound messages through
-         *     the webhook, GET/POST /whatsapp/webhook/{projectId}). `templateName` names a template of the project's registry
-         *     (GET /projects/{id}/whatsapp-templates, synchronised from Meta or written by hand) with `templateLanguage` (Meta's
-         *     code, e.g. `en_US`; absent: the name's approved template) and `templateComponents` (its parameters, Cloud API
-         *     `components` as given). With both, the text goes while the window is open and the template once it is closed.
+         *     the webhook, GET/POST /whatsapp/webhook/{projectId}, or a Twilio sender's POST /whatsapp/twilio/inbound/{projectId}).
+         *     `templateName` names a template of the project's registry (GET /projects/{id}/whatsapp-templates, synchronised from
+         *     Meta or written by hand) with `templateLanguage` (Meta's code, e.g. `en_US`; absent: the name's approved template)
+         *     and `templateComponents` (its parameters, Cloud API `components` as given). With both, the text goes while the
+         *     window is open and the template once it is closed.
+         *
+         *     **Through Twilio** the text goes as `Body` and a template as `ContentSid` — the registry row's
+         *     `providerTemplateId`; a template without one → `template_not_found` — with `ContentVariables`:
+         *     `templateVariables` as given, else the body component's text parameters numbered from 1.
          *
          *     **Refused** (200, `status: refused`, nothing sent), in order: `template_not_found` (no template of that name and
          *     language in the registry), `template_not_approved` (its status is not APPROVED), `recipient_opted_out` (the person
@@ -15479,8 +15524,10 @@ export interface paths {
          *     statuses — delivered, read, failed — arrive through the webhook), `queued` (Meta failed for now and the inline
          *     retries ran out: Herald's workers keep trying), `failed` (`provider_error`; `provider_not_configured`;
          *     `outside_service_window` when Meta answers 131047; `recipient_opted_out` when it answers 131050, the number then
-         *     opted out; `template_not_approved` when it does not have the template in that language, 132001), `refused` (see
-         *     above), `sandbox` (a test key's: checked and recorded like a live one, never sent; `reason` `sandbox`).
+         *     opted out; `template_not_approved` when it does not have the template in that language, 132001; through Twilio the
+         *     same reasons for 63016, 63014 or 21610, and 63027), `refused` (see above), `sandbox` (a test key's: checked and
+         *     recorded like a live one, never sent; `reason` `sandbox`). The provider's code and words stay on the delivery,
+         *     shown by the send log (`delivery`), where its later statuses land too.
          *     `messageType` says whether the text or the template went. Every send is logged (GET
          *     /transactional/sends/project/{projectId}, channel `whatsapp`, `recipient` `{to}`).
          */
@@ -15500,7 +15547,7 @@ export interface paths {
                     "application/json": {
                         /** @description Free-form text, up to 4096 characters: sent only inside the 24-hour customer-service window. Required unless templateName */
                         message?: string;
-                        /** @description The template's parameters as Cloud API `template.components`, e.g. `[{"type": "body", "parameters": [{"type": "text", "text": "Ada"}]}]` */
+                        /** @description The template's parameters as Cloud API `template.components`, e.g. `[{"type": "body", "parameters": [{"type": "text", "text": "Ada"}]}]`. Through Twilio, without templateVariables, the body's text parameters become its ContentVariables, numbered from 1 */
                         templateComponents?: {
                             /** @description For a button: its position, from "0" */
                             index?: string;
@@ -15523,6 +15570,10 @@ export interface paths {
                         templateLanguage?: string;
                         /** @description An APPROVED template of the project's registry (GET /projects/{id}/whatsapp-templates). Required outside the window; with message too, the template goes only when the window is closed */
                         templateName?: string;
+                        /** @description For a project sending through Twilio: the template's ContentVariables, e.g. `{"1": "Ada", "2": "A-17"}` (ignored by Meta's Cloud API) */
+                        templateVariables?: {
+                            [key: string]: string;
+                        };
                         /** @description The recipient, an international number (E.164, e.g. +14155550123); a number that is not a valid one → 422 naming `to` */
                         to: string;
                     };
@@ -15585,6 +15636,220 @@ export interface paths {
                 };
                 /** @description Default Response */
                 413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/whatsapp/twilio/inbound/{projectId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Twilio's incoming-message webhook of the project's WhatsApp sender: the 24-hour window, STOP and START
+         * @description Believed only when `X-Twilio-Signature` holds: base64 HMAC-SHA1 under the project's auth token of `PUBLIC_URL` + the path and query, then every POST parameter's name and value sorted by name (Twilio's scheme). A forged signature, or a project whose channel is not on Twilio, → 403 and nothing is recorded. `From` is `whatsapp:+…`. Every message opens the number's 24-hour customer-service window from when it arrives; one that is only a stop keyword (STOP, STOPALL, UNSUBSCRIBE, CANCEL, END, QUIT, OPTOUT; any case) opts the number out of WhatsApp, START, UNSTOP, SUBSCRIBE or OPTIN lifts any opt-out — as on Meta's webhook. Answers an empty TwiML `Response`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": string;
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/whatsapp/twilio/status/{projectId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Twilio's status callback of a WhatsApp message Herald sent through a Twilio sender (named in each message's StatusCallback)
+         * @description Believed only when `X-Twilio-Signature` holds: base64 HMAC-SHA1 under the project's auth token of `PUBLIC_URL` + the path and query, then every POST parameter's name and value sorted by name (Twilio's scheme). A forged signature, or a project whose channel is not on Twilio, → 403 and nothing is recorded. The URL names the delivery (`?delivery=`), so a callback that overtakes Twilio's answer to the send still lands. `delivered` moves the delivery to delivered, `read` to opened; `undelivered` and `failed` to failed with the reason Twilio's ErrorCode says (63016 `outside_service_window`, 63014 or 21610 `recipient_opted_out` — the number is then opted out —, 63027 `template_not_approved`, anything else `provider_error`), the provider code `twilio_<ErrorCode>` and the channel's words (ChannelStatusMessage) kept on the delivery. Other statuses change nothing; a repeat is recorded once.
+         */
+        post: {
+            parameters: {
+                query?: {
+                    /** @description The delivery Herald named when it sent the message */
+                    delivery?: string;
+                };
+                header?: never;
+                path: {
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            applied: number;
+                            unknown: number;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -16474,9 +16739,9 @@ export interface components {
             createdAt: string;
             /** @description The names of the credentials set (e.g. `vapidPrivateKey`): their values are sealed at rest and never returned */
             credentials: string[];
-            /** @description `web-push` for push; `smtp` or `ses` for email (`none` until chosen); `twilio` for SMS; `meta` for WhatsApp */
+            /** @description `web-push` for push; `smtp` or `ses` for email (`none` until chosen); `twilio` for SMS; `meta` or `twilio` for WhatsApp */
             provider: string;
-            /** @description What may be shown, e.g. `vapidPublicKey`; on WhatsApp `phoneNumberId`, `wabaId` and `webhookUrl`, the callback URL to paste into Meta's console; on SMS (Twilio) `inboundUrl`, the incoming-message webhook to paste into Twilio's console, and `statusCallbackUrl`, named in each message */
+            /** @description What may be shown, e.g. `vapidPublicKey`; on WhatsApp with Meta `phoneNumberId`, `wabaId`, `displayPhoneNumber`, `verifiedName` and `webhookUrl`, the callback URL to paste into Meta's console; on SMS, and WhatsApp with Twilio, `accountSid` (and the sender: `from`, `messagingServiceSid`), `inboundUrl`, the incoming-message webhook to paste into Twilio's console, and `statusCallbackUrl`, named in each message */
             settings: {
                 [key: string]: unknown;
             };
@@ -16490,9 +16755,9 @@ export interface components {
             createdAt: string;
             /** @description The names of the credentials set (e.g. `vapidPrivateKey`): their values are sealed at rest and never returned */
             credentials: string[];
-            /** @description `web-push` for push; `smtp` or `ses` for email (`none` until chosen); `twilio` for SMS; `meta` for WhatsApp */
+            /** @description `web-push` for push; `smtp` or `ses` for email (`none` until chosen); `twilio` for SMS; `meta` or `twilio` for WhatsApp */
             provider: string;
-            /** @description What may be shown, e.g. `vapidPublicKey`; on WhatsApp `phoneNumberId`, `wabaId` and `webhookUrl`, the callback URL to paste into Meta's console; on SMS (Twilio) `inboundUrl`, the incoming-message webhook to paste into Twilio's console, and `statusCallbackUrl`, named in each message */
+            /** @description What may be shown, e.g. `vapidPublicKey`; on WhatsApp with Meta `phoneNumberId`, `wabaId`, `displayPhoneNumber`, `verifiedName` and `webhookUrl`, the callback URL to paste into Meta's console; on SMS, and WhatsApp with Twilio, `accountSid` (and the sender: `from`, `messagingServiceSid`), `inboundUrl`, the incoming-message webhook to paste into Twilio's console, and `statusCallbackUrl`, named in each message */
             settings: {
                 [key: string]: unknown;
             };
@@ -18344,6 +18609,18 @@ export interface components {
             channel: "push" | "email" | "sms" | "whatsapp";
             /** @description ISO 8601 timestamp */
             createdAt: string;
+            /** @description SMS and WhatsApp: the send's delivery as it is now; null for push and email, and for a send refused before anything was written */
+            delivery: {
+                /** @description What the provider answered last, e.g. `twilio_queued`, `twilio_21211`, `whatsapp_131047` */
+                providerCode: string | null;
+                /** @description The provider's words with a refusal — at the send (Twilio's or Meta's error message) or in a status callback (Twilio's ChannelStatusMessage) */
+                providerError: string | null;
+                /**
+                 * @description Where the delivery is now: a status callback may have moved it since the answer
+                 * @enum {string}
+                 */
+                status: "queued" | "paused" | "sending" | "sent" | "delivered" | "opened" | "clicked" | "dismissed" | "unsubscribed" | "complained" | "bounced" | "failed" | "suppressed";
+            } | null;
             id: string;
             idempotencyKey: string | null;
             /** @description The message created, when one was */
@@ -18365,6 +18642,18 @@ export interface components {
             channel: "push" | "email" | "sms" | "whatsapp";
             /** @description ISO 8601 timestamp */
             createdAt: string;
+            /** @description SMS and WhatsApp: the send's delivery as it is now; null for push and email, and for a send refused before anything was written */
+            delivery: {
+                /** @description What the provider answered last, e.g. `twilio_queued`, `twilio_21211`, `whatsapp_131047` */
+                providerCode: string | null;
+                /** @description The provider's words with a refusal — at the send (Twilio's or Meta's error message) or in a status callback (Twilio's ChannelStatusMessage) */
+                providerError: string | null;
+                /**
+                 * @description Where the delivery is now: a status callback may have moved it since the answer
+                 * @enum {string}
+                 */
+                status: "queued" | "paused" | "sending" | "sent" | "delivered" | "opened" | "clicked" | "dismissed" | "unsubscribed" | "complained" | "bounced" | "failed" | "suppressed";
+            } | null;
             id: string;
             idempotencyKey: string | null;
             /** @description The message created, when one was */
@@ -18514,6 +18803,7 @@ export interface components {
             language: string;
             name: string;
             projectId: string;
+            /** @description Meta's id of a synchronised template; for a project sending through Twilio, the template's Content SID (HX…), which a send goes by */
             providerTemplateId: string | null;
             /**
              * @description `provider`: read from the business account by a sync; `manual`: written through this API
@@ -18545,6 +18835,7 @@ export interface components {
             language: string;
             name: string;
             projectId: string;
+            /** @description Meta's id of a synchronised template; for a project sending through Twilio, the template's Content SID (HX…), which a send goes by */
             providerTemplateId: string | null;
             /**
              * @description `provider`: read from the business account by a sync; `manual`: written through this API

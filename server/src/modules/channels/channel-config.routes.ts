@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { CHANNELS } from '../../db/schema.js';
 import { projectOf } from '../../http/access.js';
-import { commonErrors, timestamp } from '../../http/schemas.js';
+import { commonErrors, errorEnvelope, timestamp } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import type { ChannelConfigService } from './channel-config.service.js';
 
@@ -15,12 +15,13 @@ const base64url = (what: string) => z.string().regex(/^[A-Za-z0-9_-]+$/, `must b
 const channelConfig = z
   .object({
     channel: z.enum(CHANNELS),
-    provider: z.string().describe('`web-push` for push; `smtp` or `ses` for email (`none` until chosen); `twilio` for SMS; `meta` for WhatsApp'),
+    provider: z.string().describe('`web-push` for push; `smtp` or `ses` for email (`none` until chosen); `twilio` for SMS; `meta` or `twilio` for WhatsApp'),
     settings: z
       .record(z.string(), z.unknown())
       .describe(
-        "What may be shown, e.g. `vapidPublicKey`; on WhatsApp `phoneNumberId`, `wabaId` and `webhookUrl`, the callback URL to paste into Meta's console; " +
-          "on SMS (Twilio) `inboundUrl`, the incoming-message webhook to paste into Twilio's console, and `statusCallbackUrl`, named in each message",
+        "What may be shown, e.g. `vapidPublicKey`; on WhatsApp with Meta `phoneNumberId`, `wabaId`, `displayPhoneNumber`, `verifiedName` and " +
+          "`webhookUrl`, the callback URL to paste into Meta's console; on SMS, and WhatsApp with Twilio, `accountSid` (and the sender: `from`, " +
+          "`messagingServiceSid`), `inboundUrl`, the incoming-message webhook to paste into Twilio's console, and `statusCallbackUrl`, named in each message",
       ),
     credentials: z
       .array(z.string())
@@ -29,6 +30,17 @@ const channelConfig = z
     updatedAt: timestamp,
   })
   .meta({ id: 'ChannelConfig' });
+
+const twilioAccountSid = z.string().regex(/^AC[0-9a-f]{32}$/, 'must be a Twilio account SID (AC…)').describe('The Twilio account (shown)');
+const twilioMessagingServiceSid = z.string().regex(/^MG[0-9a-f]{32}$/, 'must be a Twilio Messaging Service SID (MG…)');
+const twilioCredentials = z
+  .strictObject({
+    authToken: z.string().regex(/^[0-9a-f]{32}$/, 'must be a Twilio auth token (32 hex digits)'),
+    apiKeySid: z.string().regex(/^SK[0-9a-f]{32}$/, 'must be a Twilio API key SID (SK…)').optional(),
+    apiKeySecret: z.string().min(16).max(128).optional(),
+  })
+  .refine((c) => (c.apiKeySid === undefined) === (c.apiKeySecret === undefined), 'give apiKeySid and apiKeySecret together, or neither')
+  .describe('The auth token (signs callbacks; logs in without an API key) and optionally an API key to send with');
 
 export async function channelConfigRoutes(app: App, channels: ChannelConfigService) {
   app.get(
@@ -141,30 +153,61 @@ export async function channelConfigRoutes(app: App, channels: ChannelConfigServi
       config: { access: { auth: 'project', credentials: 'jwt', project: 'params.id', minRole: 'ADMIN' } },
       schema: {
         tags,
-        summary: "Choose the project's WhatsApp provider (OWNER or ADMIN): a phone number on Meta's WhatsApp Cloud API",
+        summary: "Choose the project's WhatsApp provider (OWNER or ADMIN): a phone number on Meta's WhatsApp Cloud API, or a Twilio WhatsApp sender",
         description:
-          'Replaces the previous provider. `accessToken` (a system user token with whatsapp_business_messaging and ' +
-          'whatsapp_business_management), `appSecret` (the Meta app\'s secret: it signs callbacks) and `verifyToken` (any ' +
-          'secret of your choosing, typed again in Meta\'s console) are sealed at rest with HERALD_SECRET_KEY and never ' +
-          'returned. The answer\'s `settings.webhookUrl` is the callback URL to paste into the Meta app\'s WhatsApp webhook ' +
-          'configuration with the same verify token; subscribe it to the `messages` field. Messages go to ' +
-          '`WHATSAPP_GRAPH_URL/WHATSAPP_GRAPH_VERSION/{phoneNumberId}/messages`; templates are read from ' +
-          '`/{wabaId}/message_templates` (POST /projects/{id}/whatsapp-templates/sync). Without a provider, live WhatsApp ' +
-          'sends fail with `provider_not_configured`.',
+          'Replaces the previous provider. Secrets are sealed at rest with HERALD_SECRET_KEY and never returned: the answer ' +
+          'names the credentials set. Herald asks the provider before saving: a refusal is a 422 naming the field and quoting ' +
+          'the provider, a provider that cannot be reached a 502, and nothing is saved. Without a provider, live WhatsApp ' +
+          'sends fail with `provider_not_configured`.\n\n' +
+          "**Meta** (`provider: meta`): `accessToken` (a system user token with whatsapp_business_messaging and " +
+          "whatsapp_business_management), `appSecret` (the Meta app's secret: it signs callbacks) and `verifyToken` (any " +
+          "secret of your choosing, typed again in Meta's console). Herald first reads the phone number " +
+          '(`GET WHATSAPP_GRAPH_URL/WHATSAPP_GRAPH_VERSION/{phoneNumberId}` with the token): a token Meta refuses → 422 on ' +
+          '`credentials.accessToken`, a phone number id it does not know for that token → 422 on `settings.phoneNumberId`; ' +
+          "the answer's settings show `displayPhoneNumber` and `verifiedName` as Meta gave them. `settings.webhookUrl` is the " +
+          "callback URL to paste into the Meta app's WhatsApp webhook configuration with the same verify token; subscribe it " +
+          'to the `messages` field. Messages go to `/{phoneNumberId}/messages`; templates are read from ' +
+          '`/{wabaId}/message_templates` (POST /projects/{id}/whatsapp-templates/sync).\n\n' +
+          '**Twilio** (`provider: twilio`): the account (`accountSid`; `authToken`, which also checks Twilio\'s signatures, and ' +
+          'optionally an API key to send with) and the WhatsApp-enabled sender — its number `from` (sent as ' +
+          '`From=whatsapp:+…`) or a Messaging Service `messagingServiceSid` whose sender pool holds it. Herald first reads the ' +
+          'account (`GET TWILIO_BASE_URL/2010-04-01/Accounts/{accountSid}.json`): credentials Twilio refuses → 422 on ' +
+          '`credentials.authToken` (or `credentials.apiKeySid`), an account not active → 422 on `settings.accountSid`. Messages ' +
+          'go through the Messages API with `To=whatsapp:+…`: free-form text as `Body`, a template as `ContentSid` (the ' +
+          "registry's `providerTemplateId` for that name and language, written by hand: there is no sync) and " +
+          '`ContentVariables`. Point the sender\'s **incoming message** webhook at the answer\'s `settings.inboundUrl` ' +
+          '(`{PUBLIC_URL}/whatsapp/twilio/inbound/{projectId}`): messages open the 24-hour window, STOP and START work as ' +
+          "on Meta's webhook. Status callbacks need no setting: each message names `settings.statusCallbackUrl` with its delivery.",
         params: idParams,
-        body: z.strictObject({
-          provider: z.literal('meta'),
-          settings: z.strictObject({
-            phoneNumberId: z.string().regex(/^\d{5,30}$/, 'must be the digits of a Cloud API phone number id').describe('The business phone number\'s id (not the number itself)'),
-            wabaId: z.string().regex(/^\d{5,30}$/, 'must be the digits of a WhatsApp Business Account id').describe('The WhatsApp Business Account id, whose templates are synchronised'),
+        body: z.discriminatedUnion('provider', [
+          z.strictObject({
+            provider: z.literal('meta'),
+            settings: z.strictObject({
+              phoneNumberId: z.string().regex(/^\d{5,30}$/, 'must be the digits of a Cloud API phone number id').describe('The business phone number\'s id (not the number itself)'),
+              wabaId: z.string().regex(/^\d{5,30}$/, 'must be the digits of a WhatsApp Business Account id').describe('The WhatsApp Business Account id, whose templates are synchronised'),
+            }),
+            credentials: z.strictObject({
+              accessToken: z.string().min(10).max(1024).describe('Bearer token of the Graph API'),
+              appSecret: z.string().min(16).max(256).describe("The Meta app's secret: callbacks carry X-Hub-Signature-256, its HMAC-SHA256 of the raw body"),
+              verifyToken: z.string().min(8).max(256).describe("Echoed check of Meta's verification GET (hub.verify_token)"),
+            }),
           }),
-          credentials: z.strictObject({
-            accessToken: z.string().min(10).max(1024).describe('Bearer token of the Graph API'),
-            appSecret: z.string().min(16).max(256).describe("The Meta app's secret: callbacks carry X-Hub-Signature-256, its HMAC-SHA256 of the raw body"),
-            verifyToken: z.string().min(8).max(256).describe("Echoed check of Meta's verification GET (hub.verify_token)"),
+          z.strictObject({
+            provider: z.literal('twilio'),
+            settings: z
+              .strictObject({
+                accountSid: twilioAccountSid,
+                from: z.string().regex(/^\+[1-9]\d{6,14}$/, 'must be the WhatsApp sender\'s number in E.164 (+…)').optional().describe('The WhatsApp-enabled sender number (shown)'),
+                messagingServiceSid: twilioMessagingServiceSid.optional().describe('A Messaging Service whose sender pool holds the WhatsApp sender'),
+              })
+              .refine((settings) => (settings.from === undefined) !== (settings.messagingServiceSid === undefined), {
+                message: 'give the sender number (from) or a messagingServiceSid, one of them',
+                path: ['from'],
+              }),
+            credentials: twilioCredentials,
           }),
-        }),
-        response: { 200: channelConfig, ...commonErrors },
+        ]),
+        response: { 200: channelConfig, ...commonErrors, 502: errorEnvelope },
       },
     },
     (request) => channels.setWhatsApp(projectOf(request), request.body),
@@ -193,10 +236,8 @@ export async function channelConfigRoutes(app: App, channels: ChannelConfigServi
         body: z.strictObject({
           provider: z.literal('twilio'),
           settings: z.strictObject({
-            accountSid: z.string().regex(/^AC[0-9a-f]{32}$/, 'must be a Twilio account SID (AC…)').describe('The Twilio account (shown)'),
-            messagingServiceSid: z
-              .string()
-              .regex(/^MG[0-9a-f]{32}$/, 'must be a Twilio Messaging Service SID (MG…)')
+            accountSid: twilioAccountSid,
+            messagingServiceSid: twilioMessagingServiceSid
               .optional()
               .describe('Sends to a country with no provisioned sender go through this Messaging Service'),
             messagingServiceRatePerSecond: z
@@ -208,14 +249,7 @@ export async function channelConfigRoutes(app: App, channels: ChannelConfigServi
               .describe("The Messaging Service's sends per second across every worker (default 1: one long code)"),
             helpReply: z.string().trim().min(1).max(320).optional().describe("Herald's answer to an inbound HELP; unset: none (Twilio's own, if enabled)"),
           }),
-          credentials: z
-            .strictObject({
-              authToken: z.string().regex(/^[0-9a-f]{32}$/, 'must be a Twilio auth token (32 hex digits)'),
-              apiKeySid: z.string().regex(/^SK[0-9a-f]{32}$/, 'must be a Twilio API key SID (SK…)').optional(),
-              apiKeySecret: z.string().min(16).max(128).optional(),
-            })
-            .refine((c) => (c.apiKeySid === undefined) === (c.apiKeySecret === undefined), 'give apiKeySid and apiKeySecret together, or neither')
-            .describe('The auth token (signs callbacks; logs in without an API key) and optionally an API key to send with'),
+          credentials: twilioCredentials,
         }),
         response: { 200: channelConfig, ...commonErrors },
       },

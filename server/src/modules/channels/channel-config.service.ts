@@ -1,7 +1,7 @@
 // Channel configurations: each channel's provider for a project, its settings, and its credentials sealed at rest.
 import type { Db } from '../../db/database.js';
 import type { Channel } from '../../db/schema.js';
-import { validationFailed } from '../../shared/errors.js';
+import { AppError, validationFailed } from '../../shared/errors.js';
 import { notifyProjectChange } from '../projects/project.repository.js';
 import type { ForgetProject } from '../projects/project.service.js';
 import type { ProjectScope } from '../tenancy.js';
@@ -41,12 +41,26 @@ export type EmailProviderInput =
       credentials: { accessKeyId: string; secretAccessKey: string };
     };
 
-/** Meta's WhatsApp Cloud API as `PUT /projects/:id/channels/whatsapp` takes it. */
-export interface WhatsAppProviderInput {
-  provider: 'meta';
-  settings: { phoneNumberId: string; wabaId: string };
-  credentials: { accessToken: string; appSecret: string; verifyToken: string };
+/** A Twilio account's credentials: the auth token signs Twilio's callbacks; an API key, when given, is what sends log in with. */
+export interface TwilioCredentials {
+  authToken: string;
+  apiKeySid?: string | undefined;
+  apiKeySecret?: string | undefined;
 }
+
+/** A WhatsApp provider as `PUT /projects/:id/channels/whatsapp` takes it: Meta's Cloud API, or a Twilio WhatsApp sender. */
+export type WhatsAppProviderInput =
+  | {
+      provider: 'meta';
+      settings: { phoneNumberId: string; wabaId: string };
+      credentials: { accessToken: string; appSecret: string; verifyToken: string };
+    }
+  | {
+      provider: 'twilio';
+      /** The WhatsApp-enabled sender's number (E.164), or the Messaging Service whose sender pool holds it. */
+      settings: { accountSid: string; from?: string | undefined; messagingServiceSid?: string | undefined };
+      credentials: TwilioCredentials;
+    };
 
 /** An SMS provider as `PUT /projects/:id/channels/sms` takes it. */
 export interface SmsProviderInput {
@@ -59,9 +73,11 @@ export interface SmsProviderInput {
     /** Herald's answer to HELP; unset, Herald answers nothing and Twilio's own HELP reply (if enabled) stands. */
     helpReply?: string | undefined;
   };
-  /** The auth token signs Twilio's callbacks; an API key, when given, is what sends log in with. */
-  credentials: { authToken: string; apiKeySid?: string | undefined; apiKeySecret?: string | undefined };
+  credentials: TwilioCredentials;
 }
+
+/** What reading a provider account said (`delivery/channels/…`): facts to keep, or who refused. */
+export type AccountCheck<Facts> = ({ ok: true } & Facts) | { ok: false; refused: string; message: string };
 
 /** What SES says of an account (`delivery/channels/email/ses-provider.ts`). */
 export interface SesAccountFacts {
@@ -78,15 +94,22 @@ export interface ChannelConfigOptions {
   readSesAccount?: (account: { region: string; accessKeyId: string; secretAccessKey: string }) => Promise<SesAccountFacts>;
   /** PUBLIC_URL: the WhatsApp and Twilio callback URLs shown to paste into their consoles are under it. */
   publicUrl?: string;
+  /** Reads a Cloud API phone number with the token (`refused`: `token`, `phone_number` or `unreachable`). */
+  readPhoneNumber?: (account: { phoneNumberId: string; accessToken: string }) => Promise<AccountCheck<{ displayPhoneNumber: string | undefined; verifiedName: string | undefined }>>;
+  /** Reads a Twilio account with its credentials (`refused`: `credentials` or `unreachable`). */
+  readTwilioAccount?: (account: { accountSid: string; credentials: Record<string, string> }) => Promise<AccountCheck<{ status: string }>>;
 }
 
 /** Where Meta calls back for a project (verification GET, then signed POSTs). */
 export const whatsappWebhookUrl = (publicUrl: string, projectId: string) => `${publicUrl}/whatsapp/webhook/${encodeURIComponent(projectId)}`;
 
-/** Where Twilio posts a project's inbound messages (set in its console) and its status changes (named in each message). */
-export const twilioWebhookUrls = (publicUrl: string, projectId: string) => ({
-  inboundUrl: `${publicUrl}/sms/twilio/inbound/${encodeURIComponent(projectId)}`,
-  statusCallbackUrl: `${publicUrl}/sms/twilio/status/${encodeURIComponent(projectId)}`,
+/**
+ * Where Twilio posts a project's inbound messages (set in its console: on the SMS numbers, or on the WhatsApp sender)
+ * and its status changes (named in each message, with the delivery).
+ */
+export const twilioWebhookUrls = (publicUrl: string, channel: 'sms' | 'whatsapp', projectId: string) => ({
+  inboundUrl: `${publicUrl}/${channel}/twilio/inbound/${encodeURIComponent(projectId)}`,
+  statusCallbackUrl: `${publicUrl}/${channel}/twilio/status/${encodeURIComponent(projectId)}`,
 });
 
 export class ChannelConfigService {
@@ -159,15 +182,18 @@ export class ChannelConfigService {
   }
 
   /**
-   * Chooses the project's WhatsApp provider: a phone number of a WhatsApp Business Account on Meta's Cloud API. The
-   * access token, app secret and webhook verify token are sealed at rest and never returned.
+   * Chooses the project's WhatsApp provider: a phone number of a WhatsApp Business Account on Meta's Cloud API, or a
+   * Twilio WhatsApp sender. The provider is asked first — Meta for the phone number with the token, Twilio for the
+   * account with its credentials —: a refusal is a 422 naming the field and what the provider said, an unreachable
+   * provider a 502. Secrets are sealed at rest and never returned.
    */
   async setWhatsApp(scope: ProjectScope, input: WhatsAppProviderInput): Promise<ChannelConfigView> {
+    const settings = input.provider === 'meta' ? await this.metaSettings(input) : await this.twilioSettings(input);
     const box = await this.keyring.box();
     const row = await this.db.transaction(async (tx) => {
       const saved = await repo.replaceProvider(
         tx,
-        { projectId: scope.projectId, channel: 'whatsapp', provider: input.provider, settings: { ...input.settings }, credentials: box.seal(JSON.stringify(input.credentials)) },
+        { projectId: scope.projectId, channel: 'whatsapp', provider: input.provider, settings, credentials: box.seal(JSON.stringify(input.credentials)) },
         [],
       );
       await notifyProjectChange(tx, scope.projectId);
@@ -200,6 +226,37 @@ export class ChannelConfigService {
     });
     this.forget(scope.projectId);
     return this.view(row);
+  }
+
+  /** Meta's settings once Meta has read the phone number with the token; how Meta shows the number is kept. */
+  private async metaSettings(input: Extract<WhatsAppProviderInput, { provider: 'meta' }>): Promise<Record<string, unknown>> {
+    if (!this.options.readPhoneNumber) throw new Error('no Cloud API client configured');
+    const { phoneNumberId } = input.settings;
+    const read = await this.options.readPhoneNumber({ phoneNumberId, accessToken: input.credentials.accessToken });
+    if (!read.ok) {
+      if (read.refused === 'token') throw validationFailed([{ field: 'credentials.accessToken', error: `Meta refused the access token: ${read.message}` }]);
+      if (read.refused === 'phone_number') {
+        throw validationFailed([{ field: 'settings.phoneNumberId', error: `Meta has no phone number ${phoneNumberId} this token may use: ${read.message}` }]);
+      }
+      throw new AppError(502, 'provider_error', `Meta could not be asked about the phone number: ${read.message}`);
+    }
+    const shown = { displayPhoneNumber: read.displayPhoneNumber, verifiedName: read.verifiedName };
+    return { ...input.settings, ...Object.fromEntries(Object.entries(shown).filter(([, value]) => value !== undefined)) };
+  }
+
+  /** A Twilio WhatsApp sender's settings once Twilio has read the account with its credentials. */
+  private async twilioSettings(input: Extract<WhatsAppProviderInput, { provider: 'twilio' }>): Promise<Record<string, unknown>> {
+    if (!this.options.readTwilioAccount) throw new Error('no Twilio client configured');
+    const read = await this.options.readTwilioAccount({ accountSid: input.settings.accountSid, credentials: { ...input.credentials } as Record<string, string> });
+    if (!read.ok) {
+      if (read.refused === 'credentials') {
+        const field = input.credentials.apiKeySid === undefined ? 'credentials.authToken' : 'credentials.apiKeySid';
+        throw validationFailed([{ field, error: `Twilio refused to read account ${input.settings.accountSid} with these credentials: ${read.message}` }]);
+      }
+      throw new AppError(502, 'provider_error', `Twilio could not be asked about the account: ${read.message}`);
+    }
+    if (read.status !== 'active') throw validationFailed([{ field: 'settings.accountSid', error: `the Twilio account is ${read.status}, not active` }]);
+    return { ...input.settings };
   }
 
   /** An SES account's settings as SES reports them; a lower `ratePerSecond` asked for holds instead of its own. */
@@ -267,8 +324,8 @@ export class ChannelConfigService {
   private withCallbackUrls(row: repo.ChannelConfigRow): Record<string, unknown> {
     const publicUrl = this.options.publicUrl;
     if (publicUrl === undefined) return row.settings;
+    if (row.provider === 'twilio' && (row.channel === 'sms' || row.channel === 'whatsapp')) return { ...row.settings, ...twilioWebhookUrls(publicUrl, row.channel, row.projectId) };
     if (row.channel === 'whatsapp') return { ...row.settings, webhookUrl: whatsappWebhookUrl(publicUrl, row.projectId) };
-    if (row.channel === 'sms' && row.provider === 'twilio') return { ...row.settings, ...twilioWebhookUrls(publicUrl, row.projectId) };
     return row.settings;
   }
 

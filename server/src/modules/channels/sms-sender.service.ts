@@ -1,7 +1,7 @@
 // SMS senders: provisioned per project and destination country, and the one chosen for a send.
 import type { Db } from '../../db/database.js';
 import type { SmsOptions, SmsSenderKind } from '../../db/schema.js';
-import { allowsAlphanumericSender, ALPHANUMERIC_SENDER } from '../../delivery/delivery-face.js';
+import { allowsAlphanumericSender, ALPHANUMERIC_SENDER, senderCountries } from '../../delivery/delivery-face.js';
 import { conflict, notFound, validationFailed } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import { isUniqueViolation } from '../../db/pg-errors.js';
@@ -78,10 +78,15 @@ export class SmsSenderService {
    * be provisioned for the country, else `unverified_sender_id`; otherwise (no `senderId`, or a country that shows
    * none, the US among them: the `senderId` is ignored) the first number provisioned for the country — a short code,
    * then toll-free, then a long code —, else the project's Messaging Service (`messagingServiceSid`), else
-   * `unverified_sender_id`: nothing is provisioned to send to that country from.
+   * `unverified_sender_id`: nothing is provisioned to send to that country from. Guernsey, Jersey and the Isle of Man
+   * (+44) take the senders provisioned for GB when none is provisioned for them.
    */
   async choose(projectId: string, country: string | undefined, senderId: string | undefined, messagingService: { sid: string; ratePerSecond: number } | undefined): Promise<SenderChoice> {
-    const senders = country === undefined ? [] : await repo.listSmsSenders(this.db, projectId, country);
+    let senders: repo.SmsSenderRow[] = [];
+    for (const from of country === undefined ? [] : senderCountries(country)) {
+      senders = await repo.listSmsSenders(this.db, projectId, from);
+      if (senders.length > 0) break;
+    }
     if (senderId !== undefined && country !== undefined && allowsAlphanumericSender(country)) {
       const named = senders.find((s) => s.kind === 'alphanumeric' && s.sender === senderId);
       return named ? { options: { from: named.sender, ratePerSecond: view(named).ratePerSecond } } : { refusal: 'unverified_sender_id' };

@@ -157,7 +157,9 @@ describe('POST /transactional/sms', () => {
     const envelope = await send(tenant.live, { to, message: 'Your code is 123456', senderId: 'Acme' });
     expect(envelope).toEqual({ success: true, status: 'sent', messageId: expect.any(String), reason: null, segments: 1, encoding: 'GSM-7', from: US_LONG_CODE });
     const [message] = sentTo(to);
-    expect(message).toMatchObject({ from: US_LONG_CODE, body: 'Your code is 123456', statusCallback: `${PUBLIC_URL}/sms/twilio/status/${tenant.projectId}` });
+    // The callback URL names the delivery, so Twilio's report finds it whenever it comes.
+    const { id } = (await query<{ id: number }>('SELECT id::float8 AS id FROM deliveries WHERE message_id = $1', [envelope.messageId]))[0]!;
+    expect(message).toMatchObject({ from: US_LONG_CODE, body: 'Your code is 123456', statusCallback: `${PUBLIC_URL}/sms/twilio/status/${tenant.projectId}?delivery=${id}` });
     expect(await deliveryOf(envelope.messageId!)).toMatchObject({ status: 'sent', provider_message_id: message!.sid, provider_code: 'twilio_queued' });
     // A number no subscriber carries becomes a contact with only that number.
     expect(await query('SELECT phone FROM subscribers WHERE project_id = $1 AND phone = $2', [tenant.projectId, to])).toHaveLength(1);
@@ -205,6 +207,44 @@ describe('POST /transactional/sms', () => {
     peer.answer(to, undefined);
     expect(await send(tenant.live, { to, message: 'Hi' })).toMatchObject({ status: 'refused', reason: 'invalid_phone' });
     expect(sentTo(to)).toHaveLength(0);
+  });
+
+  it('sends to Jersey, Guernsey and the Isle of Man from the senders provisioned for GB (they share +44)', async () => {
+    // Jersey, Guernsey and Isle of Man mobiles, as libphonenumber places them.
+    for (const to of ['+447797123456', '+447781123456', '+447624123456']) {
+      expect(await send(tenant.live, { to, message: 'Hello', senderId: 'Acme' })).toMatchObject({ status: 'sent', from: 'Acme' });
+      expect(await send(tenant.live, { to, message: 'Hello' })).toMatchObject({ status: 'sent', from: GB_LONG_CODE });
+      expect(await send(tenant.live, { to, message: 'Hello', senderId: 'Other' })).toMatchObject({ status: 'refused', reason: 'unverified_sender_id' });
+    }
+    // A sender provisioned for the island itself comes first; the other project has none for GB.
+    await addSender(tenant, { country: 'JE', kind: 'long_code', sender: '+447797000001', ratePerSecond: 1000 });
+    expect(await send(tenant.live, { to: '+447797123456', message: 'Hello' })).toMatchObject({ status: 'sent', from: '+447797000001' });
+    expect(await send(other.live, { to: '+447781123456', message: 'Hello' })).toMatchObject({ status: 'refused', reason: 'unverified_sender_id' });
+  });
+
+  it("keeps Twilio's error code and words on the delivery of a refused send, and the send log shows them", async () => {
+    const to = newUsNumber();
+    peer.answer(to, { status: 400, code: 21614, message: "'To' number is not a valid mobile number" });
+    const envelope = await send(tenant.live, { to, message: 'Hi' });
+    expect(envelope).toMatchObject({ status: 'failed', reason: 'carrier_rejected' });
+    const [row] = await query('SELECT provider_code, provider_error FROM deliveries WHERE message_id = $1', [envelope.messageId]);
+    expect(row).toEqual({ provider_code: 'twilio_21614', provider_error: "Twilio 400 21614: 'To' number is not a valid mobile number" });
+    peer.answer(to, undefined);
+    const log = await t.app.inject({ method: 'GET', url: `/transactional/sends/project/${tenant.projectId}?channel=sms&pageSize=100`, headers: tenant.live });
+    const sends = log.json<{ data: { messageId: string | null; delivery: unknown }[] }>().data;
+    expect(sends.find((s) => s.messageId === envelope.messageId)?.delivery).toEqual({
+      status: 'failed',
+      providerCode: 'twilio_21614',
+      providerError: "Twilio 400 21614: 'To' number is not a valid mobile number",
+    });
+    // A send that went shows Twilio's answer and no error; one refused before anything was written, no delivery.
+    const went = await send(tenant.live, { to: newUsNumber(), message: 'Hi' });
+    const refusedBefore = await send(tenant.live, { to: '+1555', message: 'Hi' });
+    const again = (await t.app.inject({ method: 'GET', url: `/transactional/sends/project/${tenant.projectId}?channel=sms&pageSize=100`, headers: tenant.live })).json<{
+      data: { id: string; messageId: string | null; delivery: unknown; outcome: Envelope }[];
+    }>().data;
+    expect(again.find((s) => s.messageId === went.messageId)?.delivery).toEqual({ status: 'sent', providerCode: 'twilio_queued', providerError: null });
+    expect(again.find((s) => s.outcome.reason === refusedBefore.reason && s.messageId === null)?.delivery).toBeNull();
   });
 
   it("fails carrier_rejected when Twilio cannot route to the number (21612)", async () => {
@@ -310,6 +350,27 @@ describe("Twilio's callbacks", () => {
       [messageId],
     );
     expect(events).toEqual([{ type: 'failed', detail: { status: 'undelivered', errorCode: 30007, reason: 'carrier_rejected', providerCode: 'twilio_30007' } }]);
+  });
+
+  it('lands a status callback that comes before Twilio answered the send', async () => {
+    const to = newUsNumber();
+    peer.beforeAnswer(to, async (message) => {
+      expect((await callback(peer.statusCallback(message, 'delivered'))).json()).toEqual({ applied: 1, unknown: 0 });
+    });
+    const { messageId } = await send(tenant.live, { to, message: 'Hi' });
+    expect(await deliveryOf(messageId!)).toMatchObject({ status: 'delivered', provider_message_id: sentTo(to)[0]!.sid, provider_code: 'twilio_queued' });
+
+    // A failure that overtakes the answer stays a failure, with the carrier's reason and code.
+    const failing = newUsNumber();
+    peer.beforeAnswer(failing, async (message) => {
+      expect((await callback(peer.statusCallback(message, 'undelivered', 30003))).json()).toEqual({ applied: 1, unknown: 0 });
+    });
+    const failed = await send(tenant.live, { to: failing, message: 'Hi' });
+    expect(failed.status).toBe('sent');
+    expect(await deliveryOf(failed.messageId!)).toMatchObject({ status: 'failed', reason: 'carrier_rejected', provider_code: 'twilio_30003', provider_message_id: sentTo(failing)[0]!.sid });
+    // Replayed once the answer is recorded: nothing changes.
+    expect((await callback(peer.statusCallback(sentTo(failing)[0]!, 'undelivered', 30003))).json()).toEqual({ applied: 1, unknown: 0 });
+    expect(await deliveryOf(failed.messageId!)).toMatchObject({ status: 'failed', reason: 'carrier_rejected' });
   });
 
   it('opts the number out on a 21610 callback', async () => {

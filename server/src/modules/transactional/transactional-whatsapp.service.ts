@@ -7,7 +7,6 @@ import {
   findAddressState,
   insertClaimedDeliveries,
   insertMessage,
-  recordAddressStates,
   type DeliveryEngine,
   type DeliveryReason,
   type MessageRecord,
@@ -42,6 +41,8 @@ export interface WhatsAppInput {
   templateName?: string | undefined;
   templateLanguage?: string | undefined;
   templateComponents?: WhatsAppTemplateComponent[] | undefined;
+  /** Through Twilio: the template's ContentVariables. */
+  templateVariables?: Record<string, string> | undefined;
 }
 
 export interface TransactionalWhatsAppDependencies {
@@ -61,6 +62,7 @@ const refused = (reason: WhatsAppReason, messageType: WhatsAppEnvelope['messageT
 function deliveryReason(reason: DeliveryReason | null): WhatsAppReason {
   switch (reason) {
     case 'template_not_approved':
+    case 'template_not_found':
     case 'outside_service_window':
     case 'recipient_opted_out':
     case 'provider_not_configured':
@@ -108,11 +110,20 @@ export class TransactionalWhatsAppService {
     const useTemplate = input.templateName !== undefined && (input.message === undefined || !windowOpen);
     const messageType = useTemplate ? 'template' : 'text';
 
+    // Cached only while the engine hears of changes: a new provider or policy applies to the next send.
+    const project = (await this.delivery.sendingProjects([sender.projectId])).get(sender.projectId)!;
     let content: WhatsAppContent;
     if (useTemplate) {
       const chosen = await this.deps.templates.choose(sender.projectId, input.templateName!, input.templateLanguage);
       if (!chosen.ok) return { ...none, envelope: refused(chosen.reason, messageType) };
-      content = { type: 'template', template: { name: chosen.name, language: chosen.language, components: input.templateComponents } };
+      const template = { name: chosen.name, language: chosen.language, components: input.templateComponents };
+      if (project.whatsapp?.provider === 'twilio') {
+        // Twilio knows a template by its Content SID alone: one the registry lacks cannot be sent.
+        if (chosen.providerTemplateId === null) return { ...none, envelope: refused('template_not_found', messageType) };
+        content = { type: 'template', template: { ...template, contentSid: chosen.providerTemplateId, variables: input.templateVariables } };
+      } else {
+        content = { type: 'template', template };
+      }
     } else {
       content = { type: 'text', text: input.message! };
     }
@@ -121,7 +132,6 @@ export class TransactionalWhatsAppService {
     const holders = await this.deps.contacts.phoneRecipient(sender, input.to, 'whatsapp');
     if (holders.channelOff) return { ...none, envelope: refused('recipient_unsubscribed', messageType) };
 
-    const project = (await this.delivery.sendingProjects([sender.projectId])).get(sender.projectId)!;
     const message: MessageRecord<'whatsapp'> = {
       id: newId('msg'),
       projectId: sender.projectId,
@@ -142,13 +152,9 @@ export class TransactionalWhatsAppService {
     });
     if ('refusal' in held) return { ...none, envelope: refused(held.refusal, messageType) };
 
+    // A provider's opt-out answer (Meta's 131050, Twilio's 63014) opts the number out in the engine: the next send is
+    // refused before it is written.
     const [result] = await this.delivery.deliverNow(held.claimed, message, project, { queueAfterBudget: true });
-    if (result!.status === 'failed' && result!.reason === 'recipient_opted_out') {
-      // Meta says the person stopped the business's messages: the next send is refused before it is written.
-      await recordAddressStates(this.db, [
-        { projectId: sender.projectId, sandbox: false, channel: 'whatsapp', address: input.to, status: 'opted_out', reason: 'whatsapp_131050', source: 'provider' },
-      ]);
-    }
     const envelope: WhatsAppEnvelope =
       result!.status === 'sent'
         ? { success: true, status: sender.sandbox ? 'sandbox' : 'sent', messageId: message.id, reason: sender.sandbox ? 'sandbox' : null, messageType }

@@ -1,7 +1,7 @@
 // Transactional sends: finding the recipient's devices across environments, and the send log of every channel.
-import { and, count, desc, eq, gte, isNotNull, isNull, lt, sql } from 'drizzle-orm';
+import { and, count, desc, eq, gte, inArray, isNotNull, isNull, lt, sql } from 'drizzle-orm';
 import type { Db } from '../../db/database.js';
-import { channelAddresses, subscribers, transactionalSends, type Channel } from '../../db/schema.js';
+import { channelAddresses, deliveries, subscribers, transactionalSends, type Channel } from '../../db/schema.js';
 import type { ProjectScope } from '../tenancy.js';
 
 export type Recipient = { externalId: string } | { token: string };
@@ -63,7 +63,7 @@ export interface SendFilters {
   to?: Date | undefined;
 }
 
-/** The project's send log, newest first; a test key sees only its sandbox sends. */
+/** The project's send log, newest first, an SMS or WhatsApp send with its delivery; a test key sees only its sandbox sends. */
 export async function listSends(db: Db, scope: ProjectScope, filters: SendFilters, limit: number, offset: number) {
   const where = and(
     eq(transactionalSends.projectId, scope.projectId),
@@ -81,8 +81,13 @@ export async function listSends(db: Db, scope: ProjectScope, filters: SendFilter
   );
   const [rows, [total]] = await Promise.all([
     db
-      .select()
+      .select({
+        send: transactionalSends,
+        delivery: { status: deliveries.status, providerCode: deliveries.providerCode, providerError: deliveries.providerError },
+      })
       .from(transactionalSends)
+      // An SMS or WhatsApp send writes one message to one number: its one delivery says what became of it since.
+      .leftJoin(deliveries, and(eq(deliveries.messageId, transactionalSends.messageId), inArray(transactionalSends.channel, ['sms', 'whatsapp'])))
       .where(where)
       .orderBy(desc(transactionalSends.createdAt), desc(transactionalSends.id))
       .limit(limit)

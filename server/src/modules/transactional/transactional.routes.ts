@@ -115,21 +115,30 @@ recorded like a live one, never sent (no provider needed).
 
 **Synchronous or later.** What the carrier does comes after the answer, in Twilio's status callback: the delivery
 moves to \`delivered\`, or to \`failed\` with \`carrier_rejected\` (30003–30008: unreachable, blocked, unknown
-handset, landline, filtered) and Twilio's code (\`twilio_30007\` …) as its provider code — seen on the delivery (the
-subscriber's messages), never in this answer or the send log, which keep what was answered.`.trim();
+handset, landline, filtered) and Twilio's code (\`twilio_30007\` …) as its provider code — seen on the delivery, never
+in this answer. The send log keeps this answer and shows beside it the delivery as it is now (\`delivery\`: its status,
+Twilio's last code and its words with a refusal, synchronous or from the callback).
+
+**Senders of shared numbering.** Guernsey, Jersey and the Isle of Man (+44) are sent to from the senders provisioned for
+GB when none is provisioned for the island itself.`.trim();
 
 const WHATSAPP_DESCRIPTION = `
-Sends one WhatsApp message now to \`to\` through the project's WhatsApp Cloud API number (PUT
-/projects/{id}/channels/whatsapp). API key only. A processed request answers 200 with the envelope; malformed input
+Sends one WhatsApp message now to \`to\` through the project's WhatsApp provider (PUT /projects/{id}/channels/whatsapp):
+a Meta Cloud API number or a Twilio WhatsApp sender. API key only. A processed request answers 200 with the envelope; malformed input
 (a \`to\` that is not a valid international number included) → 422 naming the field, bad credentials → 401, a
 publishable key → 403, with the error envelope.
 
 **What goes.** \`message\` is free-form text, which Meta takes only within the **24-hour customer-service window**:
 less than 24 hours since the person last wrote to the business number (Herald learns of inbound messages through
-the webhook, GET/POST /whatsapp/webhook/{projectId}). \`templateName\` names a template of the project's registry
-(GET /projects/{id}/whatsapp-templates, synchronised from Meta or written by hand) with \`templateLanguage\` (Meta's
-code, e.g. \`en_US\`; absent: the name's approved template) and \`templateComponents\` (its parameters, Cloud API
-\`components\` as given). With both, the text goes while the window is open and the template once it is closed.
+the webhook, GET/POST /whatsapp/webhook/{projectId}, or a Twilio sender's POST /whatsapp/twilio/inbound/{projectId}).
+\`templateName\` names a template of the project's registry (GET /projects/{id}/whatsapp-templates, synchronised from
+Meta or written by hand) with \`templateLanguage\` (Meta's code, e.g. \`en_US\`; absent: the name's approved template)
+and \`templateComponents\` (its parameters, Cloud API \`components\` as given). With both, the text goes while the
+window is open and the template once it is closed.
+
+**Through Twilio** the text goes as \`Body\` and a template as \`ContentSid\` — the registry row's
+\`providerTemplateId\`; a template without one → \`template_not_found\` — with \`ContentVariables\`:
+\`templateVariables\` as given, else the body component's text parameters numbered from 1.
 
 **Refused** (200, \`status: refused\`, nothing sent), in order: \`template_not_found\` (no template of that name and
 language in the registry), \`template_not_approved\` (its status is not APPROVED), \`recipient_opted_out\` (the person
@@ -146,8 +155,10 @@ key sends.
 statuses — delivered, read, failed — arrive through the webhook), \`queued\` (Meta failed for now and the inline
 retries ran out: Herald's workers keep trying), \`failed\` (\`provider_error\`; \`provider_not_configured\`;
 \`outside_service_window\` when Meta answers 131047; \`recipient_opted_out\` when it answers 131050, the number then
-opted out; \`template_not_approved\` when it does not have the template in that language, 132001), \`refused\` (see
-above), \`sandbox\` (a test key's: checked and recorded like a live one, never sent; \`reason\` \`sandbox\`).
+opted out; \`template_not_approved\` when it does not have the template in that language, 132001; through Twilio the
+same reasons for 63016, 63014 or 21610, and 63027), \`refused\` (see above), \`sandbox\` (a test key's: checked and
+recorded like a live one, never sent; \`reason\` \`sandbox\`). The provider's code and words stay on the delivery,
+shown by the send log (\`delivery\`), where its later statuses land too.
 \`messageType\` says whether the text or the template went. Every send is logged (GET
 /transactional/sends/project/{projectId}, channel \`whatsapp\`, \`recipient\` \`{to}\`).`.trim();
 

@@ -1,6 +1,6 @@
 // Zod schemas of the transactional routes: the push and email requests, their envelopes, and the send log.
 import { z } from 'zod';
-import { CHANNELS } from '../../db/schema.js';
+import { CHANNELS, DELIVERY_STATUSES } from '../../db/schema.js';
 import { DEFAULT_PUSH_TTL_SECONDS } from '../../delivery/delivery-face.js';
 import { instant, pushActions, timestamp, webUrl } from '../../http/schemas.js';
 import { email, phone } from '../subscribers/contact.schemas.js';
@@ -293,14 +293,20 @@ export const whatsappBody = z
       .array(templateComponent)
       .max(20)
       .optional()
-      .describe('The template\'s parameters as Cloud API `template.components`, e.g. `[{"type": "body", "parameters": [{"type": "text", "text": "Ada"}]}]`'),
+      .describe(
+        'The template\'s parameters as Cloud API `template.components`, e.g. `[{"type": "body", "parameters": [{"type": "text", "text": "Ada"}]}]`. ' +
+          "Through Twilio, without templateVariables, the body's text parameters become its ContentVariables, numbered from 1",
+      ),
+    templateVariables: z
+      .record(z.string().regex(/^[A-Za-z0-9_]{1,16}$/, 'must be a Twilio content variable name: letters, digits, underscores, at most 16'), z.string().max(1600))
+      .refine((variables) => Object.keys(variables).length <= 100, 'at most 100 variables')
+      .optional()
+      .describe('For a project sending through Twilio: the template\'s ContentVariables, e.g. `{"1": "Ada", "2": "A-17"}` (ignored by Meta\'s Cloud API)'),
   })
   .superRefine((value, ctx) => {
     if (value.message === undefined && value.templateName === undefined) ctx.addIssue({ code: 'custom', path: ['message'], message: 'message or templateName is required' });
-    if (value.templateName === undefined && (value.templateLanguage !== undefined || value.templateComponents !== undefined)) {
-      const path = value.templateLanguage !== undefined ? 'templateLanguage' : 'templateComponents';
-      ctx.addIssue({ code: 'custom', path: [path], message: 'goes with templateName' });
-    }
+    const templateOnly = (['templateLanguage', 'templateComponents', 'templateVariables'] as const).find((field) => value[field] !== undefined);
+    if (value.templateName === undefined && templateOnly !== undefined) ctx.addIssue({ code: 'custom', path: [templateOnly], message: 'goes with templateName' });
   })
   .describe('to, and message (free-form, inside the window) and/or templateName (an approved template, with its language and parameters)');
 
@@ -352,6 +358,17 @@ export const sendRecord = z
     // their own (an SMS's segments, a WhatsApp message's messageType) come before the email one that would parse them.
     outcome: z.union([smsEnvelope, whatsappEnvelope, sendEnvelope, emailEnvelope]).describe('The response envelope, as answered'),
     reason: loggedReason.nullable(),
+    delivery: z
+      .object({
+        status: z.enum(DELIVERY_STATUSES).describe('Where the delivery is now: a status callback may have moved it since the answer'),
+        providerCode: z.string().nullable().describe("What the provider answered last, e.g. `twilio_queued`, `twilio_21211`, `whatsapp_131047`"),
+        providerError: z
+          .string()
+          .nullable()
+          .describe("The provider's words with a refusal — at the send (Twilio's or Meta's error message) or in a status callback (Twilio's ChannelStatusMessage)"),
+      })
+      .nullable()
+      .describe('SMS and WhatsApp: the send\'s delivery as it is now; null for push and email, and for a send refused before anything was written'),
     createdAt: timestamp,
   })
   .meta({ id: 'TransactionalSend' });

@@ -182,7 +182,7 @@ export class TransactionalService {
   async listSends(scope: ProjectScope, filters: repo.SendFilters, page: number, pageSize: number) {
     const { rows, total } = await repo.listSends(this.db, scope, filters, pageSize, (page - 1) * pageSize);
     return {
-      data: rows.map((row) => ({
+      data: rows.map(({ send: row, delivery }) => ({
         id: row.id,
         channel: row.channel,
         apiKeyId: row.apiKeyId,
@@ -192,6 +192,7 @@ export class TransactionalService {
         idempotencyKey: row.idempotencyKey,
         outcome: row.outcome as unknown as SendEnvelope,
         reason: row.reason as SendReason | null,
+        delivery: delivery && { status: delivery.status, providerCode: delivery.providerCode, providerError: delivery.providerError },
         createdAt: row.createdAt.toISOString(),
       })),
       page,

@@ -4,7 +4,7 @@ import type { Db } from '../../db/database.js';
 import { whatsappTemplates } from '../../db/schema.js';
 
 export type WhatsAppTemplateRow = typeof whatsappTemplates.$inferSelect;
-export type WhatsAppTemplateFields = Pick<WhatsAppTemplateRow, 'category' | 'status' | 'components'>;
+export type WhatsAppTemplateFields = Pick<WhatsAppTemplateRow, 'category' | 'status' | 'components' | 'providerTemplateId'>;
 
 export async function listTemplates(db: Db, projectId: string, page: { limit: number; offset: number; name?: string | undefined }) {
   const where = and(eq(whatsappTemplates.projectId, projectId), page.name === undefined ? undefined : eq(whatsappTemplates.name, page.name));

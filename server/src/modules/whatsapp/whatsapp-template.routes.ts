@@ -27,18 +27,28 @@ const whatsappTemplate = z
     status,
     components,
     source: z.enum(['provider', 'manual']).describe('`provider`: read from the business account by a sync; `manual`: written through this API'),
-    providerTemplateId: z.string().nullable(),
+    providerTemplateId: z
+      .string()
+      .nullable()
+      .describe("Meta's id of a synchronised template; for a project sending through Twilio, the template's Content SID (HX…), which a send goes by"),
     createdAt: timestamp,
     updatedAt: timestamp,
   })
   .meta({ id: 'WhatsAppTemplate' });
+
+const contentSid = z
+  .string()
+  .regex(/^HX[0-9a-f]{32}$/, 'must be a Twilio Content SID (HX…)')
+  .describe("For a project sending through Twilio: the template's Content SID (HX…) in Twilio's Content Template Builder");
 
 const REGISTRY_NOTE =
   'A project keeps one template per name and language. POST /projects/{id}/whatsapp-templates/sync reads them from the ' +
   'WhatsApp Business Account (`GET /{wabaId}/message_templates`); self-hosted setups without it may write them here. ' +
   'A sync replaces what it reads (a hand-written row of the same name and language included) and removes the ' +
   "synchronised rows Meta no longer lists; hand-written rows of other names stay. POST /transactional/whatsapp sends a " +
-  'template by name only when its row here is APPROVED.';
+  'template by name only when its row here is APPROVED. A project sending through Twilio has no sync: its templates ' +
+  "are written here, each with its Twilio Content SID as `providerTemplateId` (a send of a template without one " +
+  'answers `template_not_found`).';
 
 export async function whatsappTemplateRoutes(app: App, templates: WhatsAppTemplateService) {
   app.get(
@@ -72,6 +82,7 @@ export async function whatsappTemplateRoutes(app: App, templates: WhatsAppTempla
           category,
           status,
           components: components.optional(),
+          providerTemplateId: contentSid.optional(),
         }),
         response: { 201: whatsappTemplate, ...commonErrors, 409: errorEnvelope },
       },
@@ -94,10 +105,15 @@ export async function whatsappTemplateRoutes(app: App, templates: WhatsAppTempla
       config: { access: { auth: 'project', project: 'params.id' } },
       schema: {
         tags,
-        summary: "Change a template's category, status or components",
+        summary: "Change a template's category, status, components or Content SID",
         description: 'A synchronised template is overwritten again by the next sync.',
         params: templateParams,
-        body: z.strictObject({ category: category.optional(), status: status.optional(), components: components.optional() }),
+        body: z.strictObject({
+          category: category.optional(),
+          status: status.optional(),
+          components: components.optional(),
+          providerTemplateId: contentSid.nullable().optional(),
+        }),
         response: { 200: whatsappTemplate, ...commonErrors },
       },
     },

@@ -29,6 +29,8 @@ export interface WhatsAppTemplateInput {
   category: Category;
   status: Status;
   components?: Record<string, unknown>[] | undefined;
+  /** For a project sending through Twilio: the template's Content SID (HX…). */
+  providerTemplateId?: string | undefined;
 }
 
 export interface WhatsAppTemplateView {
@@ -47,7 +49,7 @@ export interface WhatsAppTemplateView {
 
 /** What a send by name finds: the template to send, or why not. */
 export type TemplateChoice =
-  | { ok: true; name: string; language: string }
+  | { ok: true; name: string; language: string; providerTemplateId: string | null }
   | { ok: false; reason: 'template_not_found' | 'template_not_approved' };
 
 const view = ({ createdAt, updatedAt, ...row }: repo.WhatsAppTemplateRow): WhatsAppTemplateView => ({
@@ -77,12 +79,23 @@ export class WhatsAppTemplateService {
   }
 
   async create(scope: ProjectScope, input: WhatsAppTemplateInput): Promise<WhatsAppTemplateView> {
-    const row = await repo.insertTemplate(this.db, { id: newId('wat'), projectId: scope.projectId, ...input, components: input.components ?? [], source: 'manual' });
+    const row = await repo.insertTemplate(this.db, {
+      id: newId('wat'),
+      projectId: scope.projectId,
+      ...input,
+      components: input.components ?? [],
+      providerTemplateId: input.providerTemplateId ?? null,
+      source: 'manual',
+    });
     if (!row) throw new AppError(409, 'template_exists', `The project already has a template ${input.name} in ${input.language}`);
     return view(row);
   }
 
-  async update(scope: ProjectScope, id: string, fields: Partial<Pick<WhatsAppTemplateInput, 'category' | 'status' | 'components'>>): Promise<WhatsAppTemplateView> {
+  async update(
+    scope: ProjectScope,
+    id: string,
+    fields: Partial<Pick<WhatsAppTemplateInput, 'category' | 'status' | 'components'>> & { providerTemplateId?: string | null | undefined },
+  ): Promise<WhatsAppTemplateView> {
     const row = await repo.updateTemplate(this.db, scope.projectId, id, fields);
     if (!row) throw notFound('WhatsApp template');
     return view(row);
@@ -94,10 +107,14 @@ export class WhatsAppTemplateService {
 
   /**
    * Reads the business account's templates and makes the registry match: 422 `provider_not_configured` without a
-   * Meta configuration, 502 `provider_error` when Meta refuses (its message quoted).
+   * Meta configuration (a project sending through Twilio writes its templates by hand), 502 `provider_error` when
+   * Meta refuses (its message quoted).
    */
   async sync(scope: ProjectScope): Promise<{ synced: number; removed: number }> {
     const config = await this.channels.opened(scope.projectId, 'whatsapp');
+    if (config?.provider === 'twilio') {
+      throw new AppError(422, 'provider_not_configured', "The project's WhatsApp goes through Twilio: write its templates here by hand, each with its Content SID (providerTemplateId)");
+    }
     if (config?.provider !== 'meta') throw new AppError(422, 'provider_not_configured', 'The project has no WhatsApp provider: PUT /projects/{id}/channels/whatsapp first');
     let listed: ListedTemplate[];
     try {
@@ -135,6 +152,6 @@ export class WhatsAppTemplateService {
     const row = language === undefined ? named[0] : named.find((t) => t.language === language);
     if (!row) return { ok: false, reason: 'template_not_found' };
     if (row.status !== 'APPROVED') return { ok: false, reason: 'template_not_approved' };
-    return { ok: true, name: row.name, language: row.language };
+    return { ok: true, name: row.name, language: row.language, providerTemplateId: row.providerTemplateId };
   }
 }

@@ -80,9 +80,9 @@ export class WhatsAppWebhookService {
   /**
    * One message from a person: a STOP keyword opts the number out, a START keyword lifts any opt-out of it, and every
    * message opens the 24-hour window from its own time. Inbound messages are the live environment's: a test key's
-   * sends read the window of the live number.
+   * sends read the window of the live number. Meta's webhook and a Twilio sender's incoming messages come here.
    */
-  private async inbound(projectId: string, message: InboundMessage): Promise<'out' | 'in' | undefined> {
+  async inbound(projectId: string, message: InboundMessage): Promise<'out' | 'in' | undefined> {
     const key = { projectId, sandbox: false, channel: 'whatsapp' as const, address: message.from };
     const word = keyword(message.text);
     let change: 'out' | 'in' | undefined;

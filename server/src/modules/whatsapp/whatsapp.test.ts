@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTenant, type Tenant } from '../../../test/fixtures.js';
 import { startTestApp, type TestApp } from '../../../test/harness.js';
-import { startWhatsAppPeer, webhookBody, type WhatsAppPeer } from '../../../test/whatsapp-peer.js';
+import { PEER_PHONE_NUMBER, startWhatsAppPeer, webhookBody, type WhatsAppPeer } from '../../../test/whatsapp-peer.js';
 
 const PUBLIC_URL = 'https://herald.example.com';
 const ACCOUNT = { phoneNumberId: '1098765432101', wabaId: '2098765432102' };
@@ -119,7 +119,12 @@ describe('provider settings', () => {
     expect(res.json()).toMatchObject({
       channel: 'whatsapp',
       provider: 'meta',
-      settings: { ...ACCOUNT, webhookUrl: `${PUBLIC_URL}/whatsapp/webhook/${tenant.projectId}` },
+      settings: {
+        ...ACCOUNT,
+        displayPhoneNumber: PEER_PHONE_NUMBER.display_phone_number,
+        verifiedName: PEER_PHONE_NUMBER.verified_name,
+        webhookUrl: `${PUBLIC_URL}/whatsapp/webhook/${tenant.projectId}`,
+      },
       credentials: ['accessToken', 'appSecret', 'verifyToken'],
     });
     const list = await t.app.inject({ method: 'GET', url: `/projects/${tenant.projectId}/channels`, headers: tenant.jwt });
@@ -130,6 +135,36 @@ describe('provider settings', () => {
     const [row] = await query<{ credentials: string }>(`SELECT credentials FROM channel_configs WHERE project_id = $1 AND channel = 'whatsapp'`, [tenant.projectId]);
     expect(row!.credentials).toMatch(/^hsb1\./);
     expect(row!.credentials).not.toContain(SECRETS.appSecret);
+  });
+
+  it('asks Meta first: a token it refuses or a phone number id it does not know is a 422 naming the field, nothing saved', async () => {
+    const put = (settings: typeof ACCOUNT, credentials: typeof SECRETS) =>
+      t.app.inject({ method: 'PUT', url: `/projects/${tenant.projectId}/channels/whatsapp`, headers: tenant.jwt, payload: { provider: 'meta', settings, credentials } });
+    const before = await query(`SELECT updated_at FROM channel_configs WHERE project_id = $1 AND channel = 'whatsapp'`, [tenant.projectId]);
+    const reads = peer.requests.filter((r) => r.method === 'GET' && r.path === `/v21.0/${ACCOUNT.phoneNumberId}`).length;
+
+    const badToken = await put(ACCOUNT, { ...SECRETS, accessToken: 'EAAG-revoked-token' });
+    expect(badToken.statusCode).toBe(422);
+    expect(badToken.json<{ details: unknown[] }>().details).toEqual([{ field: 'credentials.accessToken', error: 'Meta refused the access token: Invalid OAuth access token (190)' }]);
+    const unknownNumber = await put({ ...ACCOUNT, phoneNumberId: '1098765432999' }, SECRETS);
+    expect(unknownNumber.statusCode).toBe(422);
+    expect(unknownNumber.json<{ details: { field: string; error: string }[] }>().details).toEqual([
+      { field: 'settings.phoneNumberId', error: expect.stringMatching(/^Meta has no phone number 1098765432999 this token may use: Unsupported get request/) },
+    ]);
+    expect(peer.requests.filter((r) => r.method === 'GET' && r.path === `/v21.0/${ACCOUNT.phoneNumberId}`).length).toBe(reads + 1);
+    expect(await query(`SELECT updated_at FROM channel_configs WHERE project_id = $1 AND channel = 'whatsapp'`, [tenant.projectId])).toEqual(before);
+
+    // Meta out of reach: nothing can be checked, nothing is saved.
+    const unreachable = await startTestApp({ WHATSAPP_GRAPH_URL: 'http://127.0.0.1:9', WHATSAPP_TIMEOUT_MS: '2000' });
+    try {
+      const who = await createTenant(unreachable);
+      const res = await unreachable.app.inject({ method: 'PUT', url: `/projects/${who.projectId}/channels/whatsapp`, headers: who.jwt, payload: { provider: 'meta', settings: ACCOUNT, credentials: SECRETS } });
+      expect(res.statusCode).toBe(502);
+      expect(res.json()).toMatchObject({ code: 'provider_error', message: expect.stringContaining('Meta could not be asked about the phone number') });
+    } finally {
+      await unreachable.services.close();
+      await unreachable.close();
+    }
   });
 
   it("is refused on another organization's project and with an API key", async () => {

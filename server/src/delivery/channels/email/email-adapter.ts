@@ -1,5 +1,6 @@
 // Email behind the channel contract: an address reachable, the message rendered for its recipient, the project's account.
-import type { ChannelAdapter, ChannelProvider, SendOutcome } from '../../channel.js';
+import type { ChannelAdapter, ChannelProvider } from '../../channel.js';
+import { byAccount } from '../by-account.js';
 import type { ProviderConfig } from '../../delivery.repository.js';
 import type { EmailLinks } from '../../email-links.js';
 import { emailContentProblems } from './email-content.js';
@@ -35,35 +36,9 @@ function accountOf(config: ProviderConfig): EmailAccount | undefined {
   return undefined;
 }
 
-/** One provider call per kind of account in a batch, the outcomes put back in the batch's order. */
-function byAccount(providers: EmailAdapterOptions['live']): ChannelProvider<EmailItem> {
-  return {
-    name: 'email',
-    async send(items) {
-      const outcomes: SendOutcome[] = new Array(items.length);
-      const groups = new Map<EmailAccount['provider'], number[]>();
-      items.forEach((item, i) => {
-        const kind = item.account!.provider;
-        if (groups.has(kind)) groups.get(kind)!.push(i);
-        else groups.set(kind, [i]);
-      });
-      await Promise.all(
-        [...groups].map(async ([kind, indexes]) => {
-          const sent = await providers[kind].send(indexes.map((i) => items[i]!));
-          indexes.forEach((index, j) => (outcomes[index] = sent[j]!));
-        }),
-      );
-      return outcomes;
-    },
-    close: async () => {
-      await Promise.all(Object.values(providers).map((provider) => provider.close()));
-    },
-  };
-}
-
 export function createEmailAdapter(options: EmailAdapterOptions): ChannelAdapter<EmailItem, 'email'> {
   const context = { links: options.links, bounceDomain: options.bounceDomain };
-  const live = byAccount(options.live);
+  const live = byAccount('email', options.live, (item) => item.account!.provider);
   return {
     channel: 'email',
     validate: emailContentProblems,

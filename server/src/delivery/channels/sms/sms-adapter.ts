@@ -1,11 +1,12 @@
 // SMS behind the channel contract: the number's state, the project's Twilio account, the sender's rate, Twilio's callbacks.
 import type { SmsContent } from '../../../db/schema.js';
-import type { ChannelAdapter, ChannelProvider, ContentProblem, ProviderEvent } from '../../channel.js';
+import type { ChannelAdapter, ChannelProvider, ContentProblem } from '../../channel.js';
 import type { ProviderConfig } from '../../delivery.repository.js';
 import type { SmsItem, TwilioAccount } from './sms-item.js';
 import { countSegments, MAX_SMS_SEGMENTS } from './sms-segments.js';
 import { twilioRefusal } from './twilio-errors.js';
-import { verifyTwilioRequest } from './twilio-signature.js';
+import { twilioAccount } from './twilio-provider.js';
+import { statusCallbackUrl, twilioStatusWebhook } from './twilio-status.js';
 
 export interface SmsAdapterOptions {
   /** PUBLIC_URL: Twilio's status callbacks come back under it. */
@@ -17,11 +18,7 @@ export interface SmsAdapterOptions {
 /** The Twilio account of an SMS configuration (settings checked when they were saved), or undefined for none. */
 function accountOf(config: ProviderConfig | undefined): TwilioAccount | undefined {
   if (config?.provider !== 'twilio') return undefined;
-  const { accountSid } = config.settings as { accountSid: string };
-  const { authToken, apiKeySid, apiKeySecret } = config.credentials;
-  return apiKeySid !== undefined && apiKeySecret !== undefined
-    ? { accountSid, username: apiKeySid, password: apiKeySecret }
-    : { accountSid, username: accountSid, password: authToken! };
+  return twilioAccount(String(config.settings.accountSid), config.credentials);
 }
 
 /** What keeps an SMS text from going: none, or more than MAX_SMS_SEGMENTS parts. */
@@ -30,23 +27,6 @@ export function smsContentProblems(content: SmsContent): ContentProblem[] | unde
   const { segments, encoding } = countSegments(content.body);
   if (segments > MAX_SMS_SEGMENTS) return [{ field: 'body', error: `takes ${segments} SMS parts (${encoding}); at most ${MAX_SMS_SEGMENTS}` }];
   return undefined;
-}
-
-/** Twilio's final statuses; the others (queued, sending, sent) change nothing Herald records. */
-function statusEvent(params: URLSearchParams): ProviderEvent | undefined {
-  const sid = params.get('MessageSid') ?? params.get('SmsSid');
-  const status = params.get('MessageStatus') ?? params.get('SmsStatus');
-  if (!sid || (status !== 'delivered' && status !== 'undelivered' && status !== 'failed')) return undefined;
-  // Twilio names no event id: a message reaches each final status once, so its sid and status identify the report.
-  const eventId = `${sid}:${status}`;
-  if (status === 'delivered') return { providerMessageId: sid, type: 'delivered', occurredAt: new Date(), eventId };
-  const raw = params.get('ErrorCode');
-  const code = raw === null || raw === '' ? undefined : Number(raw);
-  const providerCode = code === undefined ? `twilio_${status}` : `twilio_${code}`;
-  // Whatever the code, a message the carrier did not deliver is the carrier's refusal unless the code says more.
-  const refused = twilioRefusal(code).reason;
-  const detail = { status, errorCode: code ?? null, reason: refused === 'provider_error' ? 'carrier_rejected' : refused, providerCode };
-  return { providerMessageId: sid, type: 'failed', occurredAt: new Date(), eventId, detail };
 }
 
 export function createSmsAdapter(options: SmsAdapterOptions): ChannelAdapter<SmsItem, 'sms'> {
@@ -70,7 +50,7 @@ export function createSmsAdapter(options: SmsAdapterOptions): ChannelAdapter<Sms
           body: message.content.body,
           from,
           messagingServiceSid: serviceSid,
-          statusCallback: `${options.publicUrl}/sms/twilio/status/${delivery.projectId}`,
+          statusCallback: statusCallbackUrl(`${options.publicUrl}/sms/twilio/status/${delivery.projectId}`, delivery.id),
           ratePerSecond,
           account,
         },
@@ -78,15 +58,8 @@ export function createSmsAdapter(options: SmsAdapterOptions): ChannelAdapter<Sms
     },
     // A sender's rate holds for every project sending from it; a Messaging Service spreads over its own pool.
     rate: (item) => (item.account ? { key: `twilio:${item.from ?? item.messagingServiceSid}`, perSecond: item.ratePerSecond } : undefined),
-    webhook: {
-      async verifyAndParse(request, credentials) {
-        if (!credentials.authToken) return { refused: 'the project has no Twilio auth token to check signatures with' };
-        const params = verifyTwilioRequest(request, credentials.authToken);
-        if (!params) return { refused: 'X-Twilio-Signature does not match' };
-        const event = statusEvent(params);
-        return { events: event ? [event] : [] };
-      },
-    },
+    // Whatever the code, a message the carrier did not deliver is the carrier's refusal unless the code says more.
+    webhook: twilioStatusWebhook({ refusal: twilioRefusal, otherwise: 'carrier_rejected' }),
     provider: (sandbox) => (sandbox ? options.sandbox : options.live),
     close: async () => {
       await Promise.all([options.live.close(), options.sandbox.close()]);

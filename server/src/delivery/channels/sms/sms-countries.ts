@@ -16,3 +16,13 @@ export const allowsAlphanumericSender = (country: string): boolean => !NO_ALPHAN
 
 /** 1–11 letters, digits or spaces, at least one letter (a sender id of digits alone would read as a number). */
 export const ALPHANUMERIC_SENDER = /^(?=.*[A-Za-z])[A-Za-z0-9 ]{1,11}$/;
+
+/**
+ * Destinations whose numbers are another country's for sender choice: Guernsey, Jersey and the Isle of Man share the
+ * United Kingdom's +44 numbering and its carriers, so a sender provisioned for GB sends there too (one provisioned
+ * for the destination itself comes first).
+ */
+const SENDER_COUNTRY: Record<string, string> = { GG: 'GB', JE: 'GB', IM: 'GB' };
+
+/** The countries whose senders may send to `country`, in order: its own, then the one it shares numbering with. */
+export const senderCountries = (country: string): string[] => (SENDER_COUNTRY[country] ? [country, SENDER_COUNTRY[country]] : [country]);

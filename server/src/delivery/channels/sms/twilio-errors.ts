@@ -21,3 +21,17 @@ export function twilioRefusal(code: number | undefined): TwilioRefusal {
   if (code === 21612 || (code !== undefined && code >= 30003 && code <= 30008)) return { reason: 'carrier_rejected' };
   return { reason: 'provider_error' };
 }
+
+/**
+ * A WhatsApp sender's refusals, Twilio's codes for Meta's: 63016 (free-form text outside the 24-hour window, Meta's
+ * 470) → `outside_service_window`; 63014 (the person blocked the business) and 21610 → `recipient_opted_out`, the
+ * number opted out; 63027 (no approved template of that Content SID in that language, Meta's 2001) →
+ * `template_not_approved`; anything else — 63018 (the sender's or account's rate), 63032 (Meta holds the number in an
+ * experiment, its 472), 63003 (not a WhatsApp number), the account's own refusals — → `provider_error`.
+ */
+export function twilioWhatsAppRefusal(code: number | undefined): TwilioRefusal {
+  if (code === 63016) return { reason: 'outside_service_window' };
+  if (code === 63014 || code === 21610) return { reason: 'recipient_opted_out', deadRecipient: 'opted_out' };
+  if (code === 63027) return { reason: 'template_not_approved' };
+  return { reason: 'provider_error' };
+}

@@ -1,6 +1,6 @@
 // Meta's WhatsApp Cloud API (Graph): sending messages, reading a business account's templates, and what its error codes mean.
 import { ProviderError, type ChannelProvider, type SendOutcome } from '../../channel.js';
-import type { WhatsAppItem } from './whatsapp-item.js';
+import type { CloudApiAccount, WhatsAppItem } from './whatsapp-item.js';
 
 export interface CloudApiOptions {
   /** WHATSAPP_GRAPH_URL: https://graph.facebook.com, or a local fake in tests. */
@@ -23,7 +23,8 @@ interface GraphError {
 }
 
 /**
- * What a Cloud API refusal means for the engine: 131047 is the closed customer-service window, 131050 an opt-out,
+ * What a Cloud API refusal means for the engine: 131047 is the closed customer-service window, 131050 an opt-out (the
+ * number then opted out),
  * 132001 a template Meta does not have in that language (`template_not_approved`: it cannot be sent); rate limits
  * and 5xx may pass later; anything else is final for this message.
  */
@@ -32,7 +33,7 @@ export function cloudApiFailure(status: number, error: GraphError | undefined): 
   const providerCode = code === undefined ? `http_${status}` : `whatsapp_${code}`;
   const message = `${error?.message ?? `HTTP ${status}`}${code === undefined ? '' : ` (${code})`}`;
   if (code === 131047) return new ProviderError(message, { reason: 'outside_service_window', retryable: false, providerCode });
-  if (code !== undefined && OPT_OUT_CODES.has(code)) return new ProviderError(message, { reason: 'recipient_opted_out', retryable: false, providerCode });
+  if (code !== undefined && OPT_OUT_CODES.has(code)) return new ProviderError(message, { reason: 'recipient_opted_out', retryable: false, providerCode, deadRecipient: 'opted_out' });
   if (code === 132001 || code === 132015 || code === 132016) return new ProviderError(message, { reason: 'template_not_approved', retryable: false, providerCode });
   const retryable = (code !== undefined && RETRYABLE_CODES.has(code)) || status === 429 || status >= 500;
   return new ProviderError(message, { reason: 'provider_error', retryable, providerCode });
@@ -57,7 +58,7 @@ export function createCloudApiProvider(options: CloudApiOptions): ChannelProvide
       Promise.all(
         items.map(async (item): Promise<SendOutcome> => {
           const { account } = item;
-          if (!account) return { ok: false, error: new ProviderError('no WhatsApp account for this message', { reason: 'provider_not_configured', retryable: false, providerCode: 'no_account' }) };
+          if (account?.provider !== 'meta') return { ok: false, error: new ProviderError('no WhatsApp account for this message', { reason: 'provider_not_configured', retryable: false, providerCode: 'no_account' }) };
           let response: Response;
           try {
             response = await fetch(graphUrl(options, `${encodeURIComponent(account.phoneNumberId)}/messages`), {
@@ -78,6 +79,36 @@ export function createCloudApiProvider(options: CloudApiOptions): ChannelProvide
       ),
     close: async () => {},
   };
+}
+
+/** What reading a phone number said: how Meta shows it, or who refused — Meta the token or the number, or the network Meta. */
+export type PhoneNumberCheck =
+  | { ok: true; displayPhoneNumber: string | undefined; verifiedName: string | undefined }
+  | { ok: false; refused: 'token' | 'phone_number' | 'unreachable'; message: string };
+
+/**
+ * Reads a business phone number with the project's token (`GET /{phone-number-id}`): Meta's 190 (and 401, 403) is a
+ * token it does not take, any other refusal a phone number id it does not know for that token.
+ */
+export async function readPhoneNumber(options: CloudApiOptions, account: CloudApiAccount): Promise<PhoneNumberCheck> {
+  let response: Response;
+  try {
+    response = await fetch(`${graphUrl(options, encodeURIComponent(account.phoneNumberId))}?fields=display_phone_number,verified_name`, {
+      headers: { authorization: `Bearer ${account.accessToken}` },
+      signal: AbortSignal.timeout(options.timeoutMs),
+    });
+  } catch (error) {
+    return { ok: false, refused: 'unreachable', message: `Meta unreachable: ${(error as Error).message}` };
+  }
+  const answer = (await response.json().catch(() => undefined)) as { display_phone_number?: unknown; verified_name?: unknown; error?: GraphError } | undefined;
+  if (response.ok) {
+    const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
+    return { ok: true, displayPhoneNumber: text(answer?.display_phone_number), verifiedName: text(answer?.verified_name) };
+  }
+  const code = answer?.error?.code;
+  const message = `${answer?.error?.message ?? `HTTP ${response.status}`}${code === undefined ? '' : ` (${code})`}`;
+  if (response.status >= 500) return { ok: false, refused: 'unreachable', message };
+  return { ok: false, refused: code === 190 || response.status === 401 || response.status === 403 ? 'token' : 'phone_number', message };
 }
 
 /** One template as the business account lists it. */

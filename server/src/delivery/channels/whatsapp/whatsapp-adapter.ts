@@ -1,18 +1,26 @@
-// WhatsApp behind the channel contract: the number's opt-out state, the project's Cloud API account, its callbacks.
+// WhatsApp behind the channel contract: the number's opt-out state, the project's account (Meta's Cloud API or a
+// Twilio WhatsApp sender), the sender's rate, Meta's callbacks.
 import type { WhatsAppContent } from '../../../db/schema.js';
 import type { ChannelAdapter, ChannelProvider, ContentProblem } from '../../channel.js';
+import type { ProviderConfig } from '../../delivery.repository.js';
+import { byAccount } from '../by-account.js';
+import { twilioAccount } from '../sms/twilio-provider.js';
+import { statusCallbackUrl } from '../sms/twilio-status.js';
 import { parseCloudApiWebhook } from './cloud-api-webhook.js';
-import type { CloudApiAccount, WhatsAppItem } from './whatsapp-item.js';
+import type { WhatsAppAccount, WhatsAppItem } from './whatsapp-item.js';
 
 export interface WhatsAppAdapterOptions {
-  live: ChannelProvider<WhatsAppItem>;
+  /** PUBLIC_URL: a Twilio sender's status callbacks come back under it. */
+  publicUrl: string;
+  /** One provider per kind of account a project may choose. */
+  live: Record<WhatsAppAccount['provider'], ChannelProvider<WhatsAppItem>>;
   sandbox: ChannelProvider<WhatsAppItem>;
 }
 
 /** Meta's limit on a text message's body. */
 export const WHATSAPP_TEXT_MAX = 4096;
-/** The Cloud API's default throughput per business phone number (messages per second). */
-const CLOUD_API_RATE = 80;
+/** A business phone number's default throughput, on the Cloud API and through Twilio alike (messages per second). */
+const WHATSAPP_RATE = 80;
 
 function contentProblems(content: WhatsAppContent): ContentProblem[] | undefined {
   if (content.type === 'text') {
@@ -24,7 +32,18 @@ function contentProblems(content: WhatsAppContent): ContentProblem[] | undefined
   return [{ error: 'must be a text or a template message' }];
 }
 
+/** The account of a WhatsApp configuration (settings checked when they were saved), or undefined for none. */
+function accountOf(config: ProviderConfig | undefined): WhatsAppAccount | undefined {
+  if (config?.provider === 'meta') return { provider: 'meta', phoneNumberId: String(config.settings.phoneNumberId), accessToken: config.credentials.accessToken ?? '' };
+  if (config?.provider === 'twilio') {
+    const { accountSid, from, messagingServiceSid } = config.settings as { accountSid: string; from?: string; messagingServiceSid?: string };
+    return { provider: 'twilio', twilio: twilioAccount(accountSid, config.credentials), from, messagingServiceSid };
+  }
+  return undefined;
+}
+
 export function createWhatsAppAdapter(options: WhatsAppAdapterOptions): ChannelAdapter<WhatsAppItem, 'whatsapp'> {
+  const live = byAccount('whatsapp', options.live, (item) => item.account!.provider);
   return {
     channel: 'whatsapp',
     validate: contentProblems,
@@ -32,25 +51,28 @@ export function createWhatsAppAdapter(options: WhatsAppAdapterOptions): ChannelA
       if (delivery.destination === null) return { refusal: 'subscriber_unsubscribed' };
       if (delivery.destinationStatus === 'opted_out') return { refusal: 'recipient_opted_out' };
       if (delivery.destinationStatus === 'unreachable') return { refusal: 'subscriber_unsubscribed' };
-      const config = project.whatsapp;
-      const account: CloudApiAccount | undefined =
-        config?.provider === 'meta'
-          ? { phoneNumberId: String(config.settings.phoneNumberId), accessToken: config.credentials.accessToken ?? '' }
-          : undefined;
-      // The sandbox sends nothing, so a project may try WhatsApp with a test key before it configures Meta.
+      const account = accountOf(project.whatsapp);
+      // The sandbox sends nothing, so a project may try WhatsApp with a test key before it chooses a provider.
       if (!account && !message.sandbox) return { refusal: 'provider_not_configured' };
-      return { item: { deliveryId: delivery.id, to: delivery.destination, content: message.content, account } };
+      const statusCallback = statusCallbackUrl(`${options.publicUrl}/whatsapp/twilio/status/${delivery.projectId}`, delivery.id);
+      return { item: { deliveryId: delivery.id, to: delivery.destination, content: message.content, account, statusCallback } };
     },
-    rate: ({ account }) => (account ? { key: `whatsapp:${account.phoneNumberId}`, perSecond: CLOUD_API_RATE } : undefined),
+    // A sender's rate holds for every project sending from it.
+    rate: ({ account }) => {
+      if (!account) return undefined;
+      const key = account.provider === 'meta' ? `whatsapp:${account.phoneNumberId}` : `twilio:whatsapp:${account.from ?? account.messagingServiceSid}`;
+      return { key, perSecond: WHATSAPP_RATE };
+    },
+    // Meta's callbacks; a Twilio sender's come through Twilio's routes (twilio-whatsapp.ts).
     webhook: {
       verifyAndParse: async (request, credentials) => {
         const parsed = parseCloudApiWebhook(request, credentials.appSecret ?? '', new Date());
         return 'refused' in parsed ? parsed : { events: parsed.events };
       },
     },
-    provider: (sandbox) => (sandbox ? options.sandbox : options.live),
+    provider: (sandbox) => (sandbox ? options.sandbox : live),
     close: async () => {
-      await Promise.all([options.live.close(), options.sandbox.close()]);
+      await Promise.all([live.close(), options.sandbox.close()]);
     },
   };
 }
