@@ -193,7 +193,7 @@ describe('send_email', () => {
         content: {
           from: FROM,
           subject: 'Thanks, {{ first_name }}',
-          html: '<p>Hello {{ first_name }} ({{ plan | default: "free" }}), your total is {{ event.total }} {{ event.currency }}. <a href="https://shop.example.com/orders/{{ event.order_id }}">Your order</a></p>',
+          html: '<p>Hello {{ first_name }} ({{ plan | default: "free" }}), your total is {{ event.total }} {{ event.currency }}. Note: {{ event.note }}. <a href="https://shop.example.com/orders/{{ event.order_id }}">Your order</a></p>',
         },
         next: 'receipt',
       },
@@ -205,13 +205,14 @@ describe('send_email', () => {
 
     const email = uniqueEmail();
     const id = await contact({ email, attributes: { first_name: 'Ada' } });
-    expect(await fire('order.placed', id, { total: 80, currency: 'EUR', order_id: 'A-17' })).toBe(1);
+    expect(await fire('order.placed', id, { total: 80, currency: 'EUR', order_id: 'A-17', note: '<b>fragile</b>' })).toBe(1);
     await runDue();
 
     await expect.poll(() => smtp.received(email).length, { timeout: 15_000 }).toBe(2);
     const [thanks, receipt] = smtp.received(email);
     expect(thanks!.parsed.subject).toBe('Thanks, Ada');
-    expect(thanks!.parsed.html).toContain('Hello Ada (free), your total is 80 EUR.');
+    // An event's properties are the caller's data: escaped in HTML like any merge value.
+    expect(thanks!.parsed.html).toContain('Hello Ada (free), your total is 80 EUR. Note: &lt;b&gt;fragile&lt;/b&gt;.');
     expect(thanks!.parsed.from?.value[0]).toMatchObject({ address: FROM.email, name: FROM.name });
     expect(thanks!.dkim).toMatchObject({ result: 'pass', signingDomain: DOMAIN });
     // The link is tracked: it goes through Herald and lands on the order the event named.
@@ -311,6 +312,7 @@ describe('send_whatsapp', () => {
 describe('skipped steps', () => {
   it('records why each step could not send, and goes on to the next', async () => {
     const flow = await onEvent('skips', [
+      { id: 'ping', type: 'send_push', content: { title: 'Ping', body: 'A push' }, next: 'mail' },
       { id: 'mail', type: 'send_email', content: { from: FROM, subject: 'Hi {{ first_name }}', html: '<p>Total {{ event.total }}</p>' }, next: 'text' },
       { id: 'text', type: 'send_sms', content: { body: 'A text' }, next: 'chat' },
       { id: 'chat', type: 'send_whatsapp', content: { templateName: 'order_update', language: 'en_US' }, next: 'wait' },
@@ -321,11 +323,13 @@ describe('skipped steps', () => {
     const emailOnly = uniqueEmail();
     const [optedOutEmail, optedOutPhone] = [uniqueEmail(), usNumber()];
     const nameless = uniqueEmail();
+    const device = createFakeBrowser();
     const ids = {
       phoneOnly: await contact({ phone: phoneOnly, attributes: { first_name: 'Pat' } }),
       emailOnly: await contact({ email: emailOnly, attributes: { first_name: 'Eve' } }),
       optedOut: await contact({ email: optedOutEmail, phone: optedOutPhone, attributes: { first_name: 'Oz' }, preferences: { channels: { email: false, whatsapp: false } } }),
       nameless: await contact({ email: nameless }),
+      pushOnly: (await seedSubscribers(t.database.pool, tenant.projectId, [{ endpoint: push.endpointFor(device), p256dh: device.p256dh, auth: device.auth }]))[0]!,
     };
     for (const id of Object.values(ids)) await fire('skips', id, { total: 12 });
     await runDue();
@@ -333,24 +337,30 @@ describe('skipped steps', () => {
     await query(`UPDATE automation_enrollments SET due_at = due_at - interval '1 hour' WHERE automation_id = $1`, [flow.id]);
     await runDue();
 
+    const noPush = 'skipped:no_push_subscription';
     const expected = {
-      phoneOnly: ['skipped:no_email', 'sent', 'sent', 'waited', 'sent'],
-      emailOnly: ['sent', 'skipped:no_phone', 'skipped:no_phone', 'waited', 'skipped:no_phone'],
-      optedOut: ['skipped:channel_off', 'sent', 'skipped:channel_off', 'waited', 'sent'],
-      nameless: ['skipped:template_variables_missing', 'skipped:no_phone', 'skipped:no_phone', 'waited', 'skipped:no_phone'],
+      phoneOnly: [noPush, 'skipped:no_email', 'sent', 'sent', 'waited', 'sent'],
+      emailOnly: [noPush, 'sent', 'skipped:no_phone', 'skipped:no_phone', 'waited', 'skipped:no_phone'],
+      optedOut: [noPush, 'skipped:channel_off', 'sent', 'skipped:channel_off', 'waited', 'sent'],
+      nameless: [noPush, 'skipped:template_variables_missing', 'skipped:no_phone', 'skipped:no_phone', 'waited', 'skipped:no_phone'],
+      pushOnly: ['sent', 'skipped:no_email', 'skipped:no_phone', 'skipped:no_phone', 'waited', 'skipped:no_phone'],
     };
     for (const [who, id] of Object.entries(ids)) {
       const enrollment = await enrollmentOf(flow.id, id);
       expect(enrollment.state, who).toBe('completed');
-      expect(enrollment.history.map((h) => h.stepId)).toEqual(['mail', 'text', 'chat', 'wait', 'last']);
+      expect(enrollment.history.map((h) => h.stepId)).toEqual(['ping', 'mail', 'text', 'chat', 'wait', 'last']);
       expect(enrollment.history.map((h) => h.outcome), who).toEqual(expected[who as keyof typeof expected]);
     }
 
-    await expect.poll(() => [smsTo(phoneOnly).length, whatsappTo(phoneOnly).length, smtp.received(emailOnly).length, smsTo(optedOutPhone).length], { timeout: 15_000 }).toEqual([2, 1, 1, 2]);
+    await expect
+      .poll(() => [smsTo(phoneOnly).length, whatsappTo(phoneOnly).length, smtp.received(emailOnly).length, smsTo(optedOutPhone).length, push.requestsFor(device.id).length], { timeout: 15_000 })
+      .toEqual([2, 1, 1, 2, 1]);
     expect(smtp.received(emailOnly)[0]!.parsed.subject).toBe('Hi Eve');
     expect([...smtp.transmitted(optedOutEmail), ...smtp.transmitted(nameless), ...whatsappTo(optedOutPhone)]).toEqual([]);
     const counts = Object.fromEntries((await stats(flow.id)).map((s) => [s.stepId, [s.entered, s.sent, s.completed]]));
-    expect(counts).toEqual({ mail: [4, 1, 4], text: [4, 2, 4], chat: [4, 1, 4], wait: [4, 0, 4], last: [4, 2, 4] });
+    expect(counts).toEqual({ ping: [5, 1, 5], mail: [5, 1, 5], text: [5, 2, 5], chat: [5, 1, 5], wait: [5, 0, 5], last: [5, 2, 5] });
+    // A skipped step wrote no message: no delivery failed for it.
+    expect(await query(`SELECT 1 FROM deliveries WHERE subscriber_id = ANY($1::text[]) AND status = 'failed'`, [Object.values(ids)])).toEqual([]);
   });
 });
 

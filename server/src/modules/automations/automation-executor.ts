@@ -273,6 +273,7 @@ class PassContext {
     switch (step.type) {
       case 'send_push': {
         if (subscriber.status !== 'active') return { outcome: `skipped:subscriber_${subscriber.status}` };
+        if (!subscriber.pushSubscribed) return { outcome: 'skipped:no_push_subscription' };
         if (off('push')) return { outcome: 'skipped:channel_off' };
         const { clickUrl, ...content } = step.content;
         const message: MessageRecord<'push'> = {
