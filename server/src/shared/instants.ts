@@ -14,7 +14,7 @@ export const isStorableInstant = (ms: number): boolean => ms >= MIN_INSTANT_MS &
  * The instant an ISO date or timestamp names as written: a date is its UTC midnight, a local time is read as UTC
  * (its zone, applied later, moves it by less than a day).
  */
-function writtenInstant(value: string): number {
+export function writtenInstant(value: string): number {
   if (/^\d{4}-\d{2}-\d{2}$/.test(value)) return Date.parse(`${value}T00:00:00Z`);
   return Date.parse(/(Z|[+-]\d{2}:\d{2})$/i.test(value) ? value : `${value}Z`);
 }

@@ -16324,7 +16324,7 @@ export interface components {
                 language?: string;
                 /** @description An APPROVED template of the registry */
                 templateName?: string;
-                /** @description Free-form text: sent only inside the 24-hour customer-service window */
+                /** @description Free-form text: sent only inside the 24-hour customer-service window the person's last message opened; otherwise the step is skipped (skipped:outside_service_window) */
                 text?: string;
             };
             /** @description The step's id, unique in its flow */
@@ -16452,7 +16452,7 @@ export interface components {
                 language?: string;
                 /** @description An APPROVED template of the registry */
                 templateName?: string;
-                /** @description Free-form text: sent only inside the 24-hour customer-service window */
+                /** @description Free-form text: sent only inside the 24-hour customer-service window the person's last message opened; otherwise the step is skipped (skipped:outside_service_window) */
                 text?: string;
             };
             /** @description The step's id, unique in its flow */

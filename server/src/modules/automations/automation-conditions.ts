@@ -1,5 +1,8 @@
 // What conditions read: property tests over an event's properties or a subscriber's attributes, and a condition step's criteria.
+import { isDeepStrictEqual } from 'node:util';
+import { z } from 'zod';
 import type { ConditionCriteria, PropertyCondition } from '../../db/schema.js';
+import { writtenInstant } from '../../shared/instants.js';
 import { matchesSegmentFilter, type FilterableSubscriber, type SegmentFilter } from '../segments/segment-filter.js';
 
 /** The value at a dotted path (`cart.total`), or undefined. */
@@ -12,15 +15,18 @@ function valueAt(object: Record<string, unknown> | null | undefined, path: strin
   return value;
 }
 
-const equal = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+// JSON equality: an object's keys in any order (jsonb gives them back in its own).
+const equal = (a: unknown, b: unknown) => isDeepStrictEqual(a, b);
 
-/** Numbers compare as numbers, two ISO 8601 strings as instants; anything else does not compare. */
+const isoInstant = z.union([z.iso.date(), z.iso.datetime({ offset: true, local: true })]);
+
+/**
+ * Numbers compare as numbers, two ISO 8601 dates or timestamps as instants (one without an offset read as UTC);
+ * anything else does not compare — nor strings Date.parse would guess a date in ("10", "Gold 2").
+ */
 function compare(a: unknown, b: unknown): number | undefined {
   if (typeof a === 'number' && typeof b === 'number') return a - b;
-  if (typeof a === 'string' && typeof b === 'string') {
-    const [x, y] = [Date.parse(a), Date.parse(b)];
-    if (!Number.isNaN(x) && !Number.isNaN(y)) return x - y;
-  }
+  if (isoInstant.safeParse(a).success && isoInstant.safeParse(b).success) return writtenInstant(a as string) - writtenInstant(b as string);
   return undefined;
 }
 

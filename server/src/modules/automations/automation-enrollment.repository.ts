@@ -23,10 +23,11 @@ export interface TriggerAutomation {
   trigger: AutomationTrigger;
   /** Where its current version starts. */
   entryStepId: string;
-  evaluatedUntil: Date | null;
+  /** Where the last evaluated window ended: the database's text, compared exactly when the window moves on. */
+  evaluatedUntil: string | null;
 }
 
-type TriggerAutomationRow = { id: string; project_id: string; sandbox: boolean; version: number; trigger: AutomationTrigger; entry_step_id: string; evaluated_until: Date | null };
+type TriggerAutomationRow = { id: string; project_id: string; sandbox: boolean; version: number; trigger: AutomationTrigger; entry_step_id: string; evaluated_until: string | null };
 
 const triggerAutomation = (r: TriggerAutomationRow): TriggerAutomation => ({
   id: r.id,
@@ -178,6 +179,8 @@ export interface EnrollmentSubscriber {
   status: 'active' | 'inactive' | 'unsubscribed';
   email: string | null;
   phone: string | null;
+  /** A browser subscription: a contact known only by email or phone has none. */
+  pushSubscribed: boolean;
   externalId: string | null;
   platform: string | null;
   browser: string | null;
@@ -197,7 +200,7 @@ export interface EnrollmentSubscriber {
 
 export async function findSubscribers(db: Db, ids: readonly string[]): Promise<EnrollmentSubscriber[]> {
   const { rows } = await db.execute<Record<string, unknown>>(sql`
-    SELECT id, project_id, sandbox, status, email, phone, external_id, platform, browser, os, country, city, device, language,
+    SELECT id, project_id, sandbox, status, email, phone, endpoint IS NOT NULL AS push_subscribed, external_id, platform, browser, os, country, city, device, language,
       timezone, tags, email_status, attributes, preferences, subscribed_at, last_seen_at
     FROM subscribers WHERE id = ANY(${sql.param([...ids])}::text[])`);
   return rows.map((r) => ({
@@ -207,6 +210,7 @@ export async function findSubscribers(db: Db, ids: readonly string[]): Promise<E
     status: r.status as EnrollmentSubscriber['status'],
     email: r.email as string | null,
     phone: r.phone as string | null,
+    pushSubscribed: r.push_subscribed as boolean,
     externalId: r.external_id as string | null,
     platform: r.platform as string | null,
     browser: r.browser as string | null,

@@ -8,6 +8,7 @@ import type { AutomationStep, EmailContent, EnrollmentState } from '../../db/sch
 import {
   announceDeliveries,
   DEFAULT_PUSH_TTL_SECONDS,
+  findAddressState,
   personalizeEmail,
   queueMessages,
   recipientVariables,
@@ -16,6 +17,7 @@ import {
 } from '../../delivery/delivery-face.js';
 import { messagingServiceOf, type SmsSenderService } from '../channels/sms-sender.service.js';
 import { storedFilter } from '../segments/segment.service.js';
+import { SERVICE_WINDOW_MS } from '../transactional/transactional-whatsapp.service.js';
 import type { SegmentFilter } from '../segments/segment-filter.js';
 import type { WhatsAppTemplateService } from '../whatsapp/whatsapp-template.service.js';
 import { criteriaHold } from './automation-conditions.js';
@@ -271,6 +273,7 @@ class PassContext {
     switch (step.type) {
       case 'send_push': {
         if (subscriber.status !== 'active') return { outcome: `skipped:subscriber_${subscriber.status}` };
+        if (!subscriber.pushSubscribed) return { outcome: 'skipped:no_push_subscription' };
         if (off('push')) return { outcome: 'skipped:channel_off' };
         const { clickUrl, ...content } = step.content;
         const message: MessageRecord<'push'> = {
@@ -311,6 +314,9 @@ class PassContext {
           if (!choice.ok) return { outcome: `skipped:${choice.reason}` };
           content = { type: 'template', template: { name: choice.name, language: choice.language, components } };
         } else {
+          // Meta takes free-form text only within 24 hours of the person's last message: the live number's, as for transactional sends.
+          const number = await findAddressState(this.db, { projectId: subscriber.projectId, sandbox: false, channel: 'whatsapp', address: phone.number });
+          if (number.lastInboundAt === null || this.now.getTime() - number.lastInboundAt.getTime() >= SERVICE_WINDOW_MS) return { outcome: 'skipped:outside_service_window' };
           content = { type: 'text', text: text! };
         }
         const message: MessageRecord<'whatsapp'> = { ...base, channel: 'whatsapp', content, options: {} };

@@ -96,7 +96,12 @@ const emailStepContent = z
 
 const whatsappStepContent = z
   .strictObject({
-    text: z.string().min(1).max(4096).optional().describe('Free-form text: sent only inside the 24-hour customer-service window'),
+    text: z
+      .string()
+      .min(1)
+      .max(4096)
+      .optional()
+      .describe("Free-form text: sent only inside the 24-hour customer-service window the person's last message opened; otherwise the step is skipped (skipped:outside_service_window)"),
     templateName: z.string().regex(/^[a-z0-9_]{1,512}$/, 'must be a template name').optional().describe('An APPROVED template of the registry'),
     language: z.string().regex(/^[a-z]{2,3}(_[A-Za-z0-9]{2,8})?$/, 'must be a Meta language code such as en_US').optional(),
     components: z.array(templateComponent).max(20).optional(),

@@ -236,7 +236,7 @@ export class AutomationService {
           : sql`s.last_seen_at <= ${threshold}`;
         enrolled += (await enrollments.enrollSelected(this.db, automation, now, crossed)) ?? 0;
       } else if (trigger.type === 'schedule') {
-        const from = automation.evaluatedUntil ?? now;
+        const from = automation.evaluatedUntil === null ? now : new Date(automation.evaluatedUntil);
         const fired = zonesFiring(trigger.cron, from, now);
         const fallback = trigger.defaultTimezone ?? 'UTC';
         // A subscriber without a zone this runtime knows is read in the trigger's default zone.
