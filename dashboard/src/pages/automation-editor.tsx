@@ -619,10 +619,10 @@ function StepFields({
       <div className="row align-end">
         {field('Step id', 'id', step.id, (id) => setStep({ ...step, id }), { hint: 'Letters, digits, _ or -; links follow a rename.' })}
         <div className="row step-buttons">
-          <button type="button" aria-label={`Move ${step.id} up`} disabled={index === 0} onClick={() => onMove(-1)}>
+          <button type="button" aria-label={`Move up ${step.id}`} disabled={index === 0} onClick={() => onMove(-1)}>
             Move up
           </button>
-          <button type="button" aria-label={`Move ${step.id} down`} disabled={index === steps.length - 1} onClick={() => onMove(1)}>
+          <button type="button" aria-label={`Move down ${step.id}`} disabled={index === steps.length - 1} onClick={() => onMove(1)}>
             Move down
           </button>
           <button type="button" className="danger" aria-label={`Remove ${step.id}`} disabled={steps.length === 1} onClick={onRemove}>

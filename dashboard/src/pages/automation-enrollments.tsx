@@ -144,7 +144,7 @@ export function AutomationEnrollmentsPage() {
                         <button
                           type="button"
                           aria-expanded={open === enrollment.id}
-                          aria-label={`Step history of ${enrollment.subscriberId}`}
+                          aria-label={`History of ${enrollment.subscriberId}`}
                           onClick={() => setOpen(open === enrollment.id ? undefined : enrollment.id)}
                         >
                           History

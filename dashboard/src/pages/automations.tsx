@@ -175,7 +175,7 @@ export function AutomationsPage() {
                     <td>{triggerText(automation.trigger)}</td>
                     <td>{automation.version}</td>
                     <td>
-                      <Link to="/projects/$projectId/automations/$automationId/enrollments" params={{ projectId, automationId: automation.id }} aria-label={`Enrollments of ${automation.name}`}>
+                      <Link to="/projects/$projectId/automations/$automationId/enrollments" params={{ projectId, automationId: automation.id }} aria-label={`${automation.totals.enrolled}: enrollments of ${automation.name}`}>
                         {automation.totals.enrolled}
                       </Link>
                     </td>
@@ -229,7 +229,7 @@ function StarterGallery({ projectId }: { projectId: string }) {
                   {triggerText(starter.trigger)} · {starter.steps.length} steps
                 </p>
                 {canWrite && (
-                  <button type="button" className="primary" disabled={use.isPending} aria-label={`Use the ${starter.name} starter`} onClick={() => use.mutate(starter.id as StarterId)}>
+                  <button type="button" className="primary" disabled={use.isPending} aria-label={`Use this starter: ${starter.name}`} onClick={() => use.mutate(starter.id as StarterId)}>
                     Use this starter
                   </button>
                 )}
