@@ -218,6 +218,9 @@ describe.skipIf(!chromiumPath)('automations and events in Chromium', { timeout: 
     await page.getByRole('navigation', { name: 'Period' }).getByRole('link', { name: '7 days' }).click();
     await page.getByRole('heading', { name: 'Events per name, last 7 days' }).waitFor();
     expect(page.url()).toContain('days=7');
+    const period = page.getByRole('navigation', { name: 'Period' });
+    await expect.poll(() => period.getByRole('link', { name: '7 days' }).getAttribute('aria-current')).toBe('page');
+    expect(await period.getByRole('link', { name: '30 days' }).getAttribute('aria-current')).toBeNull();
 
     const recent = page.getByRole('table', { name: 'Recent events' });
     const eventRows = async () => (await recent.getByRole('row').allInnerTexts()).slice(1).map((row) => row.split('\t').slice(1, 4).join(' | '));

@@ -54,10 +54,10 @@ export function EventsPage() {
         <div className="row align-center">
           <h3 id="counts-title">Events per name, last {days} days</h3>
           <nav className="row" aria-label="Period">
-            <Link to="/projects/$projectId/events" params={{ projectId }} search={{ ...filters, days: 7 }} aria-current={days === 7 ? 'page' : undefined}>
+            <Link to="/projects/$projectId/events" params={{ projectId }} search={{ ...filters, days: 7 }} activeOptions={{ exact: true }} activeProps={{ 'aria-current': 'page' }}>
               7 days
             </Link>
-            <Link to="/projects/$projectId/events" params={{ projectId }} search={{ ...filters, days: undefined }} aria-current={days === 30 ? 'page' : undefined}>
+            <Link to="/projects/$projectId/events" params={{ projectId }} search={{ ...filters, days: undefined }} activeOptions={{ exact: true }} activeProps={{ 'aria-current': 'page' }}>
               30 days
             </Link>
           </nav>
