@@ -377,7 +377,7 @@ function TriggerFields({ trigger, setTrigger, details }: { trigger: TriggerForm;
   );
 }
 
-/** A list of property conditions (path, operator, value), with its 422s beside each part. */
+/** A list of property conditions (path, operator, value), with its 422s beside each part (or under the list). */
 function ConditionRows({
   legend,
   prefix,
@@ -424,6 +424,12 @@ function ConditionRows({
       <button type="button" onClick={() => setRows([...rows, EMPTY_CONDITION])}>
         Add condition
       </button>
+      <Problems
+        details={unshown(
+          (error?.details ?? []).filter((detail) => belongsTo(detail.field, prefix)),
+          rows.flatMap((_, i) => ['path', 'operator', 'value'].map((part) => `${prefix}.${i}.${part}`)),
+        )}
+      />
     </fieldset>
   );
 }

@@ -110,7 +110,7 @@ export interface FlowForm {
 
 let keys = 0;
 /** A step's key in the form: stable while its id is edited and the steps move. */
-export const newKey = () => `step-${++keys}`;
+const newKey = () => `step-${++keys}`;
 
 export const EMPTY_TRIGGER: TriggerForm = { type: 'subscriber_added', inactiveDays: '30', eventName: '', conditions: [], cron: '0 9 * * 1', defaultTimezone: '' };
 
