@@ -3,6 +3,8 @@ import { createRootRoute, createRoute, createRouter, lazyRouteComponent, Link, O
 import { session } from './auth/session';
 import { Layout } from './components/layout';
 import { ApiKeysPage } from './pages/api-keys';
+import { AutomationEnrollmentsPage, enrollmentFiltersFromSearch } from './pages/automation-enrollments';
+import { AutomationsPage } from './pages/automations';
 import { EditCampaignPage, NewCampaignPage } from './pages/campaign-builder';
 import { CampaignPage, CampaignsPage, campaignFiltersFromSearch } from './pages/campaigns';
 import { ContactImportPage } from './pages/contact-import';
@@ -10,6 +12,7 @@ import { EmailCampaignsPage, emailCampaignFiltersFromSearch } from './pages/emai
 import { EmailDomainsPage } from './pages/email-domains';
 import { EmailProviderPage } from './pages/email-provider';
 import { EmailTemplatePage, EmailTemplatesPage, NewEmailTemplatePage } from './pages/email-templates';
+import { eventFiltersFromSearch, EventsPage } from './pages/events';
 import { JoinPage } from './pages/join';
 import { LoginPage } from './pages/login';
 import { MembersPage } from './pages/members';
@@ -148,6 +151,26 @@ const whatsappTemplatesRoute = createRoute({ getParentRoute: () => projectRoute,
 const whatsappTemplateListRoute = createRoute({ getParentRoute: () => whatsappTemplatesRoute, path: '/', component: WhatsAppTemplatesPage });
 const newWhatsappTemplateRoute = createRoute({ getParentRoute: () => whatsappTemplatesRoute, path: '/new', component: NewWhatsAppTemplatePage });
 const whatsappTemplateRoute = createRoute({ getParentRoute: () => whatsappTemplatesRoute, path: '/$templateId', component: WhatsAppTemplatePage });
+const automationsRoute = createRoute({ getParentRoute: () => projectRoute, path: '/automations', component: Outlet });
+const automationListRoute = createRoute({ getParentRoute: () => automationsRoute, path: '/', component: AutomationsPage });
+// The flow editor loads on demand: its step forms and graph cost the first page nothing.
+const newAutomationRoute = createRoute({
+  getParentRoute: () => automationsRoute,
+  path: '/new',
+  component: lazyRouteComponent(() => import('./pages/automation-editor'), 'NewAutomationPage'),
+});
+const automationRoute = createRoute({
+  getParentRoute: () => automationsRoute,
+  path: '/$automationId',
+  component: lazyRouteComponent(() => import('./pages/automation-editor'), 'AutomationPage'),
+});
+const automationEnrollmentsRoute = createRoute({
+  getParentRoute: () => automationsRoute,
+  path: '/$automationId/enrollments',
+  component: AutomationEnrollmentsPage,
+  validateSearch: enrollmentFiltersFromSearch,
+});
+const eventsRoute = createRoute({ getParentRoute: () => projectRoute, path: '/events', component: EventsPage, validateSearch: eventFiltersFromSearch });
 const subscribersRoute = createRoute({ getParentRoute: () => projectRoute, path: '/subscribers', component: Outlet });
 const subscriberListRoute = createRoute({
   getParentRoute: () => subscribersRoute,
@@ -182,6 +205,8 @@ const routeTree = rootRoute.addChildren([
       whatsappRoute,
       whatsappTemplatesRoute.addChildren([whatsappTemplateListRoute, newWhatsappTemplateRoute, whatsappTemplateRoute]),
       subscribersRoute.addChildren([subscriberListRoute, subscriberRoute]),
+      automationsRoute.addChildren([automationListRoute, newAutomationRoute, automationRoute, automationEnrollmentsRoute]),
+      eventsRoute,
     ]),
   ]),
 ]);

@@ -65,6 +65,12 @@ export function ProjectLayout() {
             <Link to="/projects/$projectId/whatsapp-templates" params={{ projectId }} activeProps={{ 'aria-current': 'page' }}>
               WhatsApp templates
             </Link>
+            <Link to="/projects/$projectId/automations" params={{ projectId }} activeProps={{ 'aria-current': 'page' }}>
+              Automations
+            </Link>
+            <Link to="/projects/$projectId/events" params={{ projectId }} activeProps={{ 'aria-current': 'page' }}>
+              Events
+            </Link>
             <Link to="/projects/$projectId/import" params={{ projectId }} activeProps={{ 'aria-current': 'page' }}>
               Import contacts
             </Link>
