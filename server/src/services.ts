@@ -215,6 +215,7 @@ export function createServices(db: Db, config: ServicesConfig, jwtSecret: string
     clock,
     onBatchRecorded: (messages) => campaigns.onDeliveriesRecorded(messages),
     onCapReached: (messages, until) => campaigns.onCapReached(messages, until),
+    projectCaches: [emailDomains],
   });
   const emailTemplates = new EmailTemplateService(db);
   const contacts = new ContactService(db);

@@ -4,6 +4,7 @@ import type { Db } from '../../db/database.js';
 import type { DomainRecordProblem, EmailDomainStatus } from '../../db/schema.js';
 import { conflict, forbidden, notFound } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
+import { NotifiedCache } from '../../shared/notified-cache.js';
 import { randomToken } from '../../shared/secrets.js';
 import type { Keyring } from '../channels/secret-keyring.js';
 import { notifyProjectChange } from '../projects/project.repository.js';
@@ -75,6 +76,12 @@ function domainOf(address: string): string | undefined {
   return domain.includes('.') ? domain : undefined;
 }
 
+/** The domains that may cover an address's domain: itself, then each parent but the top-level one, most specific first. */
+function coveringNames(address: string): string[] {
+  const labels = domainOf(address)?.split('.') ?? [];
+  return labels.slice(0, -1).map((_, i) => labels.slice(i).join('.'));
+}
+
 /** A test key acts in the sandbox: it may read and verify the domains, not change what live mail is signed with. */
 function refuseTestKey(scope: ProjectScope) {
   if (scope.sandbox) throw forbidden('A test key cannot add or delete sending domains: use a live key or the dashboard', 'test_key_forbidden');
@@ -94,6 +101,11 @@ export async function resealPrivateKeys(db: Db, keyring: Keyring): Promise<numbe
 export class EmailDomainService {
   private readonly clock: () => Date;
   private readonly forget: ForgetProject;
+  /**
+   * Each project's verified domains, read by every email sent (its sender checked, its DKIM key): kept while the
+   * delivery engine's listener hears project changes, which every change of a domain's status announces.
+   */
+  private readonly verified = new NotifiedCache<{ projectId: string; rows: repo.EmailDomainRow[] }>({ maxEntries: 10_000, ttlMs: 30_000 });
 
   constructor(
     private readonly db: Db,
@@ -172,11 +184,10 @@ export class EmailDomainService {
    * `pending` and `failing` domains do not count.
    */
   async verifiedDomainFor(projectId: string, address: string): Promise<EmailDomain | undefined> {
-    const domain = domainOf(address);
-    if (!domain) return undefined;
-    const labels = domain.split('.');
-    const coveringNames = labels.slice(0, -1).map((_, i) => labels.slice(i).join('.'));
-    const row = await repo.findVerifiedAmong(this.db, projectId, coveringNames);
+    const names = coveringNames(address);
+    if (names.length === 0) return undefined;
+    const rows = await this.verifiedDomains(projectId);
+    const row = names.map((name) => rows.find((r) => r.domain === name)).find((found) => found !== undefined);
     return row && this.view(row);
   }
 
@@ -185,7 +196,8 @@ export class EmailDomainService {
    * unless that domain is verified.
    */
   async signingKeys(projectId: string, domain: string): Promise<DkimSigningKeys | undefined> {
-    const row = await repo.findVerifiedAmong(this.db, projectId, [domainToASCII(domain)]);
+    const name = domainToASCII(domain);
+    const row = (await this.verifiedDomains(projectId)).find((r) => r.domain === name);
     if (!row) return undefined;
     const keys = JSON.parse((await this.keyring.box()).open(row.privateKeys)) as PrivateKeys;
     return {
@@ -194,6 +206,25 @@ export class EmailDomainService {
       privateKey: keys.rsa,
       ...(keys.ed25519 && row.ed25519Selector && { ed25519: { selector: row.ed25519Selector, privateKey: keys.ed25519 } }),
     };
+  }
+
+  /** After a domain's status changed or it was deleted in this process (others hear of it as a project change). */
+  forgetProject(projectId: string): void {
+    this.verified.evictWhere((entry) => entry.projectId === projectId);
+  }
+
+  /** Trusted while the delivery engine's listener is connected (`DeliveryEngine.watchChanges`). */
+  setTrusted(trusted: boolean): void {
+    this.verified.setTrusted(trusted);
+  }
+
+  private async verifiedDomains(projectId: string): Promise<repo.EmailDomainRow[]> {
+    const version = this.verified.version();
+    const cached = this.verified.get(projectId);
+    if (cached) return cached.rows;
+    const rows = await repo.listVerified(this.db, projectId);
+    this.verified.set(projectId, { projectId, rows }, version);
+    return rows;
   }
 
   private async find(scope: ProjectScope, id: string): Promise<repo.EmailDomainRow> {
