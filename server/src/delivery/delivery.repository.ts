@@ -431,18 +431,21 @@ export interface SingleSend {
 export async function insertSingleSends(db: Db, sends: readonly SingleSend[], leaseSeconds: number): Promise<ClaimedDelivery[]> {
   if (sends.length === 0) return [];
   const column = <T>(pick: (send: SingleSend) => T) => sql.param(sends.map(pick));
-  // unnest, not a JSON recordset: the planner then knows how many rows come, and joins them by index.
+  // unnest, not a JSON recordset: the planner then knows how many rows come, and joins them by index. The contents
+  // go as one JSON array, each taken by its position: a text array would escape every quote of every body.
   const { rows } = await db.execute<ClaimedRow & { i: number }>(sql`
     WITH given AS (
       SELECT * FROM unnest(
         ${column((s) => s.message.id)}::text[], ${column((s) => s.message.projectId)}::text[], ${column((s) => s.message.channel)}::channel[],
         ${column((s) => s.message.source)}::text[], ${column((s) => s.message.campaignId)}::text[], ${column((s) => s.message.sandbox)}::boolean[],
-        ${column((s) => JSON.stringify(s.message.content))}::jsonb[], ${column((s) => JSON.stringify(s.message.options))}::jsonb[],
         ${column((s) => s.recipient.subscriberId)}::text[], ${column((s) => s.recipient.destination)}::text[]
-      ) WITH ORDINALITY AS g(id, project_id, channel, source, campaign_id, sandbox, content, options, subscriber_id, destination, i)
+      ) WITH ORDINALITY AS g(id, project_id, channel, source, campaign_id, sandbox, subscriber_id, destination, i)
+    ), parts AS (
+      SELECT ${JSON.stringify(sends.map((s) => s.message.content))}::jsonb AS contents, ${JSON.stringify(sends.map((s) => s.message.options))}::jsonb AS options
     ), m AS (
       INSERT INTO messages (id, project_id, channel, source, campaign_id, sandbox, content, options)
-      SELECT id, project_id, channel, source, campaign_id, sandbox, content, options FROM given
+      SELECT id, project_id, channel, source, campaign_id, sandbox, parts.contents -> (i::int - 1), parts.options -> (i::int - 1)
+      FROM given, parts
       RETURNING id, cancelled_at, paused_at, options
     ), c AS (
       INSERT INTO deliveries (project_id, message_id, subscriber_id, channel, destination, status, attempts, lease_until)

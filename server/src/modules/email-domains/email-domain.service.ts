@@ -2,6 +2,7 @@
 import { domainToASCII } from 'node:url';
 import type { Db } from '../../db/database.js';
 import type { DomainRecordProblem, EmailDomainStatus } from '../../db/schema.js';
+import { boundedMemo } from '../../shared/bounded-memo.js';
 import { conflict, forbidden, notFound } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import { NotifiedCache } from '../../shared/notified-cache.js';
@@ -69,10 +70,13 @@ function nextStatus(current: EmailDomainStatus, problems: DomainRecordProblem[])
   return current === 'pending' ? 'pending' : 'failing';
 }
 
+/** A domain in A-labels, lower case; remembered: every email asks for its sender's, and a project sends from a few. */
+const asciiDomain = boundedMemo((domain: string) => domainToASCII(domain), 1000);
+
 /** An address's domain as stored (lower case, A-labels), or undefined when it has none. */
 function domainOf(address: string): string | undefined {
   const at = address.lastIndexOf('@');
-  const domain = at === -1 ? '' : domainToASCII(address.slice(at + 1).replace(/\.$/, ''));
+  const domain = at === -1 ? '' : asciiDomain(address.slice(at + 1).replace(/\.$/, ''));
   return domain.includes('.') ? domain : undefined;
 }
 
@@ -106,6 +110,9 @@ export class EmailDomainService {
    * delivery engine's listener hears project changes, which every change of a domain's status announces.
    */
   private readonly verified = new NotifiedCache<{ projectId: string; rows: repo.EmailDomainRow[] }>({ maxEntries: 10_000, ttlMs: 30_000 });
+  /** What each cached row answers, made once per row: a send asks for them every time. */
+  private readonly views = new WeakMap<repo.EmailDomainRow, EmailDomain>();
+  private readonly signing = new WeakMap<repo.EmailDomainRow, DkimSigningKeys>();
 
   constructor(
     private readonly db: Db,
@@ -188,7 +195,9 @@ export class EmailDomainService {
     if (names.length === 0) return undefined;
     const rows = await this.verifiedDomains(projectId);
     const row = names.map((name) => rows.find((r) => r.domain === name)).find((found) => found !== undefined);
-    return row && this.view(row);
+    if (!row) return undefined;
+    if (!this.views.has(row)) this.views.set(row, this.view(row));
+    return this.views.get(row);
   }
 
   /**
@@ -196,16 +205,20 @@ export class EmailDomainService {
    * unless that domain is verified.
    */
   async signingKeys(projectId: string, domain: string): Promise<DkimSigningKeys | undefined> {
-    const name = domainToASCII(domain);
+    const name = asciiDomain(domain);
     const row = (await this.verifiedDomains(projectId)).find((r) => r.domain === name);
     if (!row) return undefined;
+    const opened = this.signing.get(row);
+    if (opened) return opened;
     const keys = JSON.parse((await this.keyring.box()).open(row.privateKeys)) as PrivateKeys;
-    return {
+    const signing = {
       domainName: row.domain,
       selector: row.dkimSelector,
       privateKey: keys.rsa,
       ...(keys.ed25519 && row.ed25519Selector && { ed25519: { selector: row.ed25519Selector, privateKey: keys.ed25519 } }),
     };
+    this.signing.set(row, signing);
+    return signing;
   }
 
   /** After a domain's status changed or it was deleted in this process (others hear of it as a project change). */
