@@ -1,4 +1,5 @@
-// Transactional email: POST /transactional/email to a local SMTP sink against bare nodemailer with DKIM; API p99; render cost.
+// Transactional email: POST /transactional/email to a local SMTP sink against bare nodemailer with DKIM and the in-run
+// ceiling (the same sends with the database writes of a durable send); API p99; render cost.
 import { generateKeyPairSync } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import nodemailer from 'nodemailer';
@@ -13,7 +14,8 @@ import { EmailTemplateService } from '../../server/src/modules/email-templates/e
 import { htmlToPlainText, parseTemplate, renderTemplate } from '../../server/src/shared/merge-tags.js';
 import { startDnsServer, type DnsServer } from '../../server/test/dns-server.js';
 import { emailCampaignCases } from './email-campaign.js';
-import { loadTest, log, measure, microsPer, ratio, tenths, type CaseResult, type Measurement } from '../lib/harness.js';
+import { GroupCommit } from '../../server/src/shared/group-commit.js';
+import { loadTest, log, measure, measureInTurns, microsPer, ratio, tenths, type CaseResult, type Measurement, type TurnCase } from '../lib/harness.js';
 import {
   cpuSecondsOf,
   machineCpuSeconds,
@@ -232,20 +234,26 @@ export async function emailCases(ctx: EmailContext): Promise<CaseResult[]> {
     };
 
     const p99s: number[] = [];
-    log(`email: (a) Herald, ${ctx.n.toLocaleString('en')} POST /transactional/email a run`);
-    const throughHerald = await measure(`email: Herald API → SMTP, DKIM (N=${ctx.n})`, { unit: 'msgs/s', runs: ctx.runs }, async (run): Promise<Measurement> => {
-      const count = run < 0 ? WARMUP_N : ctx.n;
-      const sent = await send(count, ctx.connections, `h${run < 0 ? 'w' : run}`);
-      if (run >= 0) p99s.push(sent.latency.p99);
-      return {
-        value: count / sent.seconds,
-        peakRssMb: sent.peakRssMb,
-        extra: { messages: count, seconds: tenths(sent.seconds), p50ms: sent.latency.p50, p99ms: sent.latency.p99, ...sent.sink, ...sent.cpu },
-      };
-    });
-
-    log(`email: (b) bare nodemailer, pool of ${smtpConnections}, DKIM RSA-2048, ${ctx.n.toLocaleString('en')} messages a run`);
-    const baseline = await baselineCase(ctx, templates, sink, dns, smtpConnections);
+    const throughHerald: TurnCase = {
+      name: `email: Herald API → SMTP, DKIM (N=${ctx.n})`,
+      options: { unit: 'msgs/s', runs: ctx.runs },
+      once: async (run) => {
+        const count = run < 0 ? WARMUP_N : ctx.n;
+        const sent = await send(count, ctx.connections, `h${run < 0 ? 'w' : run}`);
+        if (run >= 0) p99s.push(sent.latency.p99);
+        return {
+          value: count / sent.seconds,
+          peakRssMb: sent.peakRssMb,
+          extra: { messages: count, seconds: tenths(sent.seconds), p50ms: sent.latency.p50, p99ms: sent.latency.p99, ...sent.sink, ...sent.cpu },
+        };
+      },
+    };
+    const senders = await directSenders(ctx, templates, sink, dns, smtpConnections);
+    log(
+      `email: in turns, ${ctx.n.toLocaleString('en')} messages a run each — (a) Herald; (b) bare nodemailer, pool of ${smtpConnections}, ` +
+        'DKIM RSA-2048; (c) the ceiling: (b) with the database writes of a durable send',
+    );
+    const [viaHerald, baseline, ceiling] = await measureInTurns([throughHerald, senders.baseline, senders.ceiling]).finally(() => senders.close());
 
     log(`email: API latency from one connection, ${UNLOADED_N} sends`);
     const unloaded = await send(UNLOADED_N, 1, 'u');
@@ -262,7 +270,7 @@ export async function emailCases(ctx: EmailContext): Promise<CaseResult[]> {
       pool,
       n: ctx.campaignN,
       measured: ctx.campaignSend,
-      baseline,
+      baseline: baseline!,
       workerEnv: heraldEnv,
       subject: SUBJECT,
       html: HTML,
@@ -293,7 +301,18 @@ export async function emailCases(ctx: EmailContext): Promise<CaseResult[]> {
       value: unloaded.latency.p99,
       extra: { requests: UNLOADED_N, p50ms: unloaded.latency.p50, averageMs: unloaded.latency.average, maxMs: unloaded.latency.max },
     }));
-    return [throughHerald, baseline, ratio('email ratio (Herald / bare nodemailer)', throughHerald, baseline, RATIO_TARGET), latency, latencyAlone, render, ...campaign];
+    return [
+      viaHerald!,
+      baseline!,
+      ceiling!,
+      ratio('email ratio (Herald / bare nodemailer)', viaHerald!, baseline!, RATIO_TARGET),
+      ratio('email ratio (Herald / ceiling)', viaHerald!, ceiling!),
+      ratio('email ceiling ratio (ceiling / bare nodemailer)', ceiling!, baseline!),
+      latency,
+      latencyAlone,
+      render,
+      ...campaign,
+    ];
   } finally {
     await herald?.stop();
     await sink.stop();
@@ -303,13 +322,29 @@ export async function emailCases(ctx: EmailContext): Promise<CaseResult[]> {
   }
 }
 
+/** The ceiling's table: what a durable send records at least — its recipient and variables, then its outcome. */
+const CEILING_TABLE = 'bench_email_ceiling';
+
 /**
- * Bare nodemailer in this process: one pooled transport of Herald's connection count, DKIM (RSA 2048, the same signed
- * header list), `connections` sends in flight. Each message is Herald's rendering of the same content for one recipient
- * (made once, before the clock starts) with the recipient's address, name and order number: the same size and parts,
+ * Bare nodemailer in this process, and the ceiling: the same sends, each recorded in PostgreSQL before its hand-off
+ * and its outcome after it — the least a send that survives a crash writes.
+ *
+ * The baseline: one pooled transport of Herald's connection count, DKIM (RSA 2048, the same signed header list),
+ * `connections` sends in flight. Each message is Herald's rendering of the same content for one recipient (made once,
+ * before the clock starts) with the recipient's address, name and order number: the same size and parts,
  * List-Unsubscribe headers included.
+ *
+ * The ceiling: the baseline's sends, each first inserted (recipient and variables, committed) and then marked sent
+ * (committed), both by group commit as Herald writes (`shared/group-commit.ts`, one statement for the sends that
+ * arrive together). No HTTP, no rendering, no checks: what this machine can do for a durable send with this sink.
  */
-async function baselineCase(ctx: EmailContext, templates: EmailTemplateService, sink: SmtpSink, dns: DnsServer, smtpConnections: number): Promise<CaseResult> {
+async function directSenders(
+  ctx: EmailContext,
+  templates: EmailTemplateService,
+  sink: SmtpSink,
+  dns: DnsServer,
+  smtpConnections: number,
+): Promise<{ baseline: TurnCase; ceiling: TurnCase; close(): Promise<void> }> {
   const { privateKey, publicKey } = generateKeyPairSync('rsa', {
     modulusLength: 2048,
     publicKeyEncoding: { type: 'spki', format: 'der' },
@@ -336,53 +371,100 @@ async function baselineCase(ctx: EmailContext, templates: EmailTemplateService, 
     maxConnections: smtpConnections,
     dkim: { domainName: BASELINE_DOMAIN, keySelector: BASELINE_SELECTOR, privateKey, headerFieldNames: DKIM_SIGNED_HEADERS.join(':') },
   });
-  try {
-    return await measure(`email: bare nodemailer ×${smtpConnections}, DKIM (N=${ctx.n})`, { unit: 'msgs/s', runs: ctx.runs }, async (run) => {
-      const count = run < 0 ? WARMUP_N : ctx.n;
-      const tag = `b${run < 0 ? 'w' : run}`;
-      const before = await sink.stats();
-      const cpu = { bench: await cpuSecondsOf(process.pid), sink: await cpuSecondsOf(sink.pid), machine: await machineCpuSeconds() };
-      const started = performance.now();
-      let next = 0;
-      await Promise.all(
-        Array.from({ length: ctx.connections }, async () => {
-          for (let i = next++; i < count; i = next++) {
-            const r = recipient(tag, i + 1);
-            const info = await transport.sendMail({
-              messageId: `<${tag}.${i}@${BASELINE_DOMAIN}>`,
-              from: { address: from.email, name: from.name },
-              to: r.to,
-              subject: personal(email.subject, r),
-              html: personal(email.html!, r),
-              text: personal(email.text, r),
-              headers: email.headers,
-              envelope: { from: email.returnPath, to: [r.to] },
-              xMailer: false,
-            });
-            if (info.accepted.length !== 1) throw new Error(`the sink did not accept ${r.to}: ${info.response}`);
-          }
-        }),
-      );
-      const seconds = (performance.now() - started) / 1000;
-      const benchCpu = (await cpuSecondsOf(process.pid)) - cpu.bench;
-      const sinkCpu = (await cpuSecondsOf(sink.pid)) - cpu.sink;
-      const machine = (await machineCpuSeconds()) - cpu.machine;
-      return {
-        value: count / seconds,
-        extra: {
-          messages: count,
-          seconds: tenths(seconds),
-          ...(await accepted(sink, before, count)),
-          senderCpuUs: microsPer(benchCpu, count),
-          sinkCpuUs: microsPer(sinkCpu, count),
-          otherCpuUs: microsPer(machine - benchCpu - sinkCpu, count),
-          machineCpuUs: microsPer(machine, count),
-        },
-      };
+  const sendOne = async (tag: string, i: number, r: ReturnType<typeof recipient>) => {
+    const info = await transport.sendMail({
+      messageId: `<${tag}.${i}@${BASELINE_DOMAIN}>`,
+      from: { address: from.email, name: from.name },
+      to: r.to,
+      subject: personal(email.subject, r),
+      html: personal(email.html!, r),
+      text: personal(email.text, r),
+      headers: email.headers,
+      envelope: { from: email.returnPath, to: [r.to] },
+      xMailer: false,
     });
-  } finally {
-    transport.close();
-  }
+    if (info.accepted.length !== 1) throw new Error(`the sink did not accept ${r.to}: ${info.response}`);
+  };
+
+  const pool = new pg.Pool({ connectionString: ctx.databaseUrl, max: 4 });
+  await pool.query(`CREATE TABLE IF NOT EXISTS ${CEILING_TABLE} (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, address text NOT NULL,
+    variables jsonb NOT NULL, status text NOT NULL, created_at timestamptz NOT NULL DEFAULT now(), sent_at timestamptz)`);
+  const recorded = new GroupCommit<ReturnType<typeof recipient>, number>(
+    async (sends) => {
+      const { rows } = await pool.query<{ id: string; address: string }>(
+        `INSERT INTO ${CEILING_TABLE} (address, variables, status) SELECT address, variables, 'sending' FROM unnest($1::text[], $2::jsonb[]) AS x(address, variables) RETURNING id, address`,
+        [sends.map((r) => r.to), sends.map((r) => JSON.stringify({ name: r.name, order: r.order }))],
+      );
+      const ids = new Map(rows.map((row) => [row.address, Number(row.id)]));
+      return sends.map((r) => ids.get(r.to)!);
+    },
+    { maxBatch: 100 },
+  );
+  const outcomes = new GroupCommit<number, void>(
+    async (ids) => {
+      await pool.query(`UPDATE ${CEILING_TABLE} SET status = 'sent', sent_at = now() WHERE id = ANY($1::bigint[])`, [ids]);
+      return ids.map(() => undefined);
+    },
+    { maxBatch: 100 },
+  );
+
+  /** `count` messages, `connections` in flight; with `durable`, each recorded before its hand-off and its outcome after. */
+  const run = async (run: number, prefix: string, durable: boolean): Promise<Measurement> => {
+    const count = run < 0 ? WARMUP_N : ctx.n;
+    const tag = `${prefix}${run < 0 ? 'w' : run}`;
+    const before = await sink.stats();
+    const cpuNow = async () => ({
+      bench: await cpuSecondsOf(process.pid),
+      sink: await cpuSecondsOf(sink.pid),
+      postgres: await postgresCpu(pool),
+      machine: await machineCpuSeconds(),
+    });
+    const cpu = await cpuNow();
+    const started = performance.now();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: ctx.connections }, async () => {
+        for (let i = next++; i < count; i = next++) {
+          const r = recipient(tag, i + 1);
+          const id = durable ? await recorded.submit(r) : undefined;
+          await sendOne(tag, i, r);
+          if (id !== undefined) await outcomes.submit(id);
+        }
+      }),
+    );
+    const seconds = (performance.now() - started) / 1000;
+    const after = await cpuNow();
+    const benchCpu = after.bench - cpu.bench;
+    const sinkCpu = after.sink - cpu.sink;
+    const postgresCpuSeconds = postgresCpuUsed(cpu.postgres, after.postgres);
+    const machine = after.machine - cpu.machine;
+    return {
+      value: count / seconds,
+      extra: {
+        messages: count,
+        seconds: tenths(seconds),
+        ...(await accepted(sink, before, count)),
+        senderCpuUs: microsPer(benchCpu, count),
+        sinkCpuUs: microsPer(sinkCpu, count),
+        postgresCpuUs: microsPer(postgresCpuSeconds, count),
+        otherCpuUs: microsPer(machine - benchCpu - sinkCpu - postgresCpuSeconds, count),
+        machineCpuUs: microsPer(machine, count),
+      },
+    };
+  };
+  return {
+    baseline: { name: `email: bare nodemailer ×${smtpConnections}, DKIM (N=${ctx.n})`, options: { unit: 'msgs/s', runs: ctx.runs }, once: (i) => run(i, 'b', false) },
+    ceiling: {
+      name: `email: ceiling, bare nodemailer + durable writes (N=${ctx.n})`,
+      options: { unit: 'msgs/s', runs: ctx.runs },
+      once: (i) => run(i, 'c', true),
+    },
+    close: async () => {
+      transport.close();
+      await pool.query(`DROP TABLE IF EXISTS ${CEILING_TABLE}`);
+      await pool.end();
+    },
+  };
 }
 
 /**

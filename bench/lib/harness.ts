@@ -41,9 +41,8 @@ export const median = (values: number[]): number => {
 
 const round = (n: number) => (Math.abs(n) >= 100 ? Math.round(n) : Math.round(n * 100) / 100);
 
-/** Runs `once` warmup + runs times and summarises it. */
-/** A ratio of two throughput cases, run by run, judged on the ratio of their medians (3 decimals). */
-export function ratio(name: string, numerator: CaseResult, denominator: CaseResult, target: number): CaseResult {
+/** A ratio of two throughput cases, run by run, judged on the ratio of their medians (3 decimals); `target` the least it should be. */
+export function ratio(name: string, numerator: CaseResult, denominator: CaseResult, target?: number): CaseResult {
   const round = (value: number) => Math.round(value * 1000) / 1000;
   const runs = numerator.runs.map((value, i) => round(value / (denominator.runs[i] ?? denominator.median)));
   const value = round(numerator.median / denominator.median);
@@ -54,20 +53,49 @@ export function ratio(name: string, numerator: CaseResult, denominator: CaseResu
     median: value,
     min: Math.min(...runs),
     max: Math.max(...runs),
-    target: { kind: 'min', value: target },
-    pass: value >= target,
+    ...(target !== undefined && { target: { kind: 'min', value: target }, pass: value >= target }),
   };
 }
 
-export async function measure(
-  name: string,
-  options: { unit: string; runs: number; warmup?: number; target?: Target; rssTargetMb?: number },
-  once: (run: number) => Promise<Measurement>,
-): Promise<CaseResult> {
-  const warmup = options.warmup ?? 1;
-  for (let i = 0; i < warmup; i++) await once(-1 - i);
-  const results: Measurement[] = [];
-  for (let i = 0; i < options.runs; i++) results.push(await once(i));
+export interface MeasureOptions {
+  unit: string;
+  runs: number;
+  warmup?: number;
+  target?: Target;
+  rssTargetMb?: number;
+}
+
+/** One case of `measureInTurns`: what `measure` takes. */
+export interface TurnCase {
+  name: string;
+  options: MeasureOptions;
+  once: (run: number) => Promise<Measurement>;
+}
+
+/** Runs `once` warmup + runs times and summarises it. */
+export async function measure(name: string, options: MeasureOptions, once: (run: number) => Promise<Measurement>): Promise<CaseResult> {
+  const [result] = await measureInTurns([{ name, options, once }]);
+  return result!;
+}
+
+/**
+ * Runs cases in turns: every warmup, then run 0 of each case, run 1 of each … so that the runs of one index met the
+ * same machine — a neighbour's load takes from all of them, not from whichever case it overlapped — and a ratio taken
+ * run by run (`ratio`) compares like with like.
+ */
+export async function measureInTurns(cases: readonly TurnCase[]): Promise<CaseResult[]> {
+  for (const { options, once } of cases) {
+    for (let i = 0; i < (options.warmup ?? 1); i++) await once(-1 - i);
+  }
+  const results: Measurement[][] = cases.map(() => []);
+  const rounds = Math.max(...cases.map(({ options }) => options.runs));
+  for (let run = 0; run < rounds; run++) {
+    for (const [c, { options, once }] of cases.entries()) if (run < options.runs) results[c]!.push(await once(run));
+  }
+  return cases.map(({ name, options }, c) => summarize(name, options, results[c]!));
+}
+
+function summarize(name: string, options: MeasureOptions, results: Measurement[]): CaseResult {
   const values = results.map((r) => r.value);
   const rss = results.map((r) => r.peakRssMb).filter((v): v is number => v !== undefined);
   const result: CaseResult = {

@@ -104,6 +104,11 @@ export async function startHerald(role: ProcessRole, config: Config, logger: Log
       });
       services.automationExecutor.start();
       cleanups.push(() => services.automationExecutor.stop());
+    } else {
+      // No loop here, but transactional sends go through the engine inline: their projects' sending settings and
+      // domains are kept in memory while this listener hears of their changes.
+      const unlisten = await services.delivery.watchChanges(database.pool.options, { deliveries: false });
+      cleanups.push(unlisten);
     }
 
     let app: App | undefined;

@@ -200,6 +200,7 @@ export function createServices(db: Db, config: ServicesConfig, jwtSecret: string
     clock,
     forget,
   });
+  const emailTemplates = new EmailTemplateService(db, forget);
   const push = createPushAdapter({ publicUrl: config.publicUrl, tracking, vapidSubject: config.push.vapidSubject, live: providers.push, sandbox: providers.sandbox });
   const dkimKeys = options.dkimKeys ?? signingKeysOf(emailDomains);
   const emailLinkSecret = config.email.linkSecret ?? jwtSecret;
@@ -229,8 +230,8 @@ export function createServices(db: Db, config: ServicesConfig, jwtSecret: string
     clock,
     onBatchRecorded: (messages) => campaigns.onDeliveriesRecorded(messages),
     onCapReached: (messages, until) => campaigns.onCapReached(messages, until),
+    projectCaches: [emailDomains, emailTemplates],
   });
-  const emailTemplates = new EmailTemplateService(db);
   const contacts = new ContactService(db);
   const whatsappTemplates = new WhatsAppTemplateService(db, channels, (account) => listMessageTemplates(config.whatsapp, account));
   const transactionalOptions = { leaseSeconds: config.delivery.leaseSeconds, clock };

@@ -7,6 +7,7 @@ import type { Db } from '../db/database.js';
 import { listen } from '../db/listen.js';
 import { channelPolicy, type Channel, type MessageContent } from '../db/schema.js';
 import { PROJECT_CHANGES_CHANNEL } from '../modules/projects/project.repository.js';
+import { GroupCommit } from '../shared/group-commit.js';
 import { NotifiedCache } from '../shared/notified-cache.js';
 import { ProviderError, type ChannelAdapter, type ContentProblem, type DeliveryReason, type ProviderRate, type SendOutcome } from './channel.js';
 import * as policyRepo from './delivery-policy.repository.js';
@@ -52,6 +53,17 @@ export interface EngineOptions {
    * errors are logged, never thrown: the holds are already committed.
    */
   onCapReached?: (messages: readonly MessageRecord[], until: Date) => Promise<void>;
+  /**
+   * Other caches of a project's rows read when sending (the sending domains'), kept by the engine's listener as it
+   * keeps its own: evicted when their project changes, trusted only while it listens.
+   */
+  projectCaches?: readonly ProjectCache[];
+}
+
+/** A cache of project rows that the engine's listener keeps (`EngineOptions.projectCaches`). */
+export interface ProjectCache {
+  forgetProject(projectId: string): void;
+  setTrusted(trusted: boolean): void;
 }
 
 /** A claimed delivery cleared to go to its provider, as its adapter addressed it. */
@@ -79,6 +91,8 @@ export const SEND_RATE_CODE = 'send_rate';
 
 /** Immutable per message id; kept for the batches of one campaign instead of re-read per batch. */
 const MESSAGE_CACHE_SIZE = 1000;
+/** Inline sends whose outcomes one statement records at most. */
+const MAX_INLINE_GROUP = 100;
 
 export class DeliveryEngine {
   private readonly messages = new Map<string, MessageRecord>();
@@ -95,10 +109,19 @@ export class DeliveryEngine {
   private readonly sendRate: SendRate;
   /** Wakes the loop when the first deliveries held for their rate come due (rows again, announced by no NOTIFY). */
   private heldWake: { at: number; timer: NodeJS.Timeout } | undefined;
+  /** The outcomes of inline sends that end together, recorded by one statement (group commit). */
+  private readonly inlineOutcomes: GroupCommit<DeliveryUpdate[], void>;
 
   constructor(private readonly options: EngineOptions) {
     this.adapters = new Map(options.adapters.map((adapter) => [adapter.channel, adapter]));
     this.sendRate = options.sendRate ?? postgresSendRate(options.db);
+    this.inlineOutcomes = new GroupCommit(
+      async (sends) => {
+        await this.record(options.db, sends.flat());
+        return sends.map(() => undefined);
+      },
+      { maxBatch: MAX_INLINE_GROUP },
+    );
   }
 
   private get settings() {
@@ -122,34 +145,38 @@ export class DeliveryEngine {
   }
 
   /**
-   * Listens on one connection for queued deliveries (they wake an idle loop) and for project changes (they evict
-   * the project's sending settings). Until this runs, and whenever the listener is disconnected, each batch reads
-   * its projects' settings from the database, so a change applies to the next batch whatever was missed. Resolves
-   * with a function that stops listening.
+   * Listens on one connection for queued deliveries (they wake an idle loop; `deliveries: false` in a process that
+   * runs no loop) and for project changes (they evict the project's sending settings). Until this runs, and whenever
+   * the listener is disconnected, each batch — and each transactional send — reads its projects' settings from the
+   * database, so a change applies to the next one whatever was missed. Resolves with a function that stops listening.
    */
-  async watchChanges(connection: pg.ClientConfig): Promise<() => Promise<void>> {
-    const stop = await listen(connection, [DELIVERIES_CHANNEL, PROJECT_CHANGES_CHANNEL], {
+  async watchChanges(connection: pg.ClientConfig, options: { deliveries?: boolean } = {}): Promise<() => Promise<void>> {
+    const caches = [this.projects, ...(this.options.projectCaches ?? [])];
+    const trust = (trusted: boolean) => caches.forEach((cache) => cache.setTrusted(trusted));
+    const channels = options.deliveries === false ? [PROJECT_CHANGES_CHANNEL] : [DELIVERIES_CHANNEL, PROJECT_CHANGES_CHANNEL];
+    const stop = await listen(connection, channels, {
       applicationName: 'herald-delivery-listener',
       onNotify: (payload, channel) => {
         if (channel === DELIVERIES_CHANNEL) return this.notify();
         try {
           this.forgetProject((JSON.parse(payload) as { projectId: string }).projectId);
         } catch {
-          this.projects.clear();
+          // An unreadable notification may name any project: trusted anew, every cache starts empty.
+          trust(true);
         }
       },
       onListening: () => {
-        this.projects.setTrusted(true);
+        trust(true);
         // Anything queued while not listening.
         this.notify();
       },
       onLost: (error) => {
-        this.projects.setTrusted(false);
+        trust(false);
         this.options.logger?.warn({ err: error }, 'delivery listener lost its connection; polling and reading project settings per batch until it reconnects');
       },
     });
     return async () => {
-      this.projects.setTrusted(false);
+      trust(false);
       await stop();
     };
   }
@@ -157,6 +184,7 @@ export class DeliveryEngine {
   /** After a project's settings changed or it was deleted in this process (others hear of it in watchChanges). */
   forgetProject(projectId: string): void {
     this.projects.evictWhere((project) => project.id === projectId);
+    for (const cache of this.options.projectCaches ?? []) cache.forgetProject(projectId);
   }
 
   /** Stops claiming, lets claimed batches finish and record their outcomes. */
@@ -450,7 +478,8 @@ export class DeliveryEngine {
     }
 
     await repo.deactivateDeadRecipients(this.options.db, dead);
-    await this.record(this.options.db, updates);
+    if (inline) await this.inlineOutcomes.submit(updates);
+    else await this.record(this.options.db, updates);
     await this.recordSendingIssues(seen.values());
     // The cap counts email a provider accepted: what was reserved and did not go is given back.
     const sent = new Set(results.filter((r) => r.status === 'sent').map((r) => r.deliveryId));

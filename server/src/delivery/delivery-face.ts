@@ -23,9 +23,11 @@ export { announceDeliveries } from './delivery-notifications.js';
 export { decidePolicy } from './delivery-policy.repository.js';
 export {
   findMergeFields,
+  type ClaimedDelivery,
   insertClaimed as insertClaimedDeliveries,
   insertMessage,
   insertMessageStats,
+  insertSingleSends,
   pauseMessage,
   queueMessages,
   resumeMessage,
@@ -35,6 +37,8 @@ export {
   type LocalDue,
   type MessageRecord,
   type ProviderConfig,
+  type SendingProject,
+  type SingleSend,
   type SnapshotAudience,
 } from './delivery.repository.js';
 export { refundEmailQuota, reserveEmailQuota } from './email-quota.repository.js';

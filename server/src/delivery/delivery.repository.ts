@@ -315,7 +315,8 @@ const claimedColumns = sql`c.id::float8 AS id, c.project_id, c.message_id, c.sub
   s.endpoint, s.p256dh, s.auth, s.status AS subscriber_status, s.sandbox AS subscriber_sandbox, s.timezone AS subscriber_timezone,
   m.cancelled_at IS NOT NULL AS message_cancelled, m.paused_at IS NOT NULL AS message_paused,
   CASE WHEN c.channel = 'email' AND m.options @> '{"personalized": true}' THEN ${MERGE_FIELDS} END AS merge_fields`;
-const claimedJoins = sql`JOIN subscribers s ON s.id = c.subscriber_id JOIN messages m ON m.id = c.message_id
+// `messages`: the table, or the rows a statement has just inserted into it (which it cannot read back from the table).
+const claimedJoins = (messages: SQL = sql`messages`) => sql`JOIN subscribers s ON s.id = c.subscriber_id JOIN ${messages} m ON m.id = c.message_id
   LEFT JOIN LATERAL (SELECT a.status, a.status_reason FROM channel_addresses a WHERE c.destination IS NOT NULL
     AND a.project_id = c.project_id AND a.sandbox = s.sandbox AND a.channel = c.channel AND a.address = c.destination) a ON true`;
 
@@ -386,7 +387,7 @@ export async function claimDue(db: Db, channel: Channel, limit: number, leaseSec
         FROM due WHERE d.id = due.id
         RETURNING d.id, d.project_id, d.message_id, d.subscriber_id, d.attempts, d.channel, d.destination
       )
-      SELECT ${claimedColumns} FROM c ${claimedJoins}`);
+      SELECT ${claimedColumns} FROM c ${claimedJoins()}`);
     return rows.map(toClaimed);
   });
 }
@@ -442,7 +443,46 @@ export async function insertClaimed(
       FROM unnest(${sql.param(recipients.map((r) => r.subscriberId))}::text[], ${sql.param(recipients.map((r) => r.destination))}::text[]) AS r(sid, destination)
       RETURNING id, project_id, message_id, subscriber_id, attempts, channel, destination
     )
-    SELECT ${claimedColumns} FROM c ${claimedJoins}`);
+    SELECT ${claimedColumns} FROM c ${claimedJoins()}`);
+  return rows.map(toClaimed);
+}
+
+/** One message the caller sends itself at once, to one recipient. */
+export interface SingleSend {
+  message: MessageRecord;
+  recipient: ClaimedRecipient;
+}
+
+/**
+ * Inserts messages, each with its one delivery already claimed by the caller (`sending`, first attempt, under a
+ * lease), in one statement: the transactional sends that arrive together share it. Answers the deliveries in the
+ * order given.
+ */
+export async function insertSingleSends(db: Db, sends: readonly SingleSend[], leaseSeconds: number): Promise<ClaimedDelivery[]> {
+  if (sends.length === 0) return [];
+  const column = <T>(pick: (send: SingleSend) => T) => sql.param(sends.map(pick));
+  // unnest, not a JSON recordset: the planner then knows how many rows come, and joins them by index. The contents
+  // go as one JSON array, each taken by its position: a text array would escape every quote of every body.
+  const { rows } = await db.execute<ClaimedRow & { i: number }>(sql`
+    WITH given AS (
+      SELECT * FROM unnest(
+        ${column((s) => s.message.id)}::text[], ${column((s) => s.message.projectId)}::text[], ${column((s) => s.message.channel)}::channel[],
+        ${column((s) => s.message.source)}::text[], ${column((s) => s.message.campaignId)}::text[], ${column((s) => s.message.sandbox)}::boolean[],
+        ${column((s) => s.recipient.subscriberId)}::text[], ${column((s) => s.recipient.destination)}::text[]
+      ) WITH ORDINALITY AS g(id, project_id, channel, source, campaign_id, sandbox, subscriber_id, destination, i)
+    ), parts AS (
+      SELECT ${JSON.stringify(sends.map((s) => s.message.content))}::jsonb AS contents, ${JSON.stringify(sends.map((s) => s.message.options))}::jsonb AS options
+    ), m AS (
+      INSERT INTO messages (id, project_id, channel, source, campaign_id, sandbox, content, options)
+      SELECT id, project_id, channel, source, campaign_id, sandbox, parts.contents -> (i::int - 1), parts.options -> (i::int - 1)
+      FROM given, parts
+      RETURNING id, cancelled_at, paused_at, options
+    ), c AS (
+      INSERT INTO deliveries (project_id, message_id, subscriber_id, channel, destination, status, attempts, lease_until)
+      SELECT project_id, id, subscriber_id, channel, destination, 'sending', 1, now() + make_interval(secs => ${leaseSeconds}) FROM given
+      RETURNING id, project_id, message_id, subscriber_id, attempts, channel, destination
+    )
+    SELECT ${claimedColumns}, g.i FROM c JOIN given g ON g.id = c.message_id ${claimedJoins(sql`m`)} ORDER BY g.i`);
   return rows.map(toClaimed);
 }
 

@@ -1,5 +1,5 @@
 // A project's sending domains: every function is confined to one project, but the re-check and the key rotation.
-import { and, asc, desc, eq, inArray, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray } from 'drizzle-orm';
 import type { Db } from '../../db/database.js';
 import { isUniqueViolation } from '../../db/pg-errors.js';
 import { emailDomains, type DomainRecordProblem, type EmailDomainStatus } from '../../db/schema.js';
@@ -29,15 +29,12 @@ export async function findDomain(db: Db, projectId: string, id: string): Promise
   return row;
 }
 
-/** The project's verified domain among `names`, the longest (most specific) first. */
-export async function findVerifiedAmong(db: Db, projectId: string, names: string[]): Promise<EmailDomainRow | undefined> {
-  const [row] = await db
+/** The project's verified domains. */
+export function listVerified(db: Db, projectId: string): Promise<EmailDomainRow[]> {
+  return db
     .select()
     .from(emailDomains)
-    .where(and(eq(emailDomains.projectId, projectId), eq(emailDomains.status, 'verified'), inArray(emailDomains.domain, names)))
-    .orderBy(desc(sql`length(${emailDomains.domain})`))
-    .limit(1);
-  return row;
+    .where(and(eq(emailDomains.projectId, projectId), eq(emailDomains.status, 'verified')));
 }
 
 export async function deleteDomain(db: Db, projectId: string, id: string): Promise<EmailDomainRow | undefined> {

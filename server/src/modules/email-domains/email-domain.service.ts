@@ -2,8 +2,10 @@
 import { domainToASCII } from 'node:url';
 import type { Db } from '../../db/database.js';
 import type { DomainRecordProblem, EmailDomainStatus } from '../../db/schema.js';
+import { boundedMemo } from '../../shared/bounded-memo.js';
 import { conflict, forbidden, notFound } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
+import { NotifiedCache } from '../../shared/notified-cache.js';
 import { randomToken } from '../../shared/secrets.js';
 import type { Keyring } from '../channels/secret-keyring.js';
 import { notifyProjectChange } from '../projects/project.repository.js';
@@ -68,11 +70,20 @@ function nextStatus(current: EmailDomainStatus, problems: DomainRecordProblem[])
   return current === 'pending' ? 'pending' : 'failing';
 }
 
+/** A domain in A-labels, lower case; remembered: every email asks for its sender's, and a project sends from a few. */
+const asciiDomain = boundedMemo((domain: string) => domainToASCII(domain), 1000);
+
 /** An address's domain as stored (lower case, A-labels), or undefined when it has none. */
 function domainOf(address: string): string | undefined {
   const at = address.lastIndexOf('@');
-  const domain = at === -1 ? '' : domainToASCII(address.slice(at + 1).replace(/\.$/, ''));
+  const domain = at === -1 ? '' : asciiDomain(address.slice(at + 1).replace(/\.$/, ''));
   return domain.includes('.') ? domain : undefined;
+}
+
+/** The domains that may cover an address's domain: itself, then each parent but the top-level one, most specific first. */
+function coveringNames(address: string): string[] {
+  const labels = domainOf(address)?.split('.') ?? [];
+  return labels.slice(0, -1).map((_, i) => labels.slice(i).join('.'));
 }
 
 /** A test key acts in the sandbox: it may read and verify the domains, not change what live mail is signed with. */
@@ -94,6 +105,14 @@ export async function resealPrivateKeys(db: Db, keyring: Keyring): Promise<numbe
 export class EmailDomainService {
   private readonly clock: () => Date;
   private readonly forget: ForgetProject;
+  /**
+   * Each project's verified domains, read by every email sent (its sender checked, its DKIM key): kept while the
+   * delivery engine's listener hears project changes, which every change of a domain's status announces.
+   */
+  private readonly verified = new NotifiedCache<{ projectId: string; rows: repo.EmailDomainRow[] }>({ maxEntries: 10_000, ttlMs: 30_000 });
+  /** What each cached row answers, made once per row: a send asks for them every time. */
+  private readonly views = new WeakMap<repo.EmailDomainRow, EmailDomain>();
+  private readonly signing = new WeakMap<repo.EmailDomainRow, DkimSigningKeys>();
 
   constructor(
     private readonly db: Db,
@@ -172,12 +191,13 @@ export class EmailDomainService {
    * `pending` and `failing` domains do not count.
    */
   async verifiedDomainFor(projectId: string, address: string): Promise<EmailDomain | undefined> {
-    const domain = domainOf(address);
-    if (!domain) return undefined;
-    const labels = domain.split('.');
-    const coveringNames = labels.slice(0, -1).map((_, i) => labels.slice(i).join('.'));
-    const row = await repo.findVerifiedAmong(this.db, projectId, coveringNames);
-    return row && this.view(row);
+    const names = coveringNames(address);
+    if (names.length === 0) return undefined;
+    const rows = await this.verifiedDomains(projectId);
+    const row = names.map((name) => rows.find((r) => r.domain === name)).find((found) => found !== undefined);
+    if (!row) return undefined;
+    if (!this.views.has(row)) this.views.set(row, this.view(row));
+    return this.views.get(row);
   }
 
   /**
@@ -185,15 +205,39 @@ export class EmailDomainService {
    * unless that domain is verified.
    */
   async signingKeys(projectId: string, domain: string): Promise<DkimSigningKeys | undefined> {
-    const row = await repo.findVerifiedAmong(this.db, projectId, [domainToASCII(domain)]);
+    const name = asciiDomain(domain);
+    const row = (await this.verifiedDomains(projectId)).find((r) => r.domain === name);
     if (!row) return undefined;
+    const opened = this.signing.get(row);
+    if (opened) return opened;
     const keys = JSON.parse((await this.keyring.box()).open(row.privateKeys)) as PrivateKeys;
-    return {
+    const signing = {
       domainName: row.domain,
       selector: row.dkimSelector,
       privateKey: keys.rsa,
       ...(keys.ed25519 && row.ed25519Selector && { ed25519: { selector: row.ed25519Selector, privateKey: keys.ed25519 } }),
     };
+    this.signing.set(row, signing);
+    return signing;
+  }
+
+  /** After a domain's status changed or it was deleted in this process (others hear of it as a project change). */
+  forgetProject(projectId: string): void {
+    this.verified.evictWhere((entry) => entry.projectId === projectId);
+  }
+
+  /** Trusted while the delivery engine's listener is connected (`DeliveryEngine.watchChanges`). */
+  setTrusted(trusted: boolean): void {
+    this.verified.setTrusted(trusted);
+  }
+
+  private async verifiedDomains(projectId: string): Promise<repo.EmailDomainRow[]> {
+    const version = this.verified.version();
+    const cached = this.verified.get(projectId);
+    if (cached) return cached.rows;
+    const rows = await repo.listVerified(this.db, projectId);
+    this.verified.set(projectId, { projectId, rows }, version);
+    return rows;
   }
 
   private async find(scope: ProjectScope, id: string): Promise<repo.EmailDomainRow> {

@@ -68,10 +68,11 @@ export async function updateTemplate(db: Db, reach: Reach, id: string, content: 
   return row;
 }
 
-export async function deleteTemplate(db: Db, reach: Reach, id: string): Promise<boolean> {
-  const deleted = await db
+/** The deleted template's project, or undefined when the caller reaches no such template. */
+export async function deleteTemplate(db: Db, reach: Reach, id: string): Promise<string | undefined> {
+  const [deleted] = await db
     .delete(emailTemplates)
     .where(and(templatesOf(db, reach), eq(emailTemplates.id, id)))
-    .returning({ id: emailTemplates.id });
-  return deleted.length > 0;
+    .returning({ projectId: emailTemplates.projectId });
+  return deleted?.projectId;
 }

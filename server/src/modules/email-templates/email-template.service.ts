@@ -3,6 +3,7 @@ import type { Db } from '../../db/database.js';
 import type { EmailTemplateVariable } from '../../db/schema.js';
 import { AppError, notFound, validationFailed, type FieldError } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
+import { NotifiedCache } from '../../shared/notified-cache.js';
 import {
   MergeTagRenderError,
   htmlToPlainText,
@@ -14,6 +15,8 @@ import {
   type MergeTemplate,
   type TemplateProblem,
 } from '../../shared/merge-tags.js';
+import { notifyProjectChange } from '../projects/project.repository.js';
+import type { ForgetProject } from '../projects/project.service.js';
 import type { ProjectScope, Reach } from '../tenancy.js';
 import * as repo from './email-template.repository.js';
 
@@ -174,8 +177,24 @@ const toSummary = (row: Omit<repo.EmailTemplateRow, 'html' | 'text'>): EmailTemp
 
 const toTemplate = (row: repo.EmailTemplateRow): EmailTemplate => ({ ...toSummary(row), html: row.html, text: row.text });
 
+/** A saved template as sends read it: parsed once. */
+interface Sendable {
+  projectId: string;
+  compiled: Compiled;
+}
+
 export class EmailTemplateService {
-  constructor(private readonly db: Db) {}
+  /**
+   * Templates sends render, by project, environment and id: kept while the delivery engine's listener hears project
+   * changes, which every edit and deletion of a template announces.
+   */
+  private readonly sendable = new NotifiedCache<Sendable>({ maxEntries: 10_000, ttlMs: 30_000 });
+
+  /** `forget`: drops the project's cached rows in this process (others hear the NOTIFY). */
+  constructor(
+    private readonly db: Db,
+    private readonly forget: ForgetProject = () => undefined,
+  ) {}
 
   /** A test key saves a sandbox template; live keys and dashboard users a live one. */
   async create(scope: ProjectScope, input: { name: string } & EmailTemplateContent): Promise<EmailTemplate> {
@@ -224,14 +243,33 @@ export class EmailTemplateService {
         text: change.text === undefined ? current.text : change.text,
         preheader: change.preheader === undefined ? current.preheader : change.preheader,
       };
-      return repo.updateTemplate(tx, reach, id, { ...content, variables: checked(content).variables });
+      const updated = await repo.updateTemplate(tx, reach, id, { ...content, variables: checked(content).variables });
+      if (updated) await notifyProjectChange(tx, updated.projectId);
+      return updated;
     });
     if (!row) throw notFound('Email template');
+    this.forget(row.projectId);
     return toTemplate(row);
   }
 
   async remove(reach: Reach, id: string): Promise<void> {
-    if (!(await repo.deleteTemplate(this.db, reach, id))) throw notFound('Email template');
+    const projectId = await this.db.transaction(async (tx) => {
+      const deleted = await repo.deleteTemplate(tx, reach, id);
+      if (deleted) await notifyProjectChange(tx, deleted);
+      return deleted;
+    });
+    if (!projectId) throw notFound('Email template');
+    this.forget(projectId);
+  }
+
+  /** After a template of the project changed in this process (others hear of it as a project change). */
+  forgetProject(projectId: string): void {
+    this.sendable.evictWhere((template) => template.projectId === projectId);
+  }
+
+  /** Trusted while the delivery engine's listener is connected (`DeliveryEngine.watchChanges`). */
+  setTrusted(trusted: boolean): void {
+    this.sendable.setTrusted(trusted);
   }
 
   /** A saved template rendered with `variables`: what it can show, and the missing variables named. */
@@ -254,9 +292,9 @@ export class EmailTemplateService {
    * own subject line, in place of the template's (422 naming `subject` when it does not parse).
    */
   async render(scope: ProjectScope, templateId: string, variables: Variables, override: { subject?: string | undefined } = {}): Promise<TemplateRender> {
-    const row = await repo.findSendableTemplate(this.db, scope, templateId);
-    if (!row) return { ok: false, reason: 'template_not_found' };
-    const compiled = stored(row);
+    const template = await this.findSendable(scope, templateId);
+    if (!template) return { ok: false, reason: 'template_not_found' };
+    const compiled = { ...template.compiled };
     if (override.subject !== undefined) {
       // The send's own subject replaces the template's, rendered with the same variables.
       const subject = parseTemplate(override.subject, 'text');
@@ -264,6 +302,18 @@ export class EmailTemplateService {
       compiled.subject = subject.template;
     }
     return renderStrictly(compiled, variables);
+  }
+
+  private async findSendable(scope: ProjectScope, id: string): Promise<Sendable | undefined> {
+    const key = `${scope.projectId}:${scope.sandbox}:${id}`;
+    const version = this.sendable.version();
+    const cached = this.sendable.get(key);
+    if (cached) return cached;
+    const row = await repo.findSendableTemplate(this.db, scope, id);
+    if (!row) return undefined;
+    const template = { projectId: row.projectId, compiled: stored(row) };
+    this.sendable.set(key, template, version);
+    return template;
   }
 
   /**

@@ -75,32 +75,61 @@ export interface EmailHolders {
   /** The row seen last (a snapshot picks the same one), or the contact just created. */
   subscriberId: string;
   timezone: string | null;
-  created: boolean;
   /** Every `emailStatus` among them. */
   statuses: EmailStatus[];
   /** One of them turned email off (`preferences.channels.email` false). */
   emailOff: boolean;
 }
 
+/** An address (lower-cased) of a project and environment, and the contact to insert if none carries it. */
+export interface WantedEmailHolder {
+  scope: ProjectScope;
+  address: string;
+  contact: { id: string; token: string; at: Date };
+}
+
 /**
- * The subscribers of the scope's project and environment carrying `address` (lower-cased), or, when there are none,
- * `contact` inserted: under a lock per address, so concurrent sends to a new address create one contact.
+ * For each address, the subscribers of its project and environment carrying it, or, when there are none, its
+ * `contact` inserted (an active contact with only that address; one per address however often it is wanted).
+ * Under a lock per address until the caller's transaction ends — run it in one — so concurrent sends to a new
+ * address create one contact. Answers in the order given.
  */
-export async function findOrInsertEmailHolder(db: Db, scope: ProjectScope, address: string, contact: NewSubscriberRow): Promise<EmailHolders> {
-  return db.transaction(async (tx) => {
-    await tx.execute(sql`select pg_advisory_xact_lock(${ADDRESS_LOCK}, hashtext(${`${scope.projectId}:${scope.sandbox}:${address}`}))`);
-    const { rows } = await tx.execute<{ id: string | null; timezone: string | null; statuses: EmailStatus[] | null; email_off: boolean | null }>(sql`
-      select (array_agg(id order by last_seen_at desc, id))[1] as id,
-        (array_agg(timezone order by last_seen_at desc, id))[1] as timezone,
-        array_agg(distinct email_status::text) as statuses,
-        bool_or((preferences -> 'channels' -> 'email') = 'false'::jsonb) as email_off
-      from subscribers
-      where project_id = ${scope.projectId} and sandbox = ${scope.sandbox} and lower(email) = ${address}`);
-    const found = rows[0];
-    if (found?.id) return { subscriberId: found.id, timezone: found.timezone, created: false, statuses: found.statuses ?? [], emailOff: found.email_off === true };
-    const row = await insertContact(tx, contact);
-    return { subscriberId: row.id, timezone: row.timezone, created: true, statuses: [row.emailStatus], emailOff: false };
-  });
+export async function findOrInsertEmailHolders(tx: Db, wanted: readonly WantedEmailHolder[]): Promise<EmailHolders[]> {
+  if (wanted.length === 0) return [];
+  // Locked in one order (unnest keeps the array's), so two transactions wanting overlapping addresses never wait in a cycle.
+  const keys = [...new Set(wanted.map((w) => `${w.scope.projectId}:${w.scope.sandbox}:${w.address}`))].sort();
+  await tx.execute(sql`select count(pg_advisory_xact_lock(${ADDRESS_LOCK}, hashtext(k))) from unnest(${sql.param(keys)}::text[]) as k`);
+  const column = <T>(pick: (w: WantedEmailHolder) => T) => sql.param(wanted.map(pick));
+  const { rows } = await tx.execute<{ id: string; timezone: string | null; statuses: EmailStatus[]; email_off: boolean }>(sql`
+    with given as (
+      select * from unnest(
+        ${column((w) => w.scope.projectId)}::text[], ${column((w) => w.scope.sandbox)}::boolean[], ${column((w) => w.address)}::text[],
+        ${column((w) => w.contact.id)}::text[], ${column((w) => w.contact.token)}::text[], ${column((w) => w.contact.at.toISOString())}::timestamptz[]
+      ) with ordinality as g(project_id, sandbox, address, id, token, at, i)
+    ), found as (
+      -- Per address, so each is one probe of subscribers_project_email_idx whatever the planner guesses of the list.
+      select g.i, x.* from given g cross join lateral (
+        select (array_agg(s.id order by s.last_seen_at desc, s.id))[1] as id,
+          (array_agg(s.timezone order by s.last_seen_at desc, s.id))[1] as timezone,
+          array_agg(distinct s.email_status::text) as statuses,
+          coalesce(bool_or((s.preferences -> 'channels' -> 'email') = 'false'::jsonb), false) as email_off
+        from subscribers s where s.project_id = g.project_id and s.sandbox = g.sandbox and lower(s.email) = g.address
+      ) x
+      where x.id is not null
+    ), inserted as (
+      insert into subscribers (id, project_id, token, email, email_status, status, sandbox, created_at, subscribed_at, updated_at, last_seen_at)
+      select distinct on (g.project_id, g.sandbox, g.address) g.id, g.project_id, g.token, g.address, 'active', 'active', g.sandbox, g.at, g.at, g.at, g.at
+      from given g where not exists (select 1 from found f where f.i = g.i)
+      order by g.project_id, g.sandbox, g.address, g.i
+      returning id, project_id, sandbox, email, timezone, email_status::text as email_status
+    )
+    select coalesce(f.id, n.id) as id, coalesce(f.timezone, n.timezone) as timezone,
+      coalesce(f.statuses, array[n.email_status]) as statuses, coalesce(f.email_off, false) as email_off
+    from given g
+    left join found f on f.i = g.i
+    left join inserted n on f.i is null and n.project_id = g.project_id and n.sandbox = g.sandbox and n.email = g.address
+    order by g.i`);
+  return rows.map((r) => ({ subscriberId: r.id, timezone: r.timezone, statuses: r.statuses, emailOff: r.email_off }));
 }
 
 /** What the subscribers of one environment carrying a phone number say of a channel, and the row a send goes through. */

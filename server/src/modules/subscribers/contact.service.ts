@@ -89,25 +89,17 @@ export class ContactService {
   }
 
   /**
-   * Who an email to `address` (lower-cased) goes through in the scope's environment: the subscribers carrying it, or
-   * — for an address the project does not know — a new active contact with only that address (a transactional email
-   * names its recipient by address, and every delivery belongs to a subscriber).
+   * Who an email to each `address` (lower-cased) goes through in its scope's environment: the subscribers carrying
+   * it, or — for an address the project does not know — a new active contact with only that address (a transactional
+   * email names its recipient by address, and every delivery belongs to a subscriber). Part of the caller's
+   * transaction `tx`: each address stays locked until it ends. Answers in the order given.
    */
-  emailRecipient(scope: ProjectScope, address: string): Promise<repo.EmailHolders> {
-    const now = new Date();
-    return repo.findOrInsertEmailHolder(this.db, scope, address, {
-      id: newId('sub'),
-      projectId: scope.projectId,
-      token: newToken(),
-      email: address,
-      emailStatus: 'active',
-      status: 'active',
-      sandbox: scope.sandbox,
-      createdAt: now,
-      subscribedAt: now,
-      updatedAt: now,
-      lastSeenAt: now,
-    });
+  emailRecipients(tx: Db, wanted: readonly { scope: ProjectScope; address: string }[]): Promise<repo.EmailHolders[]> {
+    const at = new Date();
+    return repo.findOrInsertEmailHolders(
+      tx,
+      wanted.map(({ scope, address }) => ({ scope, address, contact: { id: newId('sub'), token: newToken(), at } })),
+    );
   }
 
   /**

@@ -1,5 +1,5 @@
 // Reads of a project's email suppression list: the email addresses of one environment that are not reachable.
-import { and, asc, count, desc, eq, gt, ilike, ne, type SQL } from 'drizzle-orm';
+import { and, asc, count, desc, eq, gt, ilike, ne, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/database.js';
 import { channelAddresses } from '../../db/schema.js';
 import type { ProjectScope } from '../tenancy.js';
@@ -47,6 +47,21 @@ export async function listSuppressions(
 export async function findSuppression(db: Db, scope: ProjectScope, address: string): Promise<SuppressionRow | undefined> {
   const [row] = await db.select(columns).from(channelAddresses).where(suppressedIn(scope, eq(channelAddresses.address, address)));
   return row;
+}
+
+/** Each address's suppression in its scope's project and environment, in the order given (undefined: none). */
+export async function findSuppressions(db: Db, wanted: readonly { scope: ProjectScope; address: string }[]): Promise<(string | null | undefined)[]> {
+  if (wanted.length === 0) return [];
+  const column = <T>(pick: (w: (typeof wanted)[number]) => T) => sql.param(wanted.map(pick));
+  const { rows } = await db.execute<{ i: number; reason: string | null }>(sql`
+    SELECT w.i::int AS i, a.status_reason AS reason
+    FROM unnest(${column((w) => w.scope.projectId)}::text[], ${column((w) => w.scope.sandbox)}::boolean[], ${column((w) => w.address)}::text[])
+      WITH ORDINALITY AS w(project_id, sandbox, address, i)
+    JOIN channel_addresses a ON a.project_id = w.project_id AND a.sandbox = w.sandbox AND a.channel = 'email' AND a.address = w.address
+    WHERE a.status <> 'reachable'`);
+  const found: (string | null | undefined)[] = new Array(wanted.length).fill(undefined);
+  for (const row of rows) found[row.i - 1] = row.reason;
+  return found;
 }
 
 /** Keyset page (by address) of the whole list, for the streamed export. */

@@ -26,9 +26,12 @@ export const MAX_IMPORT_ROWS = 100_000;
 const MAX_REPORTED_ERRORS = 500;
 const EXPORT_BATCH = 1000;
 
+/** A suppressed address's reason: one added without a reason is `manual`. */
+const reasonOf = (statusReason: string | null) => (statusReason ?? 'manual') as delivery.SuppressionReason;
+
 const toSuppression = (row: repo.SuppressionRow): Suppression => ({
   email: row.address,
-  reason: (row.statusReason ?? 'manual') as delivery.SuppressionReason,
+  reason: reasonOf(row.statusReason),
   source: row.source,
   suppressedAt: row.updatedAt.toISOString(),
 });
@@ -60,10 +63,9 @@ export class SuppressionService {
     return toSuppression(row);
   }
 
-  /** Why an address is suppressed in the scope's environment, or undefined when it is not. */
-  async reasonFor(scope: ProjectScope, email: string): Promise<delivery.SuppressionReason | undefined> {
-    const row = await repo.findSuppression(this.db, scope, email.toLowerCase());
-    return row && toSuppression(row).reason;
+  /** Why each address (lower-cased) is suppressed in its scope's environment, or undefined where it is not; in order. */
+  async reasonsFor(db: Db, wanted: readonly { scope: ProjectScope; address: string }[]): Promise<(delivery.SuppressionReason | undefined)[]> {
+    return (await repo.findSuppressions(db, wanted)).map((reason) => (reason === undefined ? undefined : reasonOf(reason)));
   }
 
   /** Suppresses an address (an address already suppressed keeps its first reason, unless this one is a complaint). */

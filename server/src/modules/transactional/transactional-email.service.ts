@@ -1,19 +1,22 @@
 // Transactional email (spec 4.8): a verified sender, a template or the send's own HTML rendered with its variables, the
 // recipient's address states, the delivery policy and the monthly cap, an inline send, one envelope, one log row.
+// The sends that arrive together are checked and written in one transaction (group commit), each sent on its own.
 import type { Db } from '../../db/database.js';
 import type { EmailContent } from '../../db/schema.js';
 import {
   decidePolicy,
-  insertClaimedDeliveries,
-  insertMessage,
+  insertSingleSends,
   refundEmailQuota,
   reserveEmailQuota,
+  type ClaimedDelivery,
   type DeliveryEngine,
   type DeliveryReason,
   type MessageRecord,
+  type SendingProject,
   type SuppressionReason,
 } from '../../delivery/delivery-face.js';
 import { AppError } from '../../shared/errors.js';
+import { GroupCommit } from '../../shared/group-commit.js';
 import { newId } from '../../shared/ids.js';
 import type { EmailDomainService } from '../email-domains/email-domain.service.js';
 import type { EmailTemplateService, TemplateRender } from '../email-templates/email-template.service.js';
@@ -98,13 +101,34 @@ function deliveryReason(reason: DeliveryReason | null): EmailReason {
   }
 }
 
+/** A rendered email ready to go, as the group that checks and writes it gets it. */
+interface Ready {
+  sender: ProjectTenant;
+  project: SendingProject;
+  address: string;
+  essential: boolean;
+  message: MessageRecord<'email'>;
+}
+
+/** What the group made of one send: refused, or written with its delivery claimed (and one email drawn from the cap). */
+type Held = { refusal: EmailReason } | { claimed: ClaimedDelivery; drawn: boolean };
+
+/** Sends checked and written together at most; the others wait for the next group. */
+const MAX_GROUP = 100;
+
 export class TransactionalEmailService {
+  private readonly holds: GroupCommit<Ready, Held>;
+  private readonly logSend: (row: repo.SendRow) => Promise<void>;
+
   constructor(
     private readonly db: Db,
     private readonly delivery: DeliveryEngine,
     private readonly deps: TransactionalEmailDependencies,
     private readonly options: TransactionalOptions,
-  ) {}
+  ) {
+    this.holds = new GroupCommit((group) => this.hold(group), { maxBatch: MAX_GROUP });
+    this.logSend = repo.sendLog(db);
+  }
 
   /**
    * Sends one email now and logs the send; 422 `sender_domain_not_verified` when senderEmail or replyTo is on no
@@ -113,7 +137,7 @@ export class TransactionalEmailService {
   async send(sender: ProjectTenant, input: EmailInput, idempotencyKey: string | undefined): Promise<EmailEnvelope> {
     await this.checkSenders(sender.projectId, input);
     const { envelope, messageId } = await this.deliver(sender, input);
-    await repo.insertSend(this.db, {
+    await this.logSend({
       id: newId('txs'),
       projectId: sender.projectId,
       channel: 'email',
@@ -164,19 +188,9 @@ export class TransactionalEmailService {
     const problem = this.delivery.validate('email', content)?.[0];
     if (problem) return { ...none, envelope: refused('template_render_failed', { field: field(problem.field ?? 'html'), error: problem.error }) };
 
-    const address = input.to.toLowerCase();
     const essential = input.essential === true;
-    // A suppressed address is refused before any contact is made for it.
-    const suppressed = await this.deps.suppressions.reasonFor(sender, address);
-    const early = recipientRefusal(suppressed, undefined, essential);
-    if (early) return { ...none, envelope: refused(early) };
-    const holders = await this.deps.contacts.emailRecipient(sender, address);
-    const refusal = recipientRefusal(suppressed, holders, essential);
-    if (refusal) return { ...none, envelope: refused(refusal) };
-
     // Cached only while the engine hears of changes: a change to the project's policy or zone applies to the next send.
     const project = (await this.delivery.sendingProjects([sender.projectId])).get(sender.projectId)!;
-    const now = this.options.clock();
     const message: MessageRecord<'email'> = {
       id: newId('msg'),
       projectId: sender.projectId,
@@ -187,36 +201,12 @@ export class TransactionalEmailService {
       content,
       options: essential ? { essential } : {},
     };
-    // The sandbox sends nothing, so it draws nothing from the cap. A reservation locks the organization's counter for
-    // the month until its transaction ends: made in a statement of its own, concurrent sends wait for that statement,
-    // not for each other's whole transaction. What a refusal or a failed write leaves unused is given back.
-    const quota = sender.sandbox ? undefined : await reserveEmailQuota(this.db, sender.projectId, 1, now);
-    const giveBack = async () => {
-      if (quota?.granted) await refundEmailQuota(this.db, sender.projectId, 1, now);
-    };
-    type Held = { refusal: EmailReason } | { claimed: Awaited<ReturnType<typeof insertClaimedDeliveries>> };
-    let held: Held;
-    try {
-      held = await this.db.transaction(async (tx): Promise<Held> => {
-        const [decision] = await decidePolicy(tx, project, 'email', [{ recipient: address, timezone: holders.timezone }], now);
-        if (!decision!.allowed) return { refusal: decision!.reason };
-        if (quota?.granted === 0) return { refusal: 'monthly_cap_reached' };
-        await insertMessage(tx, message);
-        // Under the cap lock until commit: a concurrent send to the same address counts this one as in flight.
-        return { claimed: await insertClaimedDeliveries(tx, message, [{ subscriberId: holders.subscriberId, destination: address }], this.options.leaseSeconds) };
-      });
-    } catch (error) {
-      await giveBack();
-      throw error;
-    }
-    if ('refusal' in held) {
-      await giveBack();
-      return { ...none, envelope: refused(held.refusal) };
-    }
+    const held = await this.holds.submit({ sender, project, address: input.to.toLowerCase(), essential, message });
+    if ('refusal' in held) return { ...none, envelope: refused(held.refusal) };
 
-    const [result] = await this.delivery.deliverNow(held.claimed, message, project, { queueAfterBudget: true });
+    const [result] = await this.delivery.deliverNow([held.claimed], message, project, { queueAfterBudget: true });
     // The cap counts mail a provider accepted; a queued email is reserved again by the worker that sends it.
-    if (!sender.sandbox && result!.status !== 'sent') await refundEmailQuota(this.db, sender.projectId, 1, now);
+    if (held.drawn && result!.status !== 'sent') await refundEmailQuota(this.db, sender.projectId, 1, this.options.clock());
     const envelope: EmailEnvelope =
       result!.status === 'sent'
         ? { success: true, status: sender.sandbox ? 'sandbox' : 'sent', messageId: message.id, reason: sender.sandbox ? 'sandbox' : null }
@@ -225,6 +215,65 @@ export class TransactionalEmailService {
             { success: true, status: 'queued', messageId: message.id, reason: result!.reason && deliveryReason(result!.reason) }
           : { success: true, status: 'failed', messageId: message.id, reason: deliveryReason(result!.reason) };
     return { messageId: message.id, envelope };
+  }
+
+  /**
+   * Checks and writes a group of sends in one transaction, each answered on its own: the recipient's suppressions
+   * and subscribers (a suppressed address is refused before any contact is made for it), the project's delivery
+   * policy, then the monthly cap — a policy refusal draws nothing — and the messages with their deliveries, claimed
+   * for the inline send. The cap's counter row stays locked from its reservation to the commit, one statement later:
+   * concurrent groups wait for that, not for each other's checks. Contacts and policy decisions hold their locks
+   * until the commit too, so a concurrent send to the same address counts these as in flight.
+   */
+  private async hold(group: Ready[]): Promise<Held[]> {
+    const now = this.options.clock();
+    return this.db.transaction(async (tx) => {
+      const held: (Held | undefined)[] = new Array(group.length);
+      const wanted = group.map(({ sender, address }) => ({ scope: sender, address }));
+      const suppressed = await this.deps.suppressions.reasonsFor(tx, wanted);
+      const open = group.flatMap((send, i) => {
+        const refusal = recipientRefusal(suppressed[i], undefined, send.essential);
+        if (refusal) held[i] = { refusal };
+        return refusal ? [] : [i];
+      });
+      const holders = await this.deps.contacts.emailRecipients(tx, open.map((i) => wanted[i]!));
+
+      // Per project, in one order, so two groups never take each other's cap locks in a cycle.
+      const byProject = new Map<string, { i: number; subscriberId: string; timezone: string | null }[]>();
+      open.forEach((i, j) => {
+        const send = group[i]!;
+        const refusal = recipientRefusal(suppressed[i], holders[j], send.essential);
+        if (refusal) return void (held[i] = { refusal });
+        const sends = byProject.get(send.message.projectId) ?? [];
+        sends.push({ i, subscriberId: holders[j]!.subscriberId, timezone: holders[j]!.timezone });
+        byProject.set(send.message.projectId, sends);
+      });
+      const going: { i: number; subscriberId: string; drawn: boolean }[] = [];
+      for (const projectId of [...byProject.keys()].sort()) {
+        const sends = byProject.get(projectId)!;
+        const { project } = group[sends[0]!.i]!;
+        const targets = sends.map(({ i, timezone }) => ({ recipient: group[i]!.address, timezone }));
+        const decisions = await decidePolicy(tx, project, 'email', targets, now);
+        const allowed = sends.filter(({ i }, k) => {
+          const decision = decisions[k]!;
+          if (!decision.allowed) held[i] = { refusal: decision.reason };
+          return decision.allowed;
+        });
+        // The sandbox sends nothing, so it draws nothing from the cap.
+        const live = allowed.filter(({ i }) => !group[i]!.message.sandbox);
+        const { granted } = await reserveEmailQuota(tx, projectId, live.length, now);
+        live.slice(granted).forEach(({ i }) => (held[i] = { refusal: 'monthly_cap_reached' }));
+        const capped = new Set(live.slice(granted).map(({ i }) => i));
+        for (const { i, subscriberId } of allowed) if (!capped.has(i)) going.push({ i, subscriberId, drawn: !group[i]!.message.sandbox });
+      }
+      const claimed = await insertSingleSends(
+        tx,
+        going.map(({ i, subscriberId }) => ({ message: group[i]!.message, recipient: { subscriberId, destination: group[i]!.address } })),
+        this.options.leaseSeconds,
+      );
+      going.forEach(({ i, drawn }, k) => (held[i] = { claimed: claimed[k]!, drawn }));
+      return held as Held[];
+    });
   }
 
   /** The saved template of the key's project and environment, or the send's own content, rendered with its variables now. */

@@ -1,12 +1,14 @@
 // POST /transactional/email through HTTP to a real SMTP server, signed with the key of a domain verified through a
 // local DNS server: content and merge tags, the sender check, the recipient's states, the monthly cap, idempotency,
 // the sandbox, tenancy, the queue after the inline budget, and the send log.
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDnsServer, type DnsServer } from '../../../test/dns-server.js';
 import { dkimRecordOf, useSmtpPeer, verifiedDomain as verifyDomain } from '../../../test/email-setup.js';
 import { createTenant, publishableKey, type Tenant } from '../../../test/fixtures.js';
 import { startTestApp, type TestApp } from '../../../test/harness.js';
 import { startSmtpPeer, type SmtpPeer } from '../../../test/smtp-peer.js';
+import { notifyProjectChange } from '../projects/project.repository.js';
 
 const DOMAIN = 'shop.example.com';
 const SMTP_ACCOUNT = { user: 'herald', pass: 'smtp-password-not-shown' };
@@ -460,5 +462,91 @@ describe('the send log', () => {
     const removed = await t.app.inject({ method: 'DELETE', url: `/subscribers/${contact!.id}`, headers: tenant.live });
     expect(removed.statusCode, removed.body).toBe(204);
     expect((await logOf({ messageId: answer.messageId! }))[0]).toMatchObject({ recipient: {}, reason: null });
+  });
+});
+
+describe('sends arriving together', () => {
+  it('are checked and written in groups, each answered with its own outcome', async () => {
+    const fresh = Array.from({ length: 6 }, () => newAddress());
+    const suppressed = newAddress();
+    await suppress(suppressed, 'bounced');
+    const answers = await Promise.all([...fresh, suppressed].map((to) => send(tenant.live, html(to, { variables: { name: to } }))));
+    expect(answers.slice(0, 6).map((a) => a.status)).toEqual(fresh.map(() => 'sent'));
+    expect(answers[6]).toEqual(refused('recipient_bounced'));
+    expect(new Set(answers.slice(0, 6).map((a) => a.messageId)).size).toBe(6);
+    for (const to of fresh) expect(peer.received(to).map((m) => m.parsed.text)).toEqual([expect.stringContaining(`Thanks, ${to}!`)]);
+    // Each message was written by the transaction that made its recipient's contact: one per group of sends.
+    const written = await query<{ message: string; contact: string }>(
+      `SELECT m.xmin::text AS message, s.xmin::text AS contact FROM messages m
+       JOIN deliveries d ON d.message_id = m.id JOIN subscribers s ON s.id = d.subscriber_id WHERE m.id = ANY($1)`,
+      [answers.slice(0, 6).map((a) => a.messageId)],
+    );
+    expect(written).toHaveLength(6);
+    for (const row of written) expect(row.message).toBe(row.contact);
+    const logged = await query('SELECT 1 FROM transactional_sends WHERE message_id = ANY($1)', [answers.map((a) => a.messageId)]);
+    expect(logged).toHaveLength(6);
+    expect(await query(`SELECT status FROM deliveries WHERE message_id = ANY($1) AND status <> 'sent'`, [answers.map((a) => a.messageId)])).toEqual([]);
+  });
+});
+
+describe('with the change listener of an API process', () => {
+  let unwatch: () => Promise<void>;
+  beforeAll(async () => {
+    // As runtime.ts does for the API role: sending settings, domains and templates kept while it hears of changes.
+    unwatch = await t.services.delivery.watchChanges(t.database.pool.options, { deliveries: false });
+  });
+  afterAll(() => unwatch());
+
+  /** Calls `attempt` until `done` says so, or 10 s have passed (a notification takes a moment); its last answer. */
+  async function eventually<T>(attempt: () => Promise<T>, done: (answer: T) => boolean): Promise<T> {
+    const deadline = Date.now() + 10_000;
+    let answer = await attempt();
+    while (!done(answer) && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      answer = await attempt();
+    }
+    return answer;
+  }
+
+  it("renders a template's latest version: an edit here applies at once, another process's once announced", async () => {
+    const id = await template(tenant.live, tenant.projectId, { subject: 'Receipt', html: '<p>Version 1 for {{ name }}</p>' });
+    const sendIt = () => send(tenant.live, { to: newAddress(), templateId: id, variables: { name: 'Ada' }, senderEmail: `orders@${DOMAIN}` });
+    const textOf = async (answer: Envelope) => (await query<{ html: string }>(`SELECT content->>'html' AS html FROM messages WHERE id = $1`, [answer.messageId]))[0]!.html;
+    expect(await textOf(await sendIt())).toBe('<p>Version 1 for Ada</p>');
+
+    const edited = await t.app.inject({ method: 'PATCH', url: `/email-templates/${id}`, headers: tenant.live, payload: { html: '<p>Version 2 for {{ name }}</p>' } });
+    expect(edited.statusCode, edited.body).toBe(200);
+    expect(await textOf(await sendIt())).toBe('<p>Version 2 for Ada</p>');
+
+    // Written as another process would: its transaction announces the change.
+    await t.database.db.transaction(async (tx) => {
+      await tx.execute(sql`UPDATE email_templates SET html = '<p>Version 3 for {{ name }}</p>' WHERE id = ${id}`);
+      await notifyProjectChange(tx, tenant.projectId);
+    });
+    const version = (html: string) => /Version (\d)/.exec(html)?.[1];
+    expect(version(await eventually(async () => textOf(await sendIt()), (html) => version(html) === '3'))).toBe('3');
+
+    const removed = await t.app.inject({ method: 'DELETE', url: `/email-templates/${id}`, headers: tenant.live });
+    expect(removed.statusCode, removed.body).toBe(204);
+    expect(await send(tenant.live, { to: newAddress(), templateId: id, variables: { name: 'Ada' }, senderEmail: `orders@${DOMAIN}` })).toEqual(
+      refused('template_not_found'),
+    );
+  });
+
+  it('refuses a sender once its domain is no longer verified, as another process announces it', async () => {
+    const who = await createTenant(t);
+    const domain = await verifiedDomain(who, 'mail.example.org');
+    await useSmtpPeer(t, who, peer, {}, SMTP_ACCOUNT);
+    const payload = html(newAddress(), { senderEmail: 'hello@mail.example.org' });
+    const first = await t.app.inject({ method: 'POST', url: '/transactional/email', headers: who.live, payload });
+    expect(first.json<Envelope>(), first.body).toMatchObject({ status: 'sent' });
+
+    await t.database.db.transaction(async (tx) => {
+      await tx.execute(sql`UPDATE email_domains SET status = 'failing' WHERE id = ${domain.id}`);
+      await notifyProjectChange(tx, who.projectId);
+    });
+    const res = await eventually(() => t.app.inject({ method: 'POST', url: '/transactional/email', headers: who.live, payload }), (r) => r.statusCode === 422);
+    expect(res.statusCode, res.body).toBe(422);
+    expect(res.json()).toMatchObject({ code: 'sender_domain_not_verified' });
   });
 });

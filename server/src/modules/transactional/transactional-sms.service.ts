@@ -55,12 +55,16 @@ function deliveryReason(reason: DeliveryReason | null): SmsReason {
 }
 
 export class TransactionalSmsService {
+  private readonly logSend: (row: repo.SendRow) => Promise<void>;
+
   constructor(
     private readonly db: Db,
     private readonly delivery: DeliveryEngine,
     private readonly deps: { contacts: ContactService; senders: SmsSenderService },
     private readonly options: TransactionalOptions,
-  ) {}
+  ) {
+    this.logSend = repo.sendLog(db);
+  }
 
   /** Sends one SMS now and logs the send; 422 when the text is empty or longer than MAX_SMS_SEGMENTS parts. */
   async send(sender: ProjectTenant, input: SmsInput, idempotencyKey: string | undefined): Promise<SmsEnvelope> {
@@ -68,7 +72,7 @@ export class TransactionalSmsService {
     const problem = this.delivery.validate('sms', content)?.[0];
     if (problem) throw validationFailed([{ field: 'message', error: problem.error }]);
     const { messageId, envelope } = await this.deliver(sender, input, content);
-    await repo.insertSend(this.db, {
+    await this.logSend({
       id: newId('txs'),
       projectId: sender.projectId,
       channel: 'sms',

@@ -75,17 +75,21 @@ function deliveryReason(reason: DeliveryReason | null): WhatsAppReason {
 }
 
 export class TransactionalWhatsAppService {
+  private readonly logSend: (row: repo.SendRow) => Promise<void>;
+
   constructor(
     private readonly db: Db,
     private readonly delivery: DeliveryEngine,
     private readonly deps: TransactionalWhatsAppDependencies,
     private readonly options: TransactionalOptions,
-  ) {}
+  ) {
+    this.logSend = repo.sendLog(db);
+  }
 
   /** Sends one WhatsApp message now and logs the send. A test key's message is checked and recorded, never sent. */
   async send(sender: ProjectTenant, input: WhatsAppInput, idempotencyKey: string | undefined): Promise<WhatsAppEnvelope> {
     const { envelope, messageId } = await this.deliver(sender, input);
-    await repo.insertSend(this.db, {
+    await this.logSend({
       id: newId('txs'),
       projectId: sender.projectId,
       channel: 'whatsapp',

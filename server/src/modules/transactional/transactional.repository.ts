@@ -2,6 +2,7 @@
 import { and, count, desc, eq, gte, inArray, isNotNull, isNull, lt, sql } from 'drizzle-orm';
 import type { Db } from '../../db/database.js';
 import { channelAddresses, deliveries, subscribers, transactionalSends, type Channel } from '../../db/schema.js';
+import { GroupCommit } from '../../shared/group-commit.js';
 import type { ProjectScope } from '../tenancy.js';
 
 export type Recipient = { externalId: string } | { token: string };
@@ -51,8 +52,18 @@ export async function findAddressState(db: Db, scope: ProjectScope, channel: Cha
   return row;
 }
 
-export async function insertSend(db: Db, row: typeof transactionalSends.$inferInsert): Promise<void> {
-  await db.insert(transactionalSends).values(row);
+export type SendRow = typeof transactionalSends.$inferInsert;
+
+/** Sends logged together at most by one INSERT. */
+const MAX_LOG_GROUP = 100;
+
+/** Logs sends: the rows that arrive together share one multi-row INSERT and its commit (group commit). */
+export function sendLog(db: Db): (row: SendRow) => Promise<void> {
+  const commits = new GroupCommit<SendRow, void>(async (rows) => {
+    await db.insert(transactionalSends).values(rows);
+    return rows.map(() => undefined);
+  }, { maxBatch: MAX_LOG_GROUP });
+  return (row) => commits.submit(row);
 }
 
 export interface SendFilters {

@@ -90,11 +90,15 @@ export interface TransactionalOptions {
 }
 
 export class TransactionalService {
+  private readonly logSend: (row: repo.SendRow) => Promise<void>;
+
   constructor(
     private readonly db: Db,
     private readonly delivery: DeliveryEngine,
     private readonly options: TransactionalOptions,
-  ) {}
+  ) {
+    this.logSend = repo.sendLog(db);
+  }
 
   /**
    * Sends one push to every active device of the recipient in the key's environment, now, and logs the send. A
@@ -103,7 +107,7 @@ export class TransactionalService {
   async send(sender: ProjectTenant, input: SendInput, idempotencyKey: string | undefined): Promise<SendEnvelope> {
     const recipient: repo.Recipient = input.externalId !== undefined ? { externalId: input.externalId } : { token: input.token! };
     const { result, messageId } = await this.deliver(sender, recipient, input);
-    await repo.insertSend(this.db, {
+    await this.logSend({
       id: newId('txs'),
       projectId: sender.projectId,
       channel: 'push',
