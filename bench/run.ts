@@ -8,10 +8,14 @@
 // (2,000), BENCH_EMAIL_CAMPAIGN_N (1,000,000 recipients; 0 skips it), BENCH_EMAIL_CAMPAIGN_SEND (20,000 emails timed,
 // then the campaign is cancelled; BENCH_EMAIL_CAMPAIGN_N sends it all, ~1 h here), BENCH_SMS_N (2,000 requests a
 // run), BENCH_SMS_CONNECTIONS (50), BENCH_SMS_RATE (the API case's number, 200/s), BENCH_SMS_LANE_N (100,000 queued;
-// 0 skips), BENCH_SMS_SENDERS (20) and BENCH_SMS_SENDER_RATE (25/s each), BENCH_DATABASE_URL (else an embedded
+// 0 skips), BENCH_SMS_SENDERS (20) and BENCH_SMS_SENDER_RATE (25/s each), BENCH_AUTOMATIONS_N (100,000 enrollments
+// through push → delay → email), BENCH_AUTOMATIONS_ENROLL_N (1,000,000 enrolled by a schedule trigger; 0 skips),
+// BENCH_DATABASE_URL (else an embedded
 // PostgreSQL in a temporary directory). DELIVERY_* and PUSH_* settings
 // are passed on to the push benchmarks' worker processes; DELIVERY_*, EMAIL_*, TRANSACTIONAL_* and DB_POOL_MAX to the
-// email benchmark's API and campaign worker processes (EMAIL_SMTP_CONNECTIONS also sizes its nodemailer baseline's pool).
+// email benchmark's API and campaign worker processes (EMAIL_SMTP_CONNECTIONS also sizes its nodemailer baseline's pool);
+// AUTOMATION_*, DELIVERY_*, PUSH_*, EMAIL_* and DB_POOL_MAX to the automations benchmark's two workers.
+import { automationCases } from './cases/automations.js';
 import { analyticsCase, exportCase, listCases, reachCases, type AudienceContext } from './cases/audience.js';
 import { campaignCases } from './cases/campaign.js';
 import { dashboardListCase } from './cases/dashboard.js';
@@ -44,6 +48,7 @@ const groups = [
   { name: 'delivery.push', aliases: ['push', 'delivery'] },
   { name: 'delivery.email', aliases: ['email', 'delivery'] },
   { name: 'delivery.sms', aliases: ['sms', 'delivery'] },
+  { name: 'automations', aliases: ['automations', 'automation'] },
 ] as const;
 type Group = (typeof groups)[number]['name'];
 const selected = new Set<Group>(
@@ -61,7 +66,8 @@ async function main() {
   const results: CaseResult[] = [];
   try {
     const tenant = await createBenchTenant(database.url);
-    const needsAudience = [...selected].some((g) => g !== 'subscribers.ingest' && g !== 'delivery.push' && g !== 'delivery.email' && g !== 'delivery.sms');
+    const ownAudience: Group[] = ['subscribers.ingest', 'delivery.push', 'delivery.email', 'delivery.sms', 'automations'];
+    const needsAudience = [...selected].some((g) => !ownAudience.includes(g));
     let seedSeconds: number | undefined;
     if (needsAudience) {
       log(`seeding ${subscribers.toLocaleString('en')} subscribers`);
@@ -152,6 +158,17 @@ async function main() {
           laneN: intEnv('BENCH_SMS_LANE_N', 100_000),
           senders: Math.max(1, intEnv('BENCH_SMS_SENDERS', 20)),
           senderRate: Math.max(1, intEnv('BENCH_SMS_SENDER_RATE', 25)),
+        })),
+      );
+    }
+    if (selected.has('automations')) {
+      // Its own API, two worker processes, the local push service and SMTP sink, and two projects set up through the API.
+      results.push(
+        ...(await automationCases({
+          databaseUrl: database.url,
+          owner: tenant.owner,
+          n: intEnv('BENCH_AUTOMATIONS_N', 100_000),
+          enrollN: intEnv('BENCH_AUTOMATIONS_ENROLL_N', 1_000_000),
         })),
       );
     }

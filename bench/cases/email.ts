@@ -86,13 +86,21 @@ ${ITEMS.map(
 /** The recipient of message i of a run: a distinct address each, as a shop's customers are. */
 const recipient = (tag: string, i: number) => ({ to: `customer-${tag}-${i}@recipients.example.net`, name: `Customer ${i}`, order: `#${tag.toUpperCase()}-${100000 + i}` });
 
-interface Setup {
+export interface Setup {
   projectId: string;
   key: string;
+  /** The owner's dashboard headers (JWT and organization). */
+  jwt: Record<string, string>;
 }
 
 /** The organization's owner sets up an email project through the API: a live key, a verified sending domain, the sink as SMTP server. */
-async function setUp(herald: Child, owner: EmailContext['owner'], dns: DnsServer, sink: SmtpSink): Promise<Setup> {
+export async function setUpEmailProject(
+  herald: Child,
+  owner: EmailContext['owner'],
+  dns: DnsServer,
+  sink: SmtpSink,
+  { name, domain: sendingDomain }: { name: string; domain: string } = { name: 'Bench email', domain: DOMAIN },
+): Promise<Setup> {
   const call = async <T>(method: string, path: string, headers: Record<string, string>, body: unknown): Promise<T> => {
     const res = await fetch(`${herald.url}${path}`, { method, headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) });
     if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
@@ -100,16 +108,16 @@ async function setUp(herald: Child, owner: EmailContext['owner'], dns: DnsServer
   };
   const login = await call<{ access_token: string; user: { organizations: { id: string }[] } }>('POST', '/auth/login', {}, owner);
   const jwt = { authorization: `Bearer ${login.access_token}`, 'x-org-id': login.user.organizations[0]!.id };
-  const project = await call<{ id: string }>('POST', '/projects', jwt, { name: 'Bench email' });
+  const project = await call<{ id: string }>('POST', '/projects', jwt, { name });
   const { key } = await call<{ key: string }>('POST', `/projects/${project.id}/api-keys`, jwt, { name: 'bench', mode: 'live' });
   const apiKey = { 'x-api-key': key };
   type Domain = { id: string; status: string; records: { name: string; value: string; checked: boolean }[] };
-  const domain = await call<Domain>('POST', `/projects/${project.id}/email-domains`, apiKey, { domain: DOMAIN });
+  const domain = await call<Domain>('POST', `/projects/${project.id}/email-domains`, apiKey, { domain: sendingDomain });
   for (const record of domain.records) if (record.checked) dns.setTxt(record.name, record.value);
   const verified = await call<Domain>('POST', `/projects/${project.id}/email-domains/${domain.id}/verify`, apiKey, {});
-  if (verified.status !== 'verified') throw new Error(`${DOMAIN} is ${verified.status} after publishing its records: ${JSON.stringify(verified)}`);
+  if (verified.status !== 'verified') throw new Error(`${sendingDomain} is ${verified.status} after publishing its records: ${JSON.stringify(verified)}`);
   await call('PUT', `/projects/${project.id}/channels/email`, jwt, { provider: 'smtp', settings: { host: sink.host, port: sink.port, secure: false } });
-  return { projectId: project.id, key };
+  return { projectId: project.id, key, jwt };
 }
 
 /** What the sink accepted between two readings; throws unless it is exactly `count` messages. */
@@ -165,7 +173,7 @@ export async function emailCases(ctx: EmailContext): Promise<CaseResult[]> {
       ...heraldEnv,
     });
     const api = herald;
-    const setup = await setUp(api, ctx.owner, dns, sink);
+    const setup = await setUpEmailProject(api, ctx.owner, dns, sink);
     log(`email: Herald API pid ${api.pid}, SMTP sink pid ${sink.pid} (port ${sink.port}), ${smtpConnections} SMTP connections, ${ctx.connections} concurrent requests`);
 
     const fixed = JSON.stringify({ subject: SUBJECT, htmlContent: HTML, senderEmail: `orders@${DOMAIN}`, senderName: 'Bench Shop' }).slice(1, -1);

@@ -32,10 +32,11 @@ async function waitForHttp(url: string, child: ChildProcess, output: () => strin
   throw new Error(`${url} did not answer within 60 s:\n${output()}`);
 }
 
+/** BENCH_CPU_PROF=<dir> writes a V8 CPU profile of every Herald process started here into <dir> when it exits. */
+const profileFlags = () => (process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []);
+
 async function startChild(args: string[], env: Record<string, string>, probePath: string, port: number): Promise<Child> {
-  // BENCH_CPU_PROF=<dir> writes a V8 CPU profile of every process started here into <dir> when it exits.
-  const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
-  const child = spawn(process.execPath, [...profile, ...args], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...profileFlags(), ...args], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const keep = (chunk: Buffer) => {
     output = (output + chunk.toString()).slice(-4000);
@@ -65,7 +66,7 @@ export async function startHerald(env: Record<string, string>): Promise<Child> {
 
 /** The real Herald worker process (the delivery engine), ready once its engine listens for work. */
 export async function startHeraldWorker(databaseUrl: string, env: Record<string, string>): Promise<WorkerProcess> {
-  const worker = startWorkerProcess({ databaseUrl, env, name: 'herald-bench-worker' });
+  const worker = startWorkerProcess({ databaseUrl, env, name: 'herald-bench-worker', execArgv: profileFlags() });
   await worker.ready();
   return worker;
 }
@@ -78,8 +79,11 @@ export interface PushPeer {
   /** Its self-signed certificate (PEM): clients trust it through NODE_EXTRA_CA_CERTS or an agent's `ca`. */
   caFile: string;
   ca: Buffer;
-  /** Answers given so far by status, and how many sampled pushes were decrypted. */
-  stats(): Promise<{ statuses: Record<string, number>; decrypted: number }>;
+  /**
+   * Answers given so far by status, how many sampled pushes were decrypted, and with `countEach` the subscriptions
+   * that got a push and those that got more than one.
+   */
+  stats(): Promise<{ statuses: Record<string, number>; decrypted: number; each?: { distinct: number; twice: number } }>;
   stop(): Promise<void>;
 }
 
@@ -87,7 +91,7 @@ export interface PushPeer {
  * The local push service in its own process (`bench/lib/push-peer.ts`), over HTTPS with a certificate made for the
  * run by `openssl`: every real push service is HTTPS, and the web-push library speaks nothing else.
  */
-export async function startPushPeer(options: { browsers: number; sampleEvery: number; sampleMax: number }): Promise<PushPeer> {
+export async function startPushPeer(options: { browsers: number; sampleEvery: number; sampleMax: number; countEach?: boolean }): Promise<PushPeer> {
   const dir = await mkdtemp(path.join(tmpdir(), 'herald-push-peer-'));
   const keyFile = path.join(dir, 'key.pem');
   const caFile = path.join(dir, 'cert.pem');
@@ -105,6 +109,7 @@ export async function startPushPeer(options: { browsers: number; sampleEvery: nu
       PUSH_PEER_BROWSERS: String(options.browsers),
       PUSH_PEER_SAMPLE_EVERY: String(options.sampleEvery),
       PUSH_PEER_SAMPLE_MAX: String(options.sampleMax),
+      ...(options.countEach && { PUSH_PEER_COUNT_EACH: '1' }),
     },
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -139,6 +144,8 @@ export interface SmtpSinkStats {
   connections: number;
   /** The sampled messages' DKIM verdicts by signing domain: `{ 'example.com': { pass: 3 } }`. */
   dkim: Record<string, Record<string, number>>;
+  /** With `countEach`: the recipient addresses that got a message, and those that got more than one. */
+  each?: { distinct: number; twice: number };
 }
 
 export interface SmtpSink {
@@ -153,11 +160,11 @@ export interface SmtpSink {
  * The local SMTP sink in its own process (`bench/lib/smtp-sink.ts`): accepts and discards, counting, and DKIM-checks
  * one message in `sampleEvery` against the records on the DNS server at `dns`.
  */
-export async function startSmtpSink(options: { dns: string; sampleEvery: number }): Promise<SmtpSink> {
+export async function startSmtpSink(options: { dns: string; sampleEvery: number; countEach?: boolean }): Promise<SmtpSink> {
   const child = fork(path.join(root, 'bench/lib/smtp-sink.ts'), [], {
     cwd: root,
     execArgv: ['--import', 'tsx'],
-    env: { ...process.env, SMTP_SINK_DNS: options.dns, SMTP_SINK_SAMPLE_EVERY: String(options.sampleEvery) },
+    env: { ...process.env, SMTP_SINK_DNS: options.dns, SMTP_SINK_SAMPLE_EVERY: String(options.sampleEvery), ...(options.countEach && { SMTP_SINK_COUNT_EACH: '1' }) },
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const hello = await new Promise<{ port: number }>((resolve, reject) => {

@@ -24,18 +24,28 @@ for (let g = every; g <= Number(env('PUSH_PEER_SAMPLE_MAX')); g += every) {
 // Records are tallied and dropped as they come: a million kept would weigh on this process.
 const statuses: Record<string, number> = {};
 let decrypted = 0;
+// PUSH_PEER_COUNT_EACH: accepted pushes counted per subscription too, for a benchmark that checks nobody got one twice.
+const perEndpoint = process.env.PUSH_PEER_COUNT_EACH ? new Map<string, number>() : undefined;
 const drain = () => {
   for (const r of push.received.splice(0)) {
     statuses[r.status] = (statuses[r.status] ?? 0) + 1;
     if (r.payload !== undefined) decrypted++;
+    if (perEndpoint && r.status === 201) perEndpoint.set(r.id, (perEndpoint.get(r.id) ?? 0) + 1);
   }
+};
+/** Subscriptions that got at least one push, and those that got more than one. */
+const tallyEach = () => {
+  if (!perEndpoint) return undefined;
+  let twice = 0;
+  for (const count of perEndpoint.values()) if (count > 1) twice++;
+  return { distinct: perEndpoint.size, twice };
 };
 setInterval(drain, 250).unref();
 
 process.on('message', (message) => {
   if (message !== 'stats') return;
   drain();
-  process.send!({ statuses, decrypted });
+  process.send!({ statuses, decrypted, each: tallyEach() });
 });
 process.on('disconnect', () => void push.close().finally(() => process.exit(0)));
 process.send!({ origin: push.origin, browsers: browsers.map((b) => ({ p256dh: b.p256dh, auth: b.auth })) });

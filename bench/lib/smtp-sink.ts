@@ -21,6 +21,8 @@ let messages = 0;
 let bytes = 0;
 let open = 0;
 let connections = 0;
+// SMTP_SINK_COUNT_EACH: messages counted per recipient address too, for a benchmark that checks nobody got one twice.
+const perRecipient = process.env.SMTP_SINK_COUNT_EACH ? new Map<string, number>() : undefined;
 /** Sampled DKIM verdicts by signing domain (`none` for an unsigned message): `pass` or the verifier's result. */
 const dkim: Record<string, Record<string, number>> = {};
 
@@ -44,7 +46,7 @@ const server = new SMTPServer({
   onClose() {
     open--;
   },
-  onData(stream, _session, callback) {
+  onData(stream, session, callback) {
     const sampled = ++arrived % every === 0;
     const chunks: Buffer[] = [];
     let size = 0;
@@ -55,6 +57,7 @@ const server = new SMTPServer({
     stream.on('end', () => {
       messages++;
       bytes += size;
+      for (const { address } of perRecipient ? session.envelope.rcptTo : []) perRecipient!.set(address, (perRecipient!.get(address) ?? 0) + 1);
       callback(null, 'Ok: discarded');
       if (!sampled) return;
       void dkimVerify(Buffer.concat(chunks), { resolver: resolver as never }).then(
@@ -72,7 +75,9 @@ await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
 
 process.on('message', (message) => {
   if (message !== 'stats') return;
-  process.send!({ messages, bytes, open, connections, dkim });
+  let twice = 0;
+  for (const count of perRecipient?.values() ?? []) if (count > 1) twice++;
+  process.send!({ messages, bytes, open, connections, dkim, each: perRecipient && { distinct: perRecipient.size, twice } });
 });
 process.on('disconnect', () => server.close(() => process.exit(0)));
 process.send!({ port: (server.server.address() as { port: number }).port });

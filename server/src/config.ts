@@ -118,6 +118,7 @@ const envSchema = z.object({
   AUTOMATION_LOCK: duration('5m'),
   AUTOMATION_POLL_INTERVAL_MS: integer(1000),
   AUTOMATION_BATCH_SIZE: integer(500),
+  AUTOMATION_CONCURRENCY: integer(2),
   PUSH_CONNECTIONS_PER_ORIGIN: integer(32),
   PUSH_RATE_PER_ORIGIN: integer(0, 0),
   PUSH_TIMEOUT_MS: integer(15000),
@@ -241,6 +242,8 @@ export interface Config {
     pollIntervalMs: number;
     /** Enrollments claimed and run per pass. */
     batchSize: number;
+    /** Passes in flight per process. */
+    concurrency: number;
   };
   push: {
     connectionsPerOrigin: number;
@@ -350,7 +353,7 @@ export function loadConfig(env: Env = process.env): Config {
       transactionalRetryBudgetMs: e.TRANSACTIONAL_RETRY_BUDGET_MS,
     },
     campaigns: { scheduleGraceSeconds: e.CAMPAIGN_SCHEDULE_GRACE },
-    automations: { lockSeconds: e.AUTOMATION_LOCK, pollIntervalMs: e.AUTOMATION_POLL_INTERVAL_MS, batchSize: e.AUTOMATION_BATCH_SIZE },
+    automations: { lockSeconds: e.AUTOMATION_LOCK, pollIntervalMs: e.AUTOMATION_POLL_INTERVAL_MS, batchSize: e.AUTOMATION_BATCH_SIZE, concurrency: e.AUTOMATION_CONCURRENCY },
     push: {
       connectionsPerOrigin: e.PUSH_CONNECTIONS_PER_ORIGIN,
       ratePerOrigin: e.PUSH_RATE_PER_ORIGIN,

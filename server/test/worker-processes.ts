@@ -36,6 +36,8 @@ export interface WorkerProcessOptions {
   /** Settings on top of DATABASE_URL (DELIVERY_*, PUSH_*, LOG_LEVEL …), exactly as an operator would set them. */
   env?: Record<string, string>;
   name?: string;
+  /** Node's own flags, before the script (the benchmark's --cpu-prof). */
+  execArgv?: string[];
 }
 
 /**
@@ -64,7 +66,7 @@ function withApplicationName(url: string, name: string): string {
 /** `node server/dist/main.js worker` (run `npm run build` first). */
 export function startWorkerProcess(options: WorkerProcessOptions): WorkerProcess {
   const name = options.name ?? `herald-worker-${process.pid}-${++sequence}`;
-  const child = spawn(process.execPath, [MAIN, 'worker'], {
+  const child = spawn(process.execPath, [...(options.execArgv ?? []), MAIN, 'worker'], {
     env: { PATH: process.env.PATH, LOG_LEVEL: 'warn', ...options.env, DATABASE_URL: withApplicationName(options.databaseUrl, name) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

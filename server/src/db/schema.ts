@@ -1143,7 +1143,8 @@ export const automationEnrollments = pgTable(
   (t) => [
     // At most once per automation: a duplicate enrollment meets this and is ignored (ON CONFLICT DO NOTHING).
     uniqueIndex('automation_enrollments_automation_subscriber_key').on(t.automationId, t.subscriberId),
-    index('automation_enrollments_due_idx').on(t.dueAt).where(sql`${t.state} IN ('active', 'waiting')`),
+    // Per automation, so that a claim reads the due rows of active automations only: a paused one's backlog is not in its way.
+    index('automation_enrollments_due_idx').on(t.automationId, t.dueAt).where(sql`${t.state} IN ('active', 'waiting')`),
     index('automation_enrollments_automation_idx').on(t.automationId, t.state, t.enrolledAt),
   ],
 );

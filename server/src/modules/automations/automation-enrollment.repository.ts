@@ -122,6 +122,9 @@ export interface ClaimedEnrollment {
 /**
  * Locks up to `limit` due enrollments of active automations that no executor holds (or whose lock expired) for
  * `lockSeconds`, atomically: two executors never hold the same one (FOR UPDATE SKIP LOCKED, then the lock columns).
+ * The earliest due first, across automations: each active automation's earliest are read from its part of the due
+ * index (twice the batch, so that an executor claiming at the same instant as another still finds a batch beyond the
+ * rows the other locks), then merged. A paused automation's due enrollments are never read, however many.
  */
 export async function claimDue(db: Db, executor: string, limit: number, lockSeconds: number): Promise<ClaimedEnrollment[]> {
   const { rows } = await db.execute<{
@@ -137,10 +140,18 @@ export async function claimDue(db: Db, executor: string, limit: number, lockSeco
     taken_over: boolean;
   }>(sql`
     WITH due AS (
-      SELECT e.id, e.locked_until IS NOT NULL AS taken_over FROM automation_enrollments e
-      JOIN automations a ON a.id = e.automation_id AND a.state = 'active'
-      WHERE e.state IN ('active', 'waiting') AND e.due_at <= now() AND (e.locked_until IS NULL OR e.locked_until < now())
-      ORDER BY e.due_at
+      SELECT e.id, e.locked_until IS NOT NULL AS taken_over
+      FROM automations a
+      CROSS JOIN LATERAL (
+        SELECT c.id, c.due_at FROM automation_enrollments c
+        WHERE c.automation_id = a.id AND c.state IN ('active', 'waiting') AND c.due_at <= now() AND (c.locked_until IS NULL OR c.locked_until < now())
+        ORDER BY c.due_at
+        LIMIT ${2 * limit}
+      ) c
+      JOIN automation_enrollments e ON e.id = c.id
+      -- Again on the row as locked: one another executor claimed meanwhile is read anew and no longer passes.
+      WHERE a.state = 'active' AND e.state IN ('active', 'waiting') AND e.due_at <= now() AND (e.locked_until IS NULL OR e.locked_until < now())
+      ORDER BY c.due_at
       LIMIT ${limit}
       FOR UPDATE OF e SKIP LOCKED
     )
@@ -262,8 +273,11 @@ export interface StepRunWrite {
  * Writes a pass's outcome for the enrollments this executor still holds (`lockVersion` unchanged) and releases
  * them; returns the ids written. Run first in the pass's transaction: the rows stay locked until it commits, so
  * the pass's other writes are kept only for these.
+ *
+ * The lock version alone fences (every claim moves it), and the rows are found by id alone: a test of `locked_by`
+ * too let the planner, whose statistics see that column null, scan the whole table for it on every pass.
  */
-export async function advance(db: Db, executor: string, advances: readonly EnrollmentAdvance[]): Promise<Set<string>> {
+export async function advance(db: Db, advances: readonly EnrollmentAdvance[]): Promise<Set<string>> {
   if (advances.length === 0) return new Set();
   const column = <T>(pick: (a: EnrollmentAdvance) => T) => sql.param(advances.map(pick));
   const { rows } = await db.execute<{ id: string }>(sql`
@@ -274,7 +288,7 @@ export async function advance(db: Db, executor: string, advances: readonly Enrol
     FROM unnest(${column((a) => a.id)}::text[], ${column((a) => a.lockVersion)}::int[], ${column((a) => a.state)}::text[],
       ${column((a) => a.stepId)}::text[], ${column((a) => a.delaySeconds)}::int[], ${column((a) => a.reason)}::text[])
       AS x(id, lock_version, state, step_id, delay_seconds, reason)
-    WHERE e.id = x.id AND e.locked_by = ${executor} AND e.lock_version = x.lock_version
+    WHERE e.id = x.id AND e.lock_version = x.lock_version
     RETURNING e.id`);
   return new Set(rows.map((r) => r.id));
 }
@@ -295,11 +309,12 @@ export async function recordStepRuns(db: Db, runs: readonly StepRunWrite[]): Pro
       message_id = coalesce(r.message_id, excluded.message_id)`);
 }
 
-/** Releases enrollments whose pass failed, due again at once; returns how many. */
-export async function release(db: Db, executor: string, ids: readonly string[]): Promise<number> {
-  if (ids.length === 0) return 0;
+/** Releases enrollments whose pass failed, due again at once, while still held under the same lock; returns how many. */
+export async function release(db: Db, held: readonly Pick<ClaimedEnrollment, 'id' | 'lockVersion'>[]): Promise<number> {
+  if (held.length === 0) return 0;
   const released = await db.execute(sql`
-    UPDATE automation_enrollments SET locked_by = NULL, locked_until = NULL
-    WHERE id = ANY(${sql.param([...ids])}::text[]) AND locked_by = ${executor}`);
+    UPDATE automation_enrollments e SET locked_by = NULL, locked_until = NULL
+    FROM unnest(${sql.param(held.map((h) => h.id))}::text[], ${sql.param(held.map((h) => h.lockVersion))}::int[]) AS x(id, lock_version)
+    WHERE e.id = x.id AND e.lock_version = x.lock_version`);
   return released.rowCount ?? 0;
 }

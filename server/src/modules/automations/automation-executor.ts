@@ -28,6 +28,8 @@ export interface ExecutorOptions {
   lockSeconds: number;
   pollIntervalMs: number;
   batchSize: number;
+  /** Passes in flight at once (default 1): one claims and runs while another's writes wait on the database. */
+  concurrency?: number;
 }
 
 /** What one pass did: enrollments claimed, steps run, locks taken over from a dead executor, and writes lost to a newer lock. */
@@ -81,9 +83,9 @@ export class AutomationExecutor {
     private readonly logger?: Logger,
   ) {}
 
-  /** Runs passes until stop(): back to back while there is due work, else every pollIntervalMs or at notify(). */
+  /** Runs passes until stop(): `concurrency` at a time, back to back while there is due work, else every pollIntervalMs or at notify(). */
   start(): void {
-    this.running ??= this.loop();
+    this.running ??= Promise.all(Array.from({ length: this.options.concurrency ?? 1 }, () => this.loop())).then(() => undefined);
   }
 
   async stop(): Promise<void> {
@@ -100,8 +102,8 @@ export class AutomationExecutor {
   private async loop(): Promise<void> {
     while (!this.stopping.signal.aborted) {
       try {
-        const pass = await this.runOnce();
-        if (pass.claimed >= this.options.batchSize) continue;
+        // A short batch may be one claimed beside another pass of this or another process: look again at once.
+        if ((await this.runOnce()).claimed > 0) continue;
       } catch (error) {
         this.logger?.error({ err: error }, 'automation pass failed; its enrollments are due again');
       }
@@ -134,7 +136,7 @@ export class AutomationExecutor {
       }
 
       const queued = await this.db.transaction(async (tx) => {
-        const mine = await repo.advance(tx, this.id, advances);
+        const mine = await repo.advance(tx, advances);
         result.fenced = claimed.length - mine.size;
         await repo.recordStepRuns(
           tx,
@@ -149,11 +151,7 @@ export class AutomationExecutor {
       if (queued > 0) await announceDeliveries(this.db);
       return result;
     } catch (error) {
-      await repo.release(
-        this.db,
-        this.id,
-        claimed.map((e) => e.id),
-      );
+      await repo.release(this.db, claimed);
       throw error;
     }
   }
