@@ -77,7 +77,7 @@ ALTER TABLE "automations" ADD CONSTRAINT "automations_project_id_projects_id_fk"
 ALTER TABLE "events" ADD CONSTRAINT "events_project_id_projects_id_fk" FOREIGN KEY ("project_id") REFERENCES "public"."projects"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "events" ADD CONSTRAINT "events_subscriber_id_subscribers_id_fk" FOREIGN KEY ("subscriber_id") REFERENCES "public"."subscribers"("id") ON DELETE set null ON UPDATE no action;--> statement-breakpoint
 CREATE UNIQUE INDEX "automation_enrollments_automation_subscriber_key" ON "automation_enrollments" USING btree ("automation_id","subscriber_id");--> statement-breakpoint
-CREATE INDEX "automation_enrollments_due_idx" ON "automation_enrollments" USING btree ("due_at") WHERE "automation_enrollments"."state" IN ('active', 'waiting');--> statement-breakpoint
+CREATE INDEX "automation_enrollments_due_idx" ON "automation_enrollments" USING btree ("automation_id","due_at") WHERE "automation_enrollments"."state" IN ('active', 'waiting');--> statement-breakpoint
 CREATE INDEX "automation_enrollments_automation_idx" ON "automation_enrollments" USING btree ("automation_id","state","enrolled_at");--> statement-breakpoint
 CREATE INDEX "automation_step_runs_automation_idx" ON "automation_step_runs" USING btree ("automation_id","step_id");--> statement-breakpoint
 CREATE INDEX "automations_project_idx" ON "automations" USING btree ("project_id","created_at");--> statement-breakpoint

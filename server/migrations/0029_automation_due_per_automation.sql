@@ -1,2 +1,0 @@
-DROP INDEX "automation_enrollments_due_idx";--> statement-breakpoint
-CREATE INDEX "automation_enrollments_due_idx" ON "automation_enrollments" USING btree ("automation_id","due_at") WHERE "automation_enrollments"."state" IN ('active', 'waiting');
