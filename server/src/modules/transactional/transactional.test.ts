@@ -712,9 +712,12 @@ describe('GET /transactional/sends/project/:projectId', () => {
       idempotencyKey: null,
       outcome: outcome(false, false, false, 'subscriber_not_found'),
       reason: 'subscriber_not_found',
+      // A push send names no delivery of its own: its devices' are on the message.
+      delivery: null,
       createdAt: expect.any(String),
     });
     expect(body.data[1].messageId).toMatch(/^msg_/);
+    expect(body.data[1].delivery).toBeNull();
   });
 
   it('filters by reason, delivered and time; paginates', async () => {
