@@ -5745,7 +5745,7 @@ export interface paths {
         put?: never;
         /**
          * Render a saved template with variables: what it shows, and the variables it is missing
-         * @description A preview renders what it can: each missing variable renders empty and is named in `missing` (a send would answer template_variables_missing instead). Rendering is bounded (100 ms and 2,000,000 characters per part). A render limit or a failing filter stopped a part: 422 `template_render_failed` naming it.
+         * @description A preview renders what it can: each missing variable renders empty and is named in `missing` (a send would answer template_variables_missing instead). Rendering is bounded (1000 ms and 2,000,000 characters per part). A render limit or a failing filter stopped a part: 422 `template_render_failed` naming it.
          */
         post: {
             parameters: {

@@ -157,6 +157,8 @@ const stats = async (automationId: string, headers: Headers = tenant.jwt) =>
   (await request('GET', `/automations/${automationId}/stats`, headers)).json<{ steps: { stepId: string; entered: number; sent: number; clicked: number; completed: number }[] }>().steps;
 
 const smsTo = (to: string) => twilio.messages.filter((m) => m.to === to);
+/** The SMS delivery to a number: its status callback URL names it. */
+const deliveryOf = async (phone: string) => (await query<{ id: string }>(`SELECT id FROM deliveries WHERE channel = 'sms' AND destination = $1`, [phone]))[0]!.id;
 const whatsappTo = (to: string) => whatsapp.messages.filter((m) => m.to === to || `+${m.to}` === to);
 
 /** The person at `from` writes to the business number at `at`: Meta's signed webhook. */
@@ -242,7 +244,7 @@ describe('send_sms', () => {
     await runDue();
 
     await expect.poll(() => smsTo(us).length + smsTo(gb).length, { timeout: 15_000 }).toBe(2);
-    expect(smsTo(us)[0]).toMatchObject({ from: US_LONG_CODE, body: 'Your parcel is ready for pickup', statusCallback: `${PUBLIC_URL}/sms/twilio/status/${tenant.projectId}` });
+    expect(smsTo(us)[0]).toMatchObject({ from: US_LONG_CODE, body: 'Your parcel is ready for pickup', statusCallback: `${PUBLIC_URL}/sms/twilio/status/${tenant.projectId}?delivery=${await deliveryOf(us)}` });
     expect(smsTo(gb)[0]).toMatchObject({ from: GB_LONG_CODE, body: 'Your parcel is ready for pickup' });
     expect(smsTo(fr)).toEqual([]);
     expect(await outcomes(flow.id, ids[0]!)).toEqual([['text', 'sent']]);
