@@ -23,6 +23,8 @@ it('prints the OpenAPI document of a running server without starting or reaching
     const { stdout } = await promisify(execFile)(process.execPath, [MAIN, 'openapi'], {
       env: { PATH: process.env.PATH, DATA_DIR: dataDir, PUBLIC_URL: 'https://herald.example.com' },
       timeout: 30_000,
+      // The document is past a megabyte (execFile's default buffer) since automations and events joined it.
+      maxBuffer: 16 * 1024 * 1024,
     });
     const served = (await t.app.inject({ method: 'GET', url: '/docs/json' })).json<Record<string, unknown>>();
     expect(JSON.parse(stdout)).toEqual(served);
