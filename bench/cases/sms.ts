@@ -6,10 +6,10 @@ import { openDatabase } from '../../server/src/db/database.js';
 import { announceDeliveries } from '../../server/src/delivery/delivery-notifications.js';
 import { insertMessage, insertMessageStats } from '../../server/src/delivery/delivery.repository.js';
 import { newId } from '../../server/src/shared/ids.js';
-import { newTwilioAccount, startTwilioPeer, type TwilioMessage } from '../../server/test/twilio-peer.js';
+import { newTwilioAccount } from '../../server/test/twilio-peer.js';
 import type { WorkerProcess } from '../../server/test/worker-processes.js';
 import { loadTest, log, measure, tenths, type CaseResult } from '../lib/harness.js';
-import { startHerald, startHeraldWorker, type Child } from '../lib/process.js';
+import { startHerald, startHeraldWorker, startTwilioSink, type Child } from '../lib/process.js';
 import { JWT_SECRET, PUBLIC_URL } from '../lib/push-bench.js';
 
 export interface SmsContext {
@@ -34,30 +34,9 @@ const MESSAGE = 'Your code is 482913. It expires in 10 minutes.';
 /** A valid US number per request (exchanges start at 2). */
 const number = (base: number, i: number) => `+1415${2_000_000 + base + i}`;
 
-/** The most messages any sliding second holds, by sender; and the fewest milliseconds between two of one sender. */
-function burstsBySender(messages: readonly TwilioMessage[]) {
-  const bySender = new Map<string, number[]>();
-  for (const m of messages) {
-    const times = bySender.get(m.from ?? '') ?? [];
-    times.push(m.at);
-    bySender.set(m.from ?? '', times);
-  }
-  let maxPerSecond = 0;
-  let minGapMs = Infinity;
-  for (const times of bySender.values()) {
-    times.sort((a, b) => a - b);
-    for (let i = 0, j = 0; i < times.length; i++) {
-      while (times[i]! - times[j]! >= 1000) j++;
-      maxPerSecond = Math.max(maxPerSecond, i - j + 1);
-      if (i > 0) minGapMs = Math.min(minGapMs, times[i]! - times[i - 1]!);
-    }
-  }
-  return { senders: bySender.size, maxPerSecond, minGapMs };
-}
-
 export async function smsCases(ctx: SmsContext): Promise<CaseResult[]> {
   const account = newTwilioAccount();
-  const peer = await startTwilioPeer([account]);
+  const peer = await startTwilioSink(account);
   const pool = new pg.Pool({ connectionString: ctx.databaseUrl, max: 2 });
   const database = openDatabase(ctx.databaseUrl, 2);
   const env = { TWILIO_BASE_URL: peer.url, PUBLIC_URL, JWT_SECRET, LOG_LEVEL: 'warn' };
@@ -80,13 +59,14 @@ export async function smsCases(ctx: SmsContext): Promise<CaseResult[]> {
     const apiSender = '+14155550100';
     await call('POST', `/projects/${project.id}/channels/sms/senders`, jwt, { country: 'US', kind: 'long_code', sender: apiSender, ratePerSecond: ctx.rate });
     // Two workers send what the API leaves queued, and the lane case's SMS.
-    for (let i = 0; i < 2; i++) workers.push(await startHeraldWorker(ctx.databaseUrl, env));
+    const delivery = Object.fromEntries(Object.entries(process.env).filter(([name]) => /^DELIVERY_/.test(name)) as [string, string][]);
+    for (let i = 0; i < 2; i++) workers.push(await startHeraldWorker(ctx.databaseUrl, { ...env, ...delivery }));
     log(`sms: API pid ${server.pid}, workers ${workers.map((w) => w.pid).join(', ')}, local Twilio ${peer.url}; one US number at ${ctx.rate}/s`);
 
     const sentTo = async (count: number) => {
       const deadline = Date.now() + SETTLE_MS;
-      while (peer.messages.length < count) {
-        if (Date.now() > deadline) throw new Error(`Twilio received ${peer.messages.length} of ${count} SMS`);
+      for (let received = await peer.count(); received < count; received = await peer.count()) {
+        if (Date.now() > deadline) throw new Error(`Twilio received ${received} of ${count} SMS`);
         await sleep(100);
       }
     };
@@ -94,7 +74,7 @@ export async function smsCases(ctx: SmsContext): Promise<CaseResult[]> {
     const p99s: number[] = [];
     const accepted = await measure(`sms: POST /transactional/sms accepted, 1 number at ${ctx.rate}/s (N=${ctx.n})`, { unit: 'req/s', runs: ctx.runs }, async (run) => {
       const count = run < 0 ? WARMUP_N : ctx.n;
-      const from = peer.messages.length;
+      const from = await peer.count();
       const first = base;
       base += count;
       let sequence = 0;
@@ -123,8 +103,8 @@ export async function smsCases(ctx: SmsContext): Promise<CaseResult[]> {
       await sentTo(from + count);
       const drained = (performance.now() - started) / 1000;
       await sleep(1000);
-      if (peer.messages.length !== from + count) throw new Error(`Twilio received ${peer.messages.length - from} SMS for ${count} requests`);
-      const bursts = burstsBySender(peer.messages.slice(from));
+      const bursts = await peer.stats(from);
+      if (bursts.count !== count) throw new Error(`Twilio received ${bursts.count} SMS for ${count} requests`);
       if (run >= 0) p99s.push(result.latency.p99);
       return {
         value: count / seconds,
@@ -137,7 +117,7 @@ export async function smsCases(ctx: SmsContext): Promise<CaseResult[]> {
     if (ctx.laneN > 0) {
       // Queued SMS as a burst of sends leaves them: one message per sender, its deliveries due now, two workers.
       const { n, senders, senderRate } = { n: ctx.laneN, senders: ctx.senders, senderRate: ctx.senderRate };
-      const from = peer.messages.length;
+      const from = await peer.count();
       const perSender = Math.ceil(n / senders);
       for (let s = 0; s < senders; s++) {
         const messageId = newId('msg');
@@ -170,8 +150,9 @@ export async function smsCases(ctx: SmsContext): Promise<CaseResult[]> {
         await sentTo(from + n);
         const seconds = (performance.now() - started) / 1000;
         await sleep(2000);
-        if (peer.messages.length !== from + n) throw new Error(`Twilio received ${peer.messages.length - from} SMS for ${n} queued`);
-        const bursts = burstsBySender(peer.messages.slice(from));
+        const bursts = await peer.stats(from, senderRate);
+        if (bursts.count !== n) throw new Error(`Twilio received ${bursts.count} SMS for ${n} queued`);
+        if (bursts.refusals > 0) throw new Error(`Twilio refused ${bursts.refusals} requests`);
         if (bursts.senders !== senders) throw new Error(`${bursts.senders} senders reached Twilio of ${senders}`);
         return {
           value: n / seconds,
@@ -182,6 +163,7 @@ export async function smsCases(ctx: SmsContext): Promise<CaseResult[]> {
             maxOneSenderInOneSecond: bursts.maxPerSecond,
             senderRate,
             minGapMs: bursts.minGapMs,
+            overRate: bursts.overRate,
           },
         };
       });
@@ -194,7 +176,7 @@ export async function smsCases(ctx: SmsContext): Promise<CaseResult[]> {
   } finally {
     for (const worker of workers) await worker.stop();
     await api?.stop();
-    await peer.close();
+    await peer.stop();
     await pool.end();
     await database.close();
   }

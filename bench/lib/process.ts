@@ -1,5 +1,5 @@
 // Child processes the benchmarks measure (Herald api and worker, a bare Fastify, the push peer, the SMTP sink), their memory and CPU.
-import { execFile, fork, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, fork, spawn, type ChildProcess, type Serializable } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -7,7 +7,9 @@ import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import type pg from 'pg';
 import { freePort } from '../../server/src/db/embedded-postgres.js';
+import type { TwilioTestAccount } from '../../server/test/twilio-peer.js';
 import { startWorkerProcess, type WorkerProcess } from '../../server/test/worker-processes.js';
+import type { TwilioSinkStats } from './twilio-sink.js';
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -88,6 +90,32 @@ export interface PushPeer {
 }
 
 /**
+ * A bench peer in a process of its own (`bench/lib/<script>`): waits for the hello it sends once it listens, then
+ * answers `ask` one request at a time; `stop` disconnects it and waits for its exit.
+ */
+async function forkPeer<Hello>(script: string, env: Record<string, string>, what: string) {
+  const child = fork(path.join(root, 'bench/lib', script), [], { cwd: root, execArgv: ['--import', 'tsx'], env: { ...process.env, ...env } });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const hello = await new Promise<Hello>((resolve, reject) => {
+    child.once('message', (message) => resolve(message as Hello));
+    child.once('exit', (code) => reject(new Error(`${what} exited (${code}) before it listened`)));
+  });
+  return {
+    pid: child.pid!,
+    hello,
+    ask: <T>(request: Serializable) =>
+      new Promise<T>((resolve) => {
+        child.once('message', (message) => resolve(message as T));
+        child.send(request);
+      }),
+    async stop() {
+      if (child.connected) child.disconnect();
+      await exited;
+    },
+  };
+}
+
+/**
  * The local push service in its own process (`bench/lib/push-peer.ts`), over HTTPS with a certificate made for the
  * run by `openssl`: every real push service is HTTPS, and the web-push library speaks nothing else.
  */
@@ -99,11 +127,9 @@ export async function startPushPeer(options: { browsers: number; sampleEvery: nu
     'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
     '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', keyFile, '-out', caFile,
   ]);
-  const child = fork(path.join(root, 'bench/lib/push-peer.ts'), [], {
-    cwd: root,
-    execArgv: ['--import', 'tsx'],
-    env: {
-      ...process.env,
+  const peer = await forkPeer<{ origin: string; browsers: PushPeer['browsers'] }>(
+    'push-peer.ts',
+    {
       PUSH_PEER_KEY: keyFile,
       PUSH_PEER_CERT: caFile,
       PUSH_PEER_BROWSERS: String(options.browsers),
@@ -111,25 +137,16 @@ export async function startPushPeer(options: { browsers: number; sampleEvery: nu
       PUSH_PEER_SAMPLE_MAX: String(options.sampleMax),
       ...(options.countEach && { PUSH_PEER_COUNT_EACH: '1' }),
     },
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const hello = await new Promise<{ origin: string; browsers: PushPeer['browsers'] }>((resolve, reject) => {
-    child.once('message', (message) => resolve(message as { origin: string; browsers: PushPeer['browsers'] }));
-    child.once('exit', (code) => reject(new Error(`push peer exited (${code}) before it listened`)));
-  });
+    'push peer',
+  );
   return {
-    pid: child.pid!,
-    ...hello,
+    pid: peer.pid,
+    ...peer.hello,
     caFile,
     ca: await readFile(caFile),
-    stats: () =>
-      new Promise((resolve) => {
-        child.once('message', (message) => resolve(message as Awaited<ReturnType<PushPeer['stats']>>));
-        child.send('stats');
-      }),
+    stats: () => peer.ask('stats'),
     async stop() {
-      if (child.connected) child.disconnect();
-      await exited;
+      await peer.stop();
       await rm(dir, { recursive: true, force: true });
     },
   };
@@ -161,29 +178,34 @@ export interface SmtpSink {
  * one message in `sampleEvery` against the records on the DNS server at `dns`.
  */
 export async function startSmtpSink(options: { dns: string; sampleEvery: number; countEach?: boolean }): Promise<SmtpSink> {
-  const child = fork(path.join(root, 'bench/lib/smtp-sink.ts'), [], {
-    cwd: root,
-    execArgv: ['--import', 'tsx'],
-    env: { ...process.env, SMTP_SINK_DNS: options.dns, SMTP_SINK_SAMPLE_EVERY: String(options.sampleEvery), ...(options.countEach && { SMTP_SINK_COUNT_EACH: '1' }) },
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const hello = await new Promise<{ port: number }>((resolve, reject) => {
-    child.once('message', (message) => resolve(message as { port: number }));
-    child.once('exit', (code) => reject(new Error(`SMTP sink exited (${code}) before it listened`)));
-  });
+  const sink = await forkPeer<{ port: number }>(
+    'smtp-sink.ts',
+    { SMTP_SINK_DNS: options.dns, SMTP_SINK_SAMPLE_EVERY: String(options.sampleEvery), ...(options.countEach && { SMTP_SINK_COUNT_EACH: '1' }) },
+    'SMTP sink',
+  );
+  return { pid: sink.pid, host: '127.0.0.1', port: sink.hello.port, stats: () => sink.ask('stats'), stop: sink.stop };
+}
+
+export interface TwilioSink {
+  pid: number;
+  /** TWILIO_BASE_URL. */
+  url: string;
+  /** Messages accepted so far. */
+  count(): Promise<number>;
+  /** Messages accepted from the `from`-th on: how many, and the busiest sliding second of any one sender (of `rate`). */
+  stats(from: number, rate?: number): Promise<TwilioSinkStats>;
+  stop(): Promise<void>;
+}
+
+/** The tests' Twilio fake in a process of its own (`bench/lib/twilio-sink.ts`), for `account`. */
+export async function startTwilioSink(account: TwilioTestAccount): Promise<TwilioSink> {
+  const sink = await forkPeer<{ url: string }>('twilio-sink.ts', { TWILIO_SINK_ACCOUNT: JSON.stringify(account) }, 'Twilio sink');
   return {
-    pid: child.pid!,
-    host: '127.0.0.1',
-    port: hello.port,
-    stats: () =>
-      new Promise((resolve) => {
-        child.once('message', (message) => resolve(message as SmtpSinkStats));
-        child.send('stats');
-      }),
-    async stop() {
-      if (child.connected) child.disconnect();
-      await exited;
-    },
+    pid: sink.pid,
+    url: sink.hello.url,
+    count: async () => (await sink.ask<{ count: number }>('count')).count,
+    stats: (from, rate) => sink.ask({ stats: from, ...(rate !== undefined && { rate }) }),
+    stop: sink.stop,
   };
 }
 

@@ -137,6 +137,8 @@ export async function startTwilioPeer(accounts: TwilioTestAccount[]): Promise<Tw
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse) {
+    // Stamped as the request arrives, before its body is read: Twilio's clock, as near as this process can keep it.
+    const arrivedAt = Date.now();
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const read = /^\/2010-04-01\/Accounts\/(AC[0-9a-f]{32})\.json$/.exec(req.url ?? '');
@@ -168,7 +170,7 @@ export async function startTwilioPeer(accounts: TwilioTestAccount[]): Promise<Tw
       contentSid,
       contentVariables: contentSid === undefined ? undefined : (JSON.parse(form.get('ContentVariables') ?? '{}') as Record<string, string>),
       statusCallback: form.get('StatusCallback')!,
-      at: Date.now(),
+      at: arrivedAt,
     };
     messages.push(message);
     const hook = hooks.get(to);

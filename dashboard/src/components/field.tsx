@@ -106,3 +106,18 @@ export function FormError({ error, fields }: { error: unknown; fields: string[] 
     </p>
   );
 }
+
+/** A list filter form's buttons: apply (the form's submit), clear (back to no filter), and any of the page's own after them. */
+export function FilterActions({ onClear, children }: { onClear: () => void; children?: ReactNode }) {
+  return (
+    <div className="actions">
+      <button type="submit" className="primary">
+        Apply filters
+      </button>
+      <button type="button" onClick={onClear}>
+        Clear
+      </button>
+      {children}
+    </div>
+  );
+}

@@ -6,7 +6,7 @@ import { Fragment, useState, type FormEvent } from 'react';
 import { api, unwrap, type Query, type Schemas } from '../api/client';
 import { useMembership } from '../auth/me';
 import { Confirm } from '../components/confirm';
-import { Field, SelectField } from '../components/field';
+import { Field, FilterActions, SelectField } from '../components/field';
 import { dateTime, everyValue } from '../components/format';
 import { Pagination } from '../components/pagination';
 import { QueryState } from '../components/query-state';
@@ -96,14 +96,7 @@ export function AutomationEnrollmentsPage() {
           ))}
         </SelectField>
         <Field label="Subscriber id" field="query.subscriberId" error={enrollments.error} defaultValue={filters.subscriberId ?? ''} autoComplete="off" />
-        <div className="actions">
-          <button type="submit" className="primary">
-            Apply filters
-          </button>
-          <button type="button" onClick={() => void navigate({ search: {} })}>
-            Clear
-          </button>
-        </div>
+        <FilterActions onClear={() => void navigate({ search: {} })} />
       </form>
       <QueryState query={enrollments} isEmpty={(list) => list.total === 0} empty={<p>No enrollments match.</p>}>
         {(list) => (

@@ -8,7 +8,7 @@ import { download } from '../api/download';
 import { useMembership } from '../auth/me';
 import { session } from '../auth/session';
 import { Confirm } from '../components/confirm';
-import { Field, SelectField } from '../components/field';
+import { Field, FilterActions, SelectField } from '../components/field';
 import { NotificationPreview } from '../components/notification-preview';
 import { dateTime, everyValue } from '../components/format';
 import { Pagination } from '../components/pagination';
@@ -95,17 +95,11 @@ export function CampaignsPage() {
         <Field label="Name contains" field="query.q" error={campaigns.error} defaultValue={filters.q ?? ''} type="search" />
         <Field label="Created from" field="query.from" error={campaigns.error} type="date" defaultValue={filters.from ?? ''} />
         <Field label="Created until" field="query.to" error={campaigns.error} type="date" defaultValue={filters.to ?? ''} />
-        <div className="actions">
-          <button type="submit" className="primary">
-            Apply filters
-          </button>
-          <button type="button" onClick={() => void navigate({ search: {} })}>
-            Clear
-          </button>
+        <FilterActions onClear={() => void navigate({ search: {} })}>
           <button type="button" onClick={exportCsv}>
             Export CSV
           </button>
-        </div>
+        </FilterActions>
       </form>
       <ErrorMessage error={exportError} />
       <QueryState query={campaigns} isEmpty={(list) => list.total === 0} empty={<p>No campaigns match.</p>}>

@@ -4,7 +4,7 @@ import { Link, useNavigate, useParams, useSearch } from '@tanstack/react-router'
 import type { FormEvent } from 'react';
 import { api, unwrap, type Schemas } from '../api/client';
 import { useMembership } from '../auth/me';
-import { Field, SelectField } from '../components/field';
+import { Field, FilterActions, SelectField } from '../components/field';
 import { dateTime, everyValue } from '../components/format';
 import { Pagination } from '../components/pagination';
 import { QueryState } from '../components/query-state';
@@ -52,14 +52,7 @@ export function EmailCampaignsPage() {
         <Field label="Name contains" field="query.q" error={campaigns.error} defaultValue={filters.q ?? ''} type="search" />
         <Field label="Created from" field="query.from" error={campaigns.error} type="date" defaultValue={filters.from ?? ''} />
         <Field label="Created until" field="query.to" error={campaigns.error} type="date" defaultValue={filters.to ?? ''} />
-        <div className="actions">
-          <button type="submit" className="primary">
-            Apply filters
-          </button>
-          <button type="button" onClick={() => void navigate({ search: {} })}>
-            Clear
-          </button>
-        </div>
+        <FilterActions onClear={() => void navigate({ search: {} })} />
       </form>
       <QueryState query={campaigns} isEmpty={(list) => list.total === 0} empty={<p>No email campaigns match.</p>}>
         {(list) => (

@@ -5,7 +5,7 @@ import { useState, type FormEvent } from 'react';
 import { api, ApiError, unwrap, type Schemas } from '../api/client';
 import { useMembership } from '../auth/me';
 import { Confirm } from '../components/confirm';
-import { Field, FormError, SelectField } from '../components/field';
+import { Field, FilterActions, FormError, SelectField } from '../components/field';
 import { dateTime } from '../components/format';
 import { Pagination } from '../components/pagination';
 import { ErrorMessage, QueryState } from '../components/query-state';
@@ -74,14 +74,7 @@ export function SubscribersPage() {
         <Field label="Email" field="query.email" error={subscribers.error} type="email" defaultValue={filters.email ?? ''} />
         <Field label="Created from" field="query.createdAfter" error={subscribers.error} type="date" defaultValue={filters.createdAfter ?? ''} />
         <Field label="Created before" field="query.createdBefore" error={subscribers.error} type="date" defaultValue={filters.createdBefore ?? ''} />
-        <div className="actions">
-          <button type="submit" className="primary">
-            Apply filters
-          </button>
-          <button type="button" onClick={() => void navigate({ search: {} })}>
-            Clear
-          </button>
-        </div>
+        <FilterActions onClear={() => void navigate({ search: {} })} />
       </form>
       <QueryState query={subscribers} isEmpty={(list) => list.total === 0} empty={<p>No subscribers match.</p>}>
         {(list) => (

@@ -6,7 +6,7 @@ import { api, unwrap, type Body, type Query, type Schemas } from '../api/client'
 import { download } from '../api/download';
 import { useMembership } from '../auth/me';
 import { Confirm } from '../components/confirm';
-import { Field, FormError, SelectField } from '../components/field';
+import { Field, FilterActions, FormError, SelectField } from '../components/field';
 import { dateTime, everyValue } from '../components/format';
 import { Pagination } from '../components/pagination';
 import { ErrorMessage, QueryState } from '../components/query-state';
@@ -98,17 +98,11 @@ export function SuppressionsPage() {
           ))}
         </SelectField>
         <Field label="Address contains" field="query.q" error={suppressions.error} type="search" defaultValue={filters.q ?? ''} maxLength={254} />
-        <div className="actions">
-          <button type="submit" className="primary">
-            Apply filters
-          </button>
-          <button type="button" onClick={() => void navigate({ search: {} })}>
-            Clear
-          </button>
+        <FilterActions onClear={() => void navigate({ search: {} })}>
           <button type="button" onClick={exportCsv}>
             Export CSV
           </button>
-        </div>
+        </FilterActions>
       </form>
       <ErrorMessage error={exportError} />
       <QueryState

@@ -4,7 +4,7 @@ import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useNavigate, useParams, useSearch } from '@tanstack/react-router';
 import type { FormEvent } from 'react';
 import { api, unwrap, type Query, type Schemas } from '../api/client';
-import { Field, SelectField } from '../components/field';
+import { Field, FilterActions, SelectField } from '../components/field';
 import { dateTime, everyValue } from '../components/format';
 import { Pagination } from '../components/pagination';
 import { QueryState } from '../components/query-state';
@@ -143,14 +143,7 @@ export function TransactionalPage() {
         </SelectField>
         <Field label="Sent from" field="query.from" error={sends.error} type="date" defaultValue={filters.from ?? ''} />
         <Field label="Sent before" field="query.to" error={sends.error} type="date" defaultValue={filters.to ?? ''} />
-        <div className="actions">
-          <button type="submit" className="primary">
-            Apply filters
-          </button>
-          <button type="button" onClick={() => void navigate({ search: {} })}>
-            Clear
-          </button>
-        </div>
+        <FilterActions onClear={() => void navigate({ search: {} })} />
       </form>
       <QueryState query={sends} isEmpty={(list) => list.total === 0} empty={<p>No transactional sends match.</p>}>
         {(list) => (

@@ -764,14 +764,17 @@ export const deliveryEvents = pgTable(
 
 /**
  * Provider send rates shared by every worker (`delivery/send-rate.ts`, when REDIS_URL is unset): per rate key (a
- * provider and its sender, e.g. `twilio:+15551234567`), the instant its next send may go — GCRA's theoretical
- * arrival time, moved forward by each reservation in one statement.
+ * provider and its sender, e.g. `twilio:+15551234567`), the instant of its first slot nobody has booked — GCRA's
+ * theoretical arrival time, moved past the slots each reservation books in one statement — and the end of its line:
+ * the turns given to deliveries held back for want of a slot.
  */
 export const sendRates = pgTable('send_rates', {
   key: text('key').primaryKey(),
   nextFreeAt: timestamp('next_free_at', { withTimezone: true }).notNull(),
   /** Slots the latest reservation granted: it reads this back, as RETURNING sees only the row it wrote. */
   lastGranted: integer('last_granted').notNull(),
+  /** The turn after the last one given to a held delivery (null: nobody waits). */
+  lineUntil: timestamp('line_until', { withTimezone: true }),
 });
 
 /**

@@ -1,7 +1,6 @@
 // SQL of 24-hour send quotas held across workers (a provider sandbox's 200 messages per 24 hours): a rolling window by minute.
 import { sql } from 'drizzle-orm';
 import type { Db } from '../db/database.js';
-import type { SendSlots } from './send-rate.js';
 
 /**
  * Reserves up to `sends` of `key`'s quota of `limit` over the last 24 hours, on the database's clock. Sends are
@@ -9,7 +8,7 @@ import type { SendSlots } from './send-rate.js';
  * at most a minute late. Concurrent reservations on a key take its advisory lock in turn, so the quota is never
  * exceeded however many workers reserve at once. `waitMs`, when nothing is left, is when the oldest minute leaves.
  */
-export async function reserveWindowSends(db: Db, key: string, sends: number, limit: number): Promise<SendSlots> {
+export async function reserveWindowSends(db: Db, key: string, sends: number, limit: number): Promise<{ granted: number; waitMs: number }> {
   return db.transaction(async (tx) => {
     await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtextextended(${`send-window:${key}`}, 0))`);
     const window = sql`clock_timestamp() - interval '24 hours 1 minute'`;

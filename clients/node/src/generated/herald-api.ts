@@ -16770,7 +16770,7 @@ export interface components {
             attributes?: components["schemas"]["PropertyCondition"][];
             /** @description Tests of the properties of the event that enrolled the subscriber (false without one) */
             event?: components["schemas"]["PropertyCondition"][];
-            /** @description Membership of a saved segment of the project */
+            /** @description Membership of a saved segment of the automation's project and environment (checked at save; one deleted later matches nobody) */
             segmentId?: string;
             /** @description The subscriber's fields, as a segment's filters */
             subscriber?: components["schemas"]["SegmentFilters"];
@@ -16781,7 +16781,7 @@ export interface components {
             attributes?: components["schemas"]["PropertyConditionInput"][];
             /** @description Tests of the properties of the event that enrolled the subscriber (false without one) */
             event?: components["schemas"]["PropertyConditionInput"][];
-            /** @description Membership of a saved segment of the project */
+            /** @description Membership of a saved segment of the automation's project and environment (checked at save; one deleted later matches nobody) */
             segmentId?: string;
             /** @description The subscriber's fields, as a segment's filters */
             subscriber?: components["schemas"]["SegmentFiltersInput"];

@@ -173,13 +173,17 @@ export async function claimDue(db: Db, executor: string, limit: number, lockSeco
   }));
 }
 
-/** The flows of the versions named: immutable once enrollments run on them, so executors keep them. */
-export async function findVersions(db: Db, keys: readonly { automationId: string; version: number }[]): Promise<{ automationId: string; version: number; steps: AutomationStep[] }[]> {
-  const { rows } = await db.execute<{ automation_id: string; version: number; steps: AutomationStep[] }>(sql`
-    SELECT v.automation_id, v.version, v.steps FROM automation_versions v
+/** The flows of the versions named, with their automation's environment: immutable once enrollments run on them, so executors keep them. */
+export async function findVersions(
+  db: Db,
+  keys: readonly { automationId: string; version: number }[],
+): Promise<{ automationId: string; version: number; sandbox: boolean; steps: AutomationStep[] }[]> {
+  const { rows } = await db.execute<{ automation_id: string; version: number; sandbox: boolean; steps: AutomationStep[] }>(sql`
+    SELECT v.automation_id, v.version, a.sandbox, v.steps FROM automation_versions v
+    JOIN automations a ON a.id = v.automation_id
     JOIN unnest(${sql.param(keys.map((k) => k.automationId))}::text[], ${sql.param(keys.map((k) => k.version))}::int[]) AS k(automation_id, version)
       ON v.automation_id = k.automation_id AND v.version = k.version`);
-  return rows.map((r) => ({ automationId: r.automation_id, version: r.version, steps: r.steps }));
+  return rows.map((r) => ({ automationId: r.automation_id, version: r.version, sandbox: r.sandbox, steps: r.steps }));
 }
 
 /** What a step's executor reads of a subscriber: its addresses, fields for conditions and merge tags, its preferences. */
@@ -240,11 +244,11 @@ export async function findSubscribers(db: Db, ids: readonly string[]): Promise<E
   }));
 }
 
-/** The filters of the segments named, of one project. */
-export async function findSegmentFilters(db: Db, projectId: string, ids: readonly string[]): Promise<Map<string, unknown>> {
+/** The filters of the segments named, of one project and environment (a test key's segments are the sandbox's). */
+export async function findSegmentFilters(db: Db, projectId: string, sandbox: boolean, ids: readonly string[]): Promise<Map<string, unknown>> {
   if (ids.length === 0) return new Map();
   const { rows } = await db.execute<{ id: string; filters: unknown }>(sql`
-    SELECT id, filters FROM segments WHERE project_id = ${projectId} AND id = ANY(${sql.param([...ids])}::text[])`);
+    SELECT id, filters FROM segments WHERE project_id = ${projectId} AND sandbox = ${sandbox} AND id = ANY(${sql.param([...ids])}::text[])`);
   return new Map(rows.map((r) => [r.id, r.filters]));
 }
 

@@ -15,6 +15,7 @@ import {
   type DeliveryEngine,
   type MessageRecord,
 } from '../../delivery/delivery-face.js';
+import { sleepFor } from '../../shared/sleep.js';
 import { messagingServiceOf, type SmsSenderService } from '../channels/sms-sender.service.js';
 import { storedFilter } from '../segments/segment.service.js';
 import { SERVICE_WINDOW_MS } from '../transactional/transactional-whatsapp.service.js';
@@ -43,6 +44,8 @@ export interface PassResult {
 /** A flow as the executor keeps it: steps by id, and each email step's content without its template reference. */
 interface Flow {
   entry: string;
+  /** The automation's environment: its condition steps read that environment's segments. */
+  sandbox: boolean;
   steps: Map<string, AutomationStep>;
   emails: Map<string, EmailContent>;
 }
@@ -53,12 +56,6 @@ type StepOutcome = { outcome: string; send?: Send };
 const MAX_FLOWS = 1000;
 /** A flow has at most 100 steps and no cycle: a pass never runs more per enrollment. */
 const MAX_STEPS_PER_PASS = 100;
-
-const sleepFor = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
-  });
 
 /**
  * The message id of a send step run by an enrollment: the same enrollment and step always make the same message,
@@ -168,7 +165,7 @@ export class AutomationExecutor {
           const { templateId: _template, ...content } = step.content;
           emails.set(step.id, content);
         }
-        this.flows.set(`${version.automationId}:${version.version}`, { entry: version.steps[0]!.id, steps: new Map(version.steps.map((s) => [s.id, s])), emails });
+        this.flows.set(`${version.automationId}:${version.version}`, { entry: version.steps[0]!.id, sandbox: version.sandbox, steps: new Map(version.steps.map((s) => [s.id, s])), emails });
       }
     }
     return new Map(keys.map(([key]) => [key, this.flows.get(key)!]));
@@ -212,7 +209,7 @@ export class AutomationExecutor {
           run(step, true, 'exited');
           return end('exited', 'exit_step');
         case 'condition': {
-          const holds = criteriaHold(step.criteria, { subscriber, event: enrollment.eventProperties, segment: context.segment(subscriber.projectId, step.criteria.segmentId) }, context.now);
+          const holds = criteriaHold(step.criteria, { subscriber, event: enrollment.eventProperties, segment: context.segment(flow, subscriber.projectId, step.criteria.segmentId) }, context.now);
           run(step, true, String(holds));
           stepId = holds ? step.trueBranch : step.falseBranch;
           break;
@@ -243,25 +240,27 @@ class PassContext {
     private readonly claimed: readonly repo.ClaimedEnrollment[],
   ) {}
 
-  /** Loads the saved segments the pass's condition steps name. */
+  /** Loads the saved segments the pass's condition steps name, of each automation's project and environment. */
   async prepare(): Promise<void> {
-    const wanted = new Map<string, Set<string>>();
+    const wanted = new Map<string, { projectId: string; sandbox: boolean; ids: Set<string> }>();
     for (const enrollment of this.claimed) {
-      for (const step of this.flows.get(`${enrollment.automationId}:${enrollment.version}`)!.steps.values()) {
+      const flow = this.flows.get(`${enrollment.automationId}:${enrollment.version}`)!;
+      for (const step of flow.steps.values()) {
         if (step.type !== 'condition' || step.criteria.segmentId === undefined) continue;
-        const ids = wanted.get(enrollment.projectId) ?? new Set();
-        ids.add(step.criteria.segmentId);
-        wanted.set(enrollment.projectId, ids);
+        const key = `${enrollment.projectId}:${flow.sandbox}`;
+        const entry = wanted.get(key) ?? { projectId: enrollment.projectId, sandbox: flow.sandbox, ids: new Set() };
+        entry.ids.add(step.criteria.segmentId);
+        wanted.set(key, entry);
       }
     }
-    for (const [projectId, ids] of wanted) {
-      const found = await repo.findSegmentFilters(this.db, projectId, [...ids]);
-      for (const id of ids) this.segments.set(`${projectId}:${id}`, found.has(id) ? storedFilter(id, found.get(id)) : undefined);
+    for (const [key, { projectId, sandbox, ids }] of wanted) {
+      const found = await repo.findSegmentFilters(this.db, projectId, sandbox, [...ids]);
+      for (const id of ids) this.segments.set(`${key}:${id}`, found.has(id) ? storedFilter(id, found.get(id)) : undefined);
     }
   }
 
-  segment(projectId: string, segmentId: string | undefined): SegmentFilter | undefined {
-    return segmentId === undefined ? undefined : this.segments.get(`${projectId}:${segmentId}`);
+  segment(flow: Flow, projectId: string, segmentId: string | undefined): SegmentFilter | undefined {
+    return segmentId === undefined ? undefined : this.segments.get(`${projectId}:${flow.sandbox}:${segmentId}`);
   }
 
   /** The message a send step makes for this subscriber, or why it is skipped (the flow goes on either way). */

@@ -111,7 +111,7 @@ const whatsappStepContent = z
 export const conditionCriteria = z
   .strictObject({
     subscriber: segmentFilterSchema.optional().describe("The subscriber's fields, as a segment's filters"),
-    segmentId: z.string().min(1).max(100).optional().describe('Membership of a saved segment of the project'),
+    segmentId: z.string().min(1).max(100).optional().describe("Membership of a saved segment of the automation's project and environment (checked at save; one deleted later matches nobody)"),
     attributes: propertyConditions.optional().describe("Tests of the subscriber's attributes"),
     event: propertyConditions.optional().describe('Tests of the properties of the event that enrolled the subscriber (false without one)'),
   })

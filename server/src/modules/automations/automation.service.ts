@@ -300,6 +300,12 @@ export class AutomationService {
       }
       stored.push(step as AutomationStep);
     }
+    // A condition's segment must be one of the automation's project and environment (deleted later, it holds for nobody).
+    const named = steps.flatMap((step, i) => (step.type === 'condition' && step.criteria.segmentId !== undefined ? [{ i, step, segmentId: step.criteria.segmentId }] : []));
+    const segments = await enrollments.findSegmentFilters(this.db, scope.projectId, scope.sandbox, named.map((n) => n.segmentId));
+    for (const { i, step, segmentId } of named) {
+      if (!segments.has(segmentId)) problems.push({ field: `steps[${i}].criteria.segmentId`, error: `step ${step.id}: segment ${segmentId} not found` });
+    }
     if (problems.length > 0) throw validationFailed(problems);
     return stored;
   }

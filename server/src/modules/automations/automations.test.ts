@@ -98,6 +98,30 @@ describe('saving a flow', () => {
     }
   });
 
+  it("answers 422 naming the step for a condition on a segment not of the automation's project and environment", async () => {
+    const segment = async (who: Record<string, string>, projectId: string) => {
+      const res = await request('POST', '/segments', who, { projectId, name: 'VIPs', filters: { tags: { any: ['vip'] } } });
+      expect(res.statusCode, res.body).toBe(201);
+      return res.json<{ id: string }>().id;
+    };
+    const flow = (segmentId: string) => ({
+      projectId: tenant.projectId,
+      name: 'VIP branch',
+      trigger: { type: 'subscriber_added' },
+      steps: [
+        { id: 'vip', type: 'condition', criteria: { segmentId }, trueBranch: 'hello', falseBranch: null },
+        pushStep('hello', 'Hello', null),
+      ],
+    });
+    const [sandboxSegment, othersSegment, ownSegment] = [await segment(tenant.test, tenant.projectId), await segment(other.jwt, other.projectId), await segment(tenant.jwt, tenant.projectId)];
+    for (const segmentId of ['seg_unknown', sandboxSegment, othersSegment]) {
+      const res = await request('POST', '/automations', tenant.jwt, flow(segmentId));
+      expect(res.statusCode, res.body).toBe(422);
+      expect(res.json<{ details: unknown[] }>().details).toEqual([{ field: 'steps[0].criteria.segmentId', error: `step vip: segment ${segmentId} not found` }]);
+    }
+    expect((await request('POST', '/automations', tenant.jwt, flow(ownSegment))).statusCode).toBe(201);
+  });
+
   it('refuses malformed triggers and steps with 422 from the schema', async () => {
     for (const [trigger, steps] of [
       [{ type: 'schedule', cron: 'every monday' }, [pushStep('a', 'A', null)]],
@@ -173,9 +197,8 @@ describe('a subscriber_added flow with a delay', () => {
 
     const waiting = await stats(tenant, flow.id);
     expect(waiting.totals).toMatchObject({ enrolled: 1, waiting: 1, completed: 0 });
-    await pushesTo(b, 1);
-    await sleep(200);
-    expect((await stats(tenant, flow.id)).steps).toEqual([
+    // `sent` counts the delivery once it is marked sent, just after the push service has it.
+    await expect.poll(async () => (await stats(tenant, flow.id)).steps, { timeout: 15_000 }).toEqual([
       { stepId: 'hello', type: 'send_push', entered: 1, sent: 1, clicked: 0, completed: 1 },
       { stepId: 'wait', type: 'delay', entered: 1, sent: 0, clicked: 0, completed: 0 },
       { stepId: 'again', type: 'send_push', entered: 0, sent: 0, clicked: 0, completed: 0 },

@@ -1,0 +1,1 @@
+ALTER TABLE "send_rates" ADD COLUMN "line_until" timestamp with time zone;
