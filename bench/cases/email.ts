@@ -11,7 +11,8 @@ import { renderEmail, type EmailRecipient } from '../../server/src/delivery/chan
 import { DKIM_SIGNED_HEADERS } from '../../server/src/delivery/channels/email/mail-composition.js';
 import { createEmailLinks } from '../../server/src/delivery/email-links.js';
 import { EmailTemplateService } from '../../server/src/modules/email-templates/email-template.service.js';
-import { htmlToPlainText, parseTemplate, renderTemplate } from '../../server/src/shared/merge-tags.js';
+import { parseTemplate, renderTemplate } from '../../server/src/shared/merge-tags.js';
+import { htmlToPlainText, plainTextOf } from '../../server/src/shared/plain-text.js';
 import { startDnsServer, type DnsServer } from '../../server/test/dns-server.js';
 import { emailCampaignCases } from './email-campaign.js';
 import { GroupCommit } from '../../server/src/shared/group-commit.js';
@@ -518,11 +519,17 @@ async function renderCase(ctx: EmailContext, templates: EmailTemplateService): P
     }
     const liquidUs = perMessage(started, count);
     started = performance.now();
-    for (const content of contents) htmlToPlainText(content.html!);
+    contents.forEach((content, i) => {
+      const { name, order } = recipient(tag, i);
+      plainTextOf(html, { name, order }, content.html!);
+    });
     const plainTextUs = perMessage(started, count);
+    started = performance.now();
+    for (const content of contents) htmlToPlainText(content.html!);
+    const convertUs = perMessage(started, count);
     return {
       value: contentUs + renderEmailUs,
-      extra: { contentUs: tenths(contentUs), liquidUs: tenths(liquidUs), plainTextUs: tenths(plainTextUs), renderEmailUs: tenths(renderEmailUs), htmlBytes: contents[0]!.html!.length },
+      extra: { contentUs: tenths(contentUs), liquidUs: tenths(liquidUs), plainTextUs: tenths(plainTextUs), convertUs: tenths(convertUs), renderEmailUs: tenths(renderEmailUs), htmlBytes: contents[0]!.html!.length },
     };
   });
 }

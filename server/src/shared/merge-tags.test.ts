@@ -2,7 +2,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   MergeTagRenderError,
-  htmlToPlainText,
   parseTemplate,
   previewTemplate,
   renderTemplate,
@@ -120,18 +119,5 @@ describe('determinism', () => {
   it('parses a text once', () => {
     expect(parseTemplate('Hi {{ a }}', 'html')).toBe(parseTemplate('Hi {{ a }}', 'html'));
     expect(parseTemplate('Hi {{ a }}', 'text')).not.toBe(parseTemplate('Hi {{ a }}', 'html'));
-  });
-});
-
-describe('htmlToPlainText', () => {
-  it('keeps links readable, images as their alt text, cells apart, and drops head, style and script', () => {
-    const html =
-      '<html><head><title>T</title><style>p{color:red}</style></head><body><p>Visit <a href="https://shop.example/?a=1&amp;b=2">our shop</a>, ' +
-      '<a href="https://shop.example">https://shop.example</a> or <a href="mailto:help@shop.example">write</a>.</p>' +
-      '<img src="https://t.example/open.gif" width="1"><img src="logo.png" alt="Shop"><table><tr><td>Left</td><td>Right</td></tr></table>' +
-      '<script>alert(1)</script></body></html>';
-    expect(htmlToPlainText(html)).toBe(
-      'Visit our shop [https://shop.example/?a=1&b=2], https://shop.example or write\n[help@shop.example].\n\nShop\n\nLeft\n\nRight',
-    );
   });
 });

@@ -1,5 +1,4 @@
 // Merge tags ({{ first_name }}): the one liquid engine every email renders with — escaped in HTML, no files, bounded, strict.
-import { compile, type HtmlToTextOptions } from 'html-to-text';
 import {
   AssignTag,
   CaseTag,
@@ -262,6 +261,18 @@ export function renderTemplate(template: MergeTemplate, variables: Record<string
   return renderOnce(template, variables, true);
 }
 
+/**
+ * One piece of a parsed template (an output tag of `template.parsed`) rendered alone, as it renders within the whole
+ * when no tag writes to the scope; undefined when it fails.
+ */
+export function renderPiece(template: MergeTemplate, piece: Template, variables: Record<string, unknown>): string | undefined {
+  try {
+    return engines[template.format].renderSync([piece], { ...variables }) as string;
+  } catch {
+    return undefined;
+  }
+}
+
 /** What a render can show without the missing variables (each rendered empty), and their names. */
 export function previewTemplate(template: MergeTemplate, variables: Record<string, unknown>): { text: string; missing: string[] } {
   const strict = renderOnce(template, variables, true);
@@ -269,24 +280,3 @@ export function previewTemplate(template: MergeTemplate, variables: Record<strin
   const lenient = renderOnce(template, variables, false);
   return { text: lenient.ok ? lenient.text : '', missing: strict.missing };
 }
-
-const TEXT_OPTIONS: HtmlToTextOptions = {
-  wordwrap: 78,
-  formatters: {
-    // An image is its alt text: a tracking pixel or a logo's address means nothing in plain text.
-    altText: (element, _walk, builder) => {
-      const alt = (element as { attribs?: Record<string, string> }).attribs?.alt?.trim();
-      if (alt) builder.addInline(alt);
-    },
-  },
-  selectors: [
-    { selector: 'a', options: { hideLinkHrefIfSameAsText: true } },
-    { selector: 'img', format: 'altText' },
-    // Email layouts are tables: each cell reads as its own block rather than running into the next.
-    { selector: 'td', format: 'block' },
-    { selector: 'th', format: 'block' },
-  ],
-};
-
-/** The plain-text part of an HTML email: links kept readable as `text [url]`, images as their alt text. */
-export const htmlToPlainText: (html: string) => string = compile(TEXT_OPTIONS);

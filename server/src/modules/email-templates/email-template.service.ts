@@ -6,7 +6,6 @@ import { newId } from '../../shared/ids.js';
 import { NotifiedCache } from '../../shared/notified-cache.js';
 import {
   MergeTagRenderError,
-  htmlToPlainText,
   mergeVariables,
   parseTemplate,
   previewTemplate,
@@ -15,6 +14,7 @@ import {
   type MergeTemplate,
   type TemplateProblem,
 } from '../../shared/merge-tags.js';
+import { htmlToPlainText, plainTextOf } from '../../shared/plain-text.js';
 import { notifyProjectChange } from '../projects/project.repository.js';
 import type { ForgetProject } from '../projects/project.service.js';
 import type { ProjectScope, Reach } from '../tenancy.js';
@@ -125,12 +125,13 @@ function stored(row: repo.EmailTemplateRow): Compiled {
 // A variable's line breaks would start new header lines: a subject is one line whatever the values hold.
 const oneLine = (subject: string) => subject.replace(/\s*[\r\n]+\s*/g, ' ');
 
-function assemble(rendered: Partial<Record<TemplatePart, string>>): RenderedEmail {
+/** The parts rendered as an email; without a text part, `plain` makes it from the HTML. */
+function assemble(rendered: Partial<Record<TemplatePart, string>>, plain: (html: string) => string = htmlToPlainText): RenderedEmail {
   const html = rendered.html ?? '';
   return {
     subject: oneLine(rendered.subject ?? ''),
     html,
-    text: rendered.text ?? htmlToPlainText(html),
+    text: rendered.text ?? plain(html),
     preheader: rendered.preheader ?? null,
   };
 }
@@ -334,5 +335,7 @@ function renderStrictly(compiled: Compiled, variables: Variables): Exclude<Templ
   const parts = Object.entries(rendered.results);
   const missing = [...new Set(parts.flatMap(([, outcome]) => (outcome.ok ? [] : outcome.missing)))];
   if (missing.length > 0) return { ok: false, reason: 'template_variables_missing', missing };
-  return { ok: true, ...assemble(Object.fromEntries(parts.map(([part, outcome]) => [part, outcome.ok ? outcome.text : '']))) };
+  const { html } = compiled;
+  const plain = html ? (rendered: string) => plainTextOf(html, variables, rendered) : htmlToPlainText;
+  return { ok: true, ...assemble(Object.fromEntries(parts.map(([part, outcome]) => [part, outcome.ok ? outcome.text : ''])), plain) };
 }

@@ -1,10 +1,10 @@
 // An email rendered for one recipient: its merge tags (a personalized message's), signed click links, an open pixel,
 // the unsubscribe footer and headers, VERP.
 import { createHash } from 'node:crypto';
-import { compile } from 'html-to-text';
 import type { EmailContent } from '../../../db/schema.js';
 import { boundedMemo } from '../../../shared/bounded-memo.js';
 import { MergeTagRenderError, parseTemplate, renderTemplate, type MergeTagFormat, type MergeTemplate } from '../../../shared/merge-tags.js';
+import { htmlToPlainText, plainTextOf } from '../../../shared/plain-text.js';
 import type { SubscriberMergeFields } from '../../delivery.repository.js';
 import type { EmailLinks, LinkSubject } from '../../email-links.js';
 import { emailContentProblems } from './email-content.js';
@@ -80,16 +80,8 @@ function afterBodyStart(html: string, markup: string): string {
   return start ? html.slice(0, start.index + start[0].length) + markup + html.slice(start.index + start[0].length) : markup + html;
 }
 
-// Compiled once: `convert` would compile its options again on every call.
-const htmlText: (html: string) => string = compile({
-  wordwrap: 78,
-  selectors: [
-    { selector: 'img', format: 'skip' },
-    { selector: 'a', options: { hideLinkHrefIfSameAsText: true } },
-  ],
-});
 // The plain part of an HTML body is the same for every recipient of a message and costs milliseconds: made once.
-const plainText = boundedMemo(htmlText, 64);
+const plainText = boundedMemo(htmlToPlainText, 64);
 
 /**
  * What a personalized email's merge tags read for one recipient: its subscriber's attributes by their own names, and
@@ -167,14 +159,15 @@ export function personalizeEmail(content: EmailContent, variables: Record<string
   }
   if (missing) return { refusal: 'template_variables_missing' };
   const { subject = '', preheader, html, text } = rendered;
+  const htmlTemplate = parts.find(([part]) => part === 'html')?.[1];
   const personalized: EmailContent = {
     ...content,
     // A value's line breaks would start new header lines: a subject is one line whatever the values hold.
     subject: subject.replace(/\s*[\r\n]+\s*/g, ' '),
     preheader,
     html,
-    // Each recipient's HTML is its own: converted here rather than through the memo shared across messages.
-    text: text ?? (html?.trim() ? htmlText(html) : undefined),
+    // Each recipient's HTML is its own: made here (from the template's plan) rather than through the memo shared across messages.
+    text: text ?? (html?.trim() && htmlTemplate ? plainTextOf(htmlTemplate, variables, html) : undefined),
   };
   return emailContentProblems(personalized) ? { refusal: 'template_render_failed' } : { content: personalized };
 }
