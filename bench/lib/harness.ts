@@ -1,5 +1,6 @@
 // The benchmark harness: cases, repeated runs, statistics, the printed table and the JSON written to bench/results/.
 import { mkdir, writeFile } from 'node:fs/promises';
+import type { IncomingHttpHeaders } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -153,9 +154,25 @@ export async function writeResults(meta: Record<string, unknown>, results: CaseR
 export const log = (message: string) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}`);
 
 /** One autocannon run, as a promise. */
-export function loadTest(options: autocannon.Options): Promise<autocannon.Result> {
+type OnResponse = (status: number, body: string, context: object, headers: IncomingHttpHeaders | undefined) => void;
+
+/**
+ * An autocannon run. `lastResponseAt`: performance.now() at its last response — a run of a fixed `amount` ends on
+ * autocannon's next one-second tick after it, so its own duration can be up to a second long.
+ */
+export function loadTest(options: autocannon.Options): Promise<autocannon.Result & { lastResponseAt: number }> {
+  let lastResponseAt = 0;
+  const requests = options.requests?.map((request) => ({
+    ...request,
+    onResponse: (...args: Parameters<OnResponse>) => {
+      lastResponseAt = performance.now();
+      (request.onResponse as OnResponse | undefined)?.(...args);
+    },
+  }));
   return new Promise((resolve, reject) => {
-    autocannon(options, (error, result) => (error ? reject(error) : resolve(result)));
+    autocannon({ ...options, ...(requests && { requests }) }, (error, result) =>
+      error ? reject(error) : resolve({ ...result, lastResponseAt: lastResponseAt || performance.now() }),
+    );
   });
 }
 
