@@ -27,22 +27,29 @@ afterAll(async () => {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const freshKey = () => `test:${randomBytes(6).toString('hex')}`;
-
-describe.each([
+/** Each store, made when its tests run; Redis only with HERALD_TEST_REDIS_URL. */
+const STORES = [
   ['PostgreSQL', () => postgresSendRate(database.db), false],
   ['Redis', () => redisSendRate(redis!), !redisUrl],
-] as const)('send rate in %s', (_name, makeStore, skip) => {
+] as const;
+
+/** 20 reservations of one fresh key at once: what each got, and how long they took together. */
+async function twentyAtOnce(store: SendRate, slots: number, perSecond: number, withinMs: number) {
+  const key = freshKey();
+  const started = Date.now();
+  const reservations = await Promise.all(Array.from({ length: 20 }, () => store.reserve(key, slots, perSecond, withinMs)));
+  const elapsed = Date.now() - started;
+  return { started, elapsed, reservations, granted: reservations.reduce((sum, r) => sum + r.granted, 0) };
+}
+
+describe.each(STORES)('send rate in %s', (_name, makeStore, skip) => {
   let store: SendRate;
   beforeAll(() => {
     if (!skip) store = makeStore();
   });
 
   it.skipIf(skip)('20 concurrent reservations of a 10/s key are granted no more than one slot per 100 ms', async () => {
-    const key = freshKey();
-    const started = Date.now();
-    const reservations = await Promise.all(Array.from({ length: 20 }, () => store.reserve(key, 1, 10, 0)));
-    const elapsed = Date.now() - started;
-    const granted = reservations.reduce((sum, r) => sum + r.granted, 0);
+    const { elapsed, reservations, granted } = await twentyAtOnce(store, 1, 10, 0);
     expect(granted).toBeGreaterThanOrEqual(1);
     expect(granted).toBeLessThanOrEqual(1 + Math.floor(elapsed / 100));
     for (const refused of reservations.filter((r) => r.granted === 0)) {
@@ -52,11 +59,7 @@ describe.each([
   });
 
   it.skipIf(skip)('20 concurrent bookings of 3 slots within 500 ms never book more slots than the rate has in that time', async () => {
-    const key = freshKey();
-    const started = Date.now();
-    const reservations = await Promise.all(Array.from({ length: 20 }, () => store.reserve(key, 3, 10, 500)));
-    const elapsed = Date.now() - started;
-    const granted = reservations.reduce((sum, r) => sum + r.granted, 0);
+    const { started, elapsed, reservations, granted } = await twentyAtOnce(store, 3, 10, 500);
     // Slots at 0, 100, … 500 ms from the first booking, and those the time the others took added.
     expect(granted).toBeGreaterThanOrEqual(6);
     expect(granted).toBeLessThanOrEqual(6 + Math.floor(elapsed / 100));
@@ -96,10 +99,7 @@ describe.each([
   });
 });
 
-describe.each([
-  ['PostgreSQL', () => postgresSendRate(database.db), false],
-  ['Redis', () => redisSendRate(redis!), !redisUrl],
-] as const)('the line of held deliveries in %s', (_name, makeStore, skip) => {
+describe.each(STORES)('the line of held deliveries in %s', (_name, makeStore, skip) => {
   it.skipIf(skip)('gives turns after the booked slots and after every turn given before, never two the same', async () => {
     const store = makeStore();
     const key = freshKey();
