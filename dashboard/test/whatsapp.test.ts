@@ -230,7 +230,7 @@ describe.skipIf(!chromiumPath)('WhatsApp in Chromium', { timeout: 60_000 }, () =
     const row = (to: string) => page.getByRole('row', { name: new RegExp(`to: \\${to}`) });
     await row('+12025551001').waitFor();
     const cells = async (to: string) => (await row(to).getByRole('cell').allInnerTexts()).slice(1);
-    expect(await cells('+12025551001')).toEqual(['to: +12025551001', 'sent (template)', '—', 'whatsapp', 'http_200']);
+    expect(await cells('+12025551001')).toEqual(['to: +12025551001', 'sent (template)', '—', 'whatsapp', 'meta_accepted']);
     expect(await cells('+12025551002')).toEqual(['to: +12025551002', 'refused (template)', 'template_not_approved: Meta has not approved the template', 'whatsapp', '—']);
     expect(await cells('+12025551003')).toEqual([
       'to: +12025551003',
@@ -245,7 +245,7 @@ describe.skipIf(!chromiumPath)('WhatsApp in Chromium', { timeout: 60_000 }, () =
       'failed (template)',
       'provider_error: the provider refused it or was unreachable',
       'whatsapp',
-      'whatsapp_131009: Parameter value is not valid (131009)',
+      'meta_131009: Parameter value is not valid (131009)',
     ]);
     await expectAccessible(page, 'the transactional log of WhatsApp sends');
     await screenshot(page, 'transactional-whatsapp');

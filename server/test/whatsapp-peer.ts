@@ -1,6 +1,6 @@
 // A local WhatsApp Cloud API (Meta Graph) for tests: checks the Bearer token and each message's JSON shape, answers
 // as Meta does (wamids, error JSON), serves the phone number and message_templates, and calls Herald back with signed
-// (or forged) webhooks.
+// (or forged) webhooks — status callbacks, failed ones with Meta's errors, as its webhook reference shows them.
 import { createHmac, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -56,6 +56,16 @@ export interface WhatsAppPeerOptions {
   version?: string;
 }
 
+/** One error of a failed status, as Meta's messages webhook reference documents it. */
+export interface StatusError {
+  code: number;
+  title: string;
+  /** Meta's message; it often repeats the title. */
+  message?: string;
+  /** `error_data.details`: what went wrong in more words. */
+  details?: string;
+}
+
 /** How the peer shows its phone number (`GET /{phone-number-id}`). */
 export const PEER_PHONE_NUMBER = { display_phone_number: '+1 555-010-0000', verified_name: 'Herald Test' };
 
@@ -65,6 +75,24 @@ export function webhookBody(value: Record<string, unknown>, phoneNumberId: strin
     object: 'whatsapp_business_account',
     entry: [{ id: 'waba', changes: [{ field: 'messages', value: { messaging_product: 'whatsapp', metadata: { phone_number_id: phoneNumberId }, ...value } }] }],
   };
+}
+
+/**
+ * A status callback of one message as Meta posts it (`statuses[]` of the messages field): its wamid, the status, when,
+ * the recipient's WhatsApp id, and with `failed` the `errors[{code, title, message, error_data: {details}, href}]`.
+ */
+export function statusWebhook(wamid: string, to: string, status: 'sent' | 'delivered' | 'read' | 'failed', phoneNumberId: string, errors: StatusError[] = []): Record<string, unknown> {
+  const reported = errors.map((e) => ({
+    code: e.code,
+    title: e.title,
+    message: e.message ?? e.title,
+    ...(e.details === undefined ? {} : { error_data: { details: e.details } }),
+    href: 'https://developers.facebook.com/docs/whatsapp/cloud-api/support/error-codes/',
+  }));
+  return webhookBody(
+    { statuses: [{ id: wamid, status, timestamp: String(Math.floor(Date.now() / 1000)), recipient_id: to.replace('+', ''), ...(status === 'failed' ? { errors: reported } : {}) }] },
+    phoneNumberId,
+  );
 }
 
 const readBody = (request: IncomingMessage) =>
@@ -144,7 +172,7 @@ export async function startWhatsAppPeer(options: WhatsAppPeerOptions): Promise<W
         if (answer !== 'ok') return metaError(response, answer.status, answer.code, answer.message ?? `Error ${answer.code}`, answer.subcode);
         const id = `wamid.${randomBytes(12).toString('base64url')}`;
         messages.push({ id, phoneNumberId: send[1]!, to, type: body.type as 'text' | 'template', body });
-        return json(response, 200, { messaging_product: 'whatsapp', contacts: [{ input: to, wa_id: to.replace('+', '') }], messages: [{ id }] });
+        return json(response, 200, { messaging_product: 'whatsapp', contacts: [{ input: to, wa_id: to.replace('+', '') }], messages: [{ id, message_status: 'accepted' }] });
       }
       const number = new RegExp(`^/${version.replace('.', '\\.')}/(\\d+)$`).exec(url.pathname);
       if (number && request.method === 'GET') {

@@ -15988,7 +15988,7 @@ export interface paths {
          * Meta's WhatsApp callbacks: message statuses and inbound messages
          * @description The URL is the project's (`settings.webhookUrl` of its WhatsApp channel configuration). Each POST must carry `X-Hub-Signature-256: sha256=<HMAC-SHA256 of the raw body under the app secret>`; otherwise 403 and nothing is recorded.
          *
-         *     **Statuses** land on the delivery whose provider message id is the wamid: `delivered` → delivered, `read` → opened, `failed` → bounced with Meta's `errors[{code, title}]`; `sent` adds nothing (the send recorded it). Each status of a message is recorded once: a replayed callback changes nothing. A failed status with error 131050 (the person stopped the business's messages) opts the number out.
+         *     **Statuses** land on the delivery whose provider message id is the wamid: `delivered` → delivered, `read` → opened, `failed` → failed, with the reason a send refused with Meta's first error code gets (131047 `outside_service_window`, 131050 `recipient_opted_out`, 132001 `template_not_approved`, any other `provider_error`), `meta_<code>` as its provider code and Meta's title, message and details as its words — the send log shows them; `sent` adds nothing (the send recorded it). Each status of a message is recorded once: a replayed callback changes nothing. A failed status with error 131050 (the person stopped the business's messages) opts the number out.
          *
          *     **Inbound messages** open the number's 24-hour customer-service window from their timestamp (free-form messages may be sent within it). A message that is only a stop keyword (STOP, STOPALL, UNSUBSCRIBE, CANCEL, END, QUIT, OPTOUT; any case) opts the number out on WhatsApp: sends answer `recipient_opted_out`. START, UNSTOP, SUBSCRIBE or OPTIN lifts any opt-out of the number, a block reported by Meta included.
          */
@@ -18611,10 +18611,12 @@ export interface components {
             createdAt: string;
             /** @description SMS and WhatsApp: the send's delivery as it is now; null for push and email, and for a send refused before anything was written */
             delivery: {
-                /** @description What the provider answered last, e.g. `twilio_queued`, `twilio_21211`, `whatsapp_131047` */
+                /** @description What the provider answered last, e.g. `twilio_queued`, `twilio_21211`, `meta_accepted`, `meta_131047` (Meta's error code, at the send or in a failed status) */
                 providerCode: string | null;
-                /** @description The provider's words with a refusal — at the send (Twilio's or Meta's error message) or in a status callback (Twilio's ChannelStatusMessage) */
+                /** @description The provider's words with a refusal — at the send (Twilio's or Meta's error message) or in a status callback (Twilio's ChannelStatusMessage, Meta's error title, message and details) */
                 providerError: string | null;
+                /** @description The delivery's reason now, a section 7.4 code: why it is `failed` — as answered, or as a status callback reported it after the send was answered `sent` (Twilio's `carrier_rejected`, Meta's `outside_service_window` …) — or why it waits; null when nothing went wrong */
+                reason: string | null;
                 /**
                  * @description Where the delivery is now: a status callback may have moved it since the answer
                  * @enum {string}
@@ -18644,10 +18646,12 @@ export interface components {
             createdAt: string;
             /** @description SMS and WhatsApp: the send's delivery as it is now; null for push and email, and for a send refused before anything was written */
             delivery: {
-                /** @description What the provider answered last, e.g. `twilio_queued`, `twilio_21211`, `whatsapp_131047` */
+                /** @description What the provider answered last, e.g. `twilio_queued`, `twilio_21211`, `meta_accepted`, `meta_131047` (Meta's error code, at the send or in a failed status) */
                 providerCode: string | null;
-                /** @description The provider's words with a refusal — at the send (Twilio's or Meta's error message) or in a status callback (Twilio's ChannelStatusMessage) */
+                /** @description The provider's words with a refusal — at the send (Twilio's or Meta's error message) or in a status callback (Twilio's ChannelStatusMessage, Meta's error title, message and details) */
                 providerError: string | null;
+                /** @description The delivery's reason now, a section 7.4 code: why it is `failed` — as answered, or as a status callback reported it after the send was answered `sent` (Twilio's `carrier_rejected`, Meta's `outside_service_window` …) — or why it waits; null when nothing went wrong */
+                reason: string | null;
                 /**
                  * @description Where the delivery is now: a status callback may have moved it since the answer
                  * @enum {string}

@@ -234,6 +234,7 @@ describe('POST /transactional/sms', () => {
     const sends = log.json<{ data: { messageId: string | null; delivery: unknown }[] }>().data;
     expect(sends.find((s) => s.messageId === envelope.messageId)?.delivery).toEqual({
       status: 'failed',
+      reason: 'carrier_rejected',
       providerCode: 'twilio_21614',
       providerError: "Twilio 400 21614: 'To' number is not a valid mobile number",
     });
@@ -243,7 +244,7 @@ describe('POST /transactional/sms', () => {
     const again = (await t.app.inject({ method: 'GET', url: `/transactional/sends/project/${tenant.projectId}?channel=sms&pageSize=100`, headers: tenant.live })).json<{
       data: { id: string; messageId: string | null; delivery: unknown; outcome: Envelope }[];
     }>().data;
-    expect(again.find((s) => s.messageId === went.messageId)?.delivery).toEqual({ status: 'sent', providerCode: 'twilio_queued', providerError: null });
+    expect(again.find((s) => s.messageId === went.messageId)?.delivery).toEqual({ status: 'sent', reason: null, providerCode: 'twilio_queued', providerError: null });
     expect(again.find((s) => s.outcome.reason === refusedBefore.reason && s.messageId === null)?.delivery).toBeNull();
   });
 

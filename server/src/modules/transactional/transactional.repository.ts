@@ -94,7 +94,7 @@ export async function listSends(db: Db, scope: ProjectScope, filters: SendFilter
     db
       .select({
         send: transactionalSends,
-        delivery: { status: deliveries.status, providerCode: deliveries.providerCode, providerError: deliveries.providerError },
+        delivery: { status: deliveries.status, reason: deliveries.reason, providerCode: deliveries.providerCode, providerError: deliveries.providerError },
       })
       .from(transactionalSends)
       // An SMS or WhatsApp send writes one message to one number: its one delivery says what became of it since.

@@ -361,11 +361,24 @@ export const sendRecord = z
     delivery: z
       .object({
         status: z.enum(DELIVERY_STATUSES).describe('Where the delivery is now: a status callback may have moved it since the answer'),
-        providerCode: z.string().nullable().describe("What the provider answered last, e.g. `twilio_queued`, `twilio_21211`, `whatsapp_131047`"),
+        reason: z
+          .string()
+          .nullable()
+          .describe(
+            'The delivery\'s reason now, a section 7.4 code: why it is `failed` — as answered, or as a status callback reported it after the send ' +
+              "was answered `sent` (Twilio's `carrier_rejected`, Meta's `outside_service_window` …) — or why it waits; null when nothing went wrong",
+          ),
+        providerCode: z
+          .string()
+          .nullable()
+          .describe('What the provider answered last, e.g. `twilio_queued`, `twilio_21211`, `meta_accepted`, `meta_131047` (Meta\'s error code, at the send or in a failed status)'),
         providerError: z
           .string()
           .nullable()
-          .describe("The provider's words with a refusal — at the send (Twilio's or Meta's error message) or in a status callback (Twilio's ChannelStatusMessage)"),
+          .describe(
+            "The provider's words with a refusal — at the send (Twilio's or Meta's error message) or in a status callback (Twilio's ChannelStatusMessage, " +
+              "Meta's error title, message and details)",
+          ),
       })
       .nullable()
       .describe('SMS and WhatsApp: the send\'s delivery as it is now; null for push and email, and for a send refused before anything was written'),

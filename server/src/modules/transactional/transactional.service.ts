@@ -196,7 +196,7 @@ export class TransactionalService {
         idempotencyKey: row.idempotencyKey,
         outcome: row.outcome as unknown as SendEnvelope,
         reason: row.reason as SendReason | null,
-        delivery: delivery && { status: delivery.status, providerCode: delivery.providerCode, providerError: delivery.providerError },
+        delivery: delivery && { status: delivery.status, reason: delivery.reason, providerCode: delivery.providerCode, providerError: delivery.providerError },
         createdAt: row.createdAt.toISOString(),
       })),
       page,

@@ -211,6 +211,7 @@ describe('POST /transactional/whatsapp through Twilio', () => {
     const log = await t.app.inject({ method: 'GET', url: `/transactional/sends/project/${tenant.projectId}?channel=whatsapp&pageSize=100`, headers: tenant.live });
     expect(log.json<{ data: { messageId: string; delivery: unknown }[] }>().data.find((s) => s.messageId === answer.messageId)?.delivery).toEqual({
       status: 'failed',
+      reason: 'outside_service_window',
       providerCode: 'twilio_63016',
       providerError: words,
     });

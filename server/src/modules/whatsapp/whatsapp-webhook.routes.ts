@@ -62,9 +62,12 @@ export async function whatsappWebhookRoutes(app: App, webhook: WhatsAppWebhookSe
             '`X-Hub-Signature-256: sha256=<HMAC-SHA256 of the raw body under the app secret>`; otherwise 403 and nothing is ' +
             'recorded.\n\n' +
             '**Statuses** land on the delivery whose provider message id is the wamid: `delivered` → delivered, `read` → ' +
-            'opened, `failed` → bounced with Meta\'s `errors[{code, title}]`; `sent` adds nothing (the send recorded it). Each ' +
-            'status of a message is recorded once: a replayed callback changes nothing. A failed status with error 131050 ' +
-            '(the person stopped the business\'s messages) opts the number out.\n\n' +
+            'opened, `failed` → failed, with the reason a send refused with Meta\'s first error code gets (131047 ' +
+            '`outside_service_window`, 131050 `recipient_opted_out`, 132001 `template_not_approved`, any other ' +
+            '`provider_error`), `meta_<code>` as its provider code and Meta\'s title, message and details as its words — the ' +
+            'send log shows them; `sent` adds nothing (the send recorded it). Each status of a message is recorded once: a ' +
+            'replayed callback changes nothing. A failed status with error 131050 (the person stopped the business\'s ' +
+            'messages) opts the number out.\n\n' +
             '**Inbound messages** open the number\'s 24-hour customer-service window from their timestamp (free-form ' +
             'messages may be sent within it). A message that is only a stop keyword (STOP, STOPALL, UNSUBSCRIBE, CANCEL, END, ' +
             'QUIT, OPTOUT; any case) opts the number out on WhatsApp: sends answer `recipient_opted_out`. START, UNSTOP, ' +

@@ -70,7 +70,7 @@ export class WhatsAppWebhookService {
     if (parsed.optedOut.length > 0) {
       outcome.optedOut += await recordAddressStates(
         this.db,
-        parsed.optedOut.map(({ address, code }) => ({ projectId, sandbox: false, channel: 'whatsapp', address, status: 'opted_out', reason: `whatsapp_${code}`, source: 'provider' })),
+        parsed.optedOut.map(({ address, providerCode }) => ({ projectId, sandbox: false, channel: 'whatsapp', address, status: 'opted_out', reason: providerCode, source: 'provider' })),
       );
     }
     const { applied, unknown } = await applyProviderEvents(this.db, { projectId, channel: 'whatsapp' }, parsed.events);

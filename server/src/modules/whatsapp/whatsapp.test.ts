@@ -1,10 +1,11 @@
 // WhatsApp through HTTP to a local Cloud API: Meta settings and the webhook URL, the template registry and its sync,
 // POST /transactional/whatsapp's reasons (templates, the 24-hour window at its boundary, opt-outs), STOP and START,
-// signed status callbacks applied once, forged ones refused, the sandbox, idempotency and tenant isolation.
+// signed status callbacks applied once — a failed one with Meta's reason, code and words —, forged ones refused, the
+// sandbox, idempotency and tenant isolation.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTenant, type Tenant } from '../../../test/fixtures.js';
 import { startTestApp, type TestApp } from '../../../test/harness.js';
-import { PEER_PHONE_NUMBER, startWhatsAppPeer, webhookBody, type WhatsAppPeer } from '../../../test/whatsapp-peer.js';
+import { PEER_PHONE_NUMBER, startWhatsAppPeer, statusWebhook, webhookBody, type StatusError, type WhatsAppPeer } from '../../../test/whatsapp-peer.js';
 
 const PUBLIC_URL = 'https://herald.example.com';
 const ACCOUNT = { phoneNumberId: '1098765432101', wabaId: '2098765432102' };
@@ -98,14 +99,31 @@ async function inbound(from: string, text: string, at: Date = pinned ?? new Date
   return answer.body;
 }
 
-const statusBody = (wamid: string, to: string, status: string, extra: Record<string, unknown> = {}) =>
-  webhookBody({ statuses: [{ id: wamid, status, timestamp: String(Math.floor(Date.now() / 1000)), recipient_id: to.slice(1), ...extra }] }, ACCOUNT.phoneNumberId);
+const statusBody = (wamid: string, to: string, status: 'sent' | 'delivered' | 'read' | 'failed', errors: StatusError[] = []) =>
+  statusWebhook(wamid, to, status, ACCOUNT.phoneNumberId, errors);
 
 const deliveryOf = async (messageId: string) =>
-  (await query<{ id: number; status: string; provider_message_id: string | null; destination: string; delivered_at: Date | null; reason: string | null }>(
-    'SELECT id::float8 AS id, status, provider_message_id, destination, delivered_at, reason FROM deliveries WHERE message_id = $1',
-    [messageId],
-  ))[0]!;
+  (
+    await query<{
+      id: number;
+      status: string;
+      provider_message_id: string | null;
+      destination: string;
+      delivered_at: Date | null;
+      reason: string | null;
+      provider_code: string | null;
+      provider_error: string | null;
+    }>(
+      'SELECT id::float8 AS id, status, provider_message_id, destination, delivered_at, reason, provider_code, provider_error FROM deliveries WHERE message_id = $1',
+      [messageId],
+    )
+  )[0]!;
+
+/** The send log's row of a message: the envelope answered, and its delivery as it is now. */
+const loggedSend = async (messageId: string) => {
+  const log = await t.app.inject({ method: 'GET', url: `/transactional/sends/project/${tenant.projectId}?channel=whatsapp&pageSize=100`, headers: tenant.live });
+  return log.json<{ data: { messageId: string; reason: string | null; delivery: unknown }[] }>().data.find((row) => row.messageId === messageId);
+};
 
 const addressState = async (address: string) =>
   (await query<{ status: string; status_reason: string; source: string }>(
@@ -311,8 +329,8 @@ describe('POST /transactional/whatsapp', () => {
     peer.respond(to, { status: 400, code: 131050, message: 'User has stopped marketing messages' });
     const answer = await send(tenant.live, { to, templateName: 'order_update' });
     expect(answer).toMatchObject({ status: 'failed', reason: 'recipient_opted_out' });
-    expect(await deliveryOf(answer.messageId!)).toMatchObject({ status: 'failed', reason: 'recipient_opted_out' });
-    expect(await addressState(to)).toMatchObject({ status: 'opted_out', status_reason: 'whatsapp_131050', source: 'provider' });
+    expect(await deliveryOf(answer.messageId!)).toMatchObject({ status: 'failed', reason: 'recipient_opted_out', provider_code: 'meta_131050', provider_error: 'User has stopped marketing messages (131050)' });
+    expect(await addressState(to)).toMatchObject({ status: 'opted_out', status_reason: 'meta_131050', source: 'provider' });
     expect(await send(tenant.live, { to, templateName: 'order_update' })).toMatchObject({ status: 'refused', reason: 'recipient_opted_out' });
     expect(peer.attempts(to)).toBe(3);
   });
@@ -409,17 +427,59 @@ describe('status callbacks', () => {
     expect(events.map((e) => e.type)).toEqual(['delivered', 'opened']);
   });
 
-  it('record a failure with its errors, and 131050 opts the number out', async () => {
+  // Meta reports most failures after it took the message: the send answered `sent`, the status callback says why not.
+  const LATE_FAILURES: { error: StatusError | undefined; reason: string; providerCode: string; providerError: string | null }[] = [
+    {
+      error: { code: 131047, title: 'Re-engagement message', details: 'Message failed to send because more than 24 hours have passed since the customer last replied to this number.' },
+      reason: 'outside_service_window',
+      providerCode: 'meta_131047',
+      providerError: 'Re-engagement message: Message failed to send because more than 24 hours have passed since the customer last replied to this number. (131047)',
+    },
+    {
+      error: { code: 131050, title: 'User has stopped marketing messages', message: 'Unable to deliver the message: the recipient stopped marketing messages from this business' },
+      reason: 'recipient_opted_out',
+      providerCode: 'meta_131050',
+      providerError: 'User has stopped marketing messages: Unable to deliver the message: the recipient stopped marketing messages from this business (131050)',
+    },
+    {
+      error: { code: 132001, title: 'Template does not exist', details: 'template name (order_update) does not exist in en_US' },
+      reason: 'template_not_approved',
+      providerCode: 'meta_132001',
+      providerError: 'Template does not exist: template name (order_update) does not exist in en_US (132001)',
+    },
+    {
+      error: { code: 131026, title: 'Message undeliverable' },
+      reason: 'provider_error',
+      providerCode: 'meta_131026',
+      providerError: 'Message undeliverable (131026)',
+    },
+    { error: undefined, reason: 'provider_error', providerCode: 'meta_failed', providerError: null },
+  ];
+
+  it.each(LATE_FAILURES)("fail a sent message with Meta's reason, code and words: $providerCode → $reason", async ({ error, reason, providerCode, providerError }) => {
     const to = newNumber();
     const answer = await send(tenant.live, { to, templateName: 'order_update' });
+    expect(answer).toMatchObject({ status: 'sent', reason: null });
     const { id, provider_message_id: wamid } = await deliveryOf(answer.messageId!);
-    const failed = statusBody(wamid!, to, 'failed', { errors: [{ code: 131050, title: 'User has stopped marketing messages' }] });
-    expect((await peer.callBack(webhookUrl(tenant), failed, SECRETS.appSecret)).body).toMatchObject({ applied: 1, optedOut: 1 });
+    expect(await deliveryOf(answer.messageId!)).toMatchObject({ status: 'sent', provider_code: 'meta_accepted' });
+
+    const failed = statusBody(wamid!, to, 'failed', error ? [error] : []);
+    const optedOut = reason === 'recipient_opted_out' ? 1 : 0;
+    expect((await peer.callBack(webhookUrl(tenant), failed, SECRETS.appSecret)).body).toMatchObject({ applied: 1, optedOut });
     expect((await peer.callBack(webhookUrl(tenant), failed, SECRETS.appSecret)).body).toMatchObject({ applied: 1, optedOut: 0 });
-    expect(await deliveryOf(answer.messageId!)).toMatchObject({ status: 'bounced' });
-    const [event] = await query<{ detail: unknown }>(`SELECT detail FROM delivery_events WHERE delivery_id = $1 AND type = 'bounced'`, [id]);
-    expect(event!.detail).toEqual({ status: 'failed', errors: [{ code: 131050, title: 'User has stopped marketing messages' }] });
-    expect(await send(tenant.live, { to, templateName: 'order_update' })).toMatchObject({ status: 'refused', reason: 'recipient_opted_out' });
+
+    expect(await deliveryOf(answer.messageId!)).toMatchObject({ status: 'failed', reason, provider_code: providerCode, provider_error: providerError });
+    // The send was answered `sent`; the log shows what became of it since.
+    expect(await loggedSend(answer.messageId!)).toMatchObject({ reason: null, delivery: { status: 'failed', reason, providerCode, providerError } });
+    const events = await query<{ type: string; detail: Record<string, unknown> }>('SELECT type, detail FROM delivery_events WHERE delivery_id = $1', [id]);
+    expect(events).toEqual([{ type: 'failed', detail: expect.objectContaining({ status: 'failed', errorCode: error?.code ?? null, reason, providerCode }) }]);
+
+    if (reason === 'recipient_opted_out') {
+      expect(await addressState(to)).toEqual({ status: 'opted_out', status_reason: 'meta_131050', source: 'provider' });
+      expect(await send(tenant.live, { to, templateName: 'order_update' })).toMatchObject({ status: 'refused', reason: 'recipient_opted_out' });
+    } else {
+      expect(await addressState(to)).toBeUndefined();
+    }
   });
 });
 

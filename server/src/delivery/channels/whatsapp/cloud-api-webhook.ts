@@ -1,7 +1,7 @@
 // The Cloud API's webhook: X-Hub-Signature-256 checked over the raw bytes, then its statuses and inbound messages read.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { ProviderEvent, WebhookRequest } from '../../channel.js';
-import { OPT_OUT_CODES } from './cloud-api.js';
+import { metaProviderCode, metaRefusal } from './cloud-api.js';
 
 /** A message the person sent the business number. */
 export interface InboundMessage {
@@ -16,11 +16,11 @@ export interface InboundMessage {
 
 export type CloudApiWebhook =
   | {
-      /** Status callbacks as delivery events: delivered, read (`opened`), failed (`bounced`, with Meta's errors). */
+      /** Status callbacks as delivery events: delivered, read (`opened`), failed (`failed`, with Meta's error as reason, code and words). */
       events: ProviderEvent[];
       inbound: InboundMessage[];
-      /** Numbers whose failed status says the person stopped the business's messages (131050). */
-      optedOut: { address: string; code: number }[];
+      /** Numbers whose failed status says the person stopped the business's messages (131050), with Meta's code (`meta_131050`). */
+      optedOut: { address: string; providerCode: string }[];
     }
   | { refused: string };
 
@@ -47,7 +47,47 @@ const instant = (seconds: unknown) => {
 type Json = Record<string, unknown>;
 const objects = (value: unknown): Json[] => (Array.isArray(value) ? value.filter((v): v is Json => typeof v === 'object' && v !== null) : []);
 
-const STATUS_EVENTS = { delivered: 'delivered', read: 'opened', failed: 'bounced' } as const;
+const STATUS_EVENTS = { delivered: 'delivered', read: 'opened', failed: 'failed' } as const;
+
+const nonEmpty = (value: unknown) => (typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined);
+
+/** One of a failed status's errors as Meta documents them: `{code, title, message, error_data: {details}, href}`. */
+interface StatusError {
+  code: number | undefined;
+  title: string | undefined;
+  message: string | undefined;
+  details: string | undefined;
+}
+
+const statusErrors = (value: unknown): StatusError[] =>
+  objects(value).map((e) => {
+    const code = Number(e.code);
+    return {
+      code: Number.isInteger(code) ? code : undefined,
+      title: nonEmpty(e.title),
+      message: nonEmpty(e.message),
+      details: nonEmpty((e.error_data as Json | undefined)?.details),
+    };
+  });
+
+/**
+ * A failed status's detail, read as the delivery keeps it: the first error's code by metaRefusal — the reason a send
+ * refused with it would get — as `meta_<code>`, and Meta's words (title, message when it says more, details) with the
+ * code, as a refused send's are. Without an error, `meta_failed` and `provider_error`.
+ */
+function failure(errors: StatusError[]) {
+  const [first] = errors;
+  const code = first?.code;
+  const said = [...new Set([first?.title, first?.message, first?.details].filter((w): w is string => w !== undefined))];
+  return {
+    status: 'failed',
+    errorCode: code ?? null,
+    reason: metaRefusal(code).reason,
+    providerCode: metaProviderCode(code ?? 'failed'),
+    ...(said.length > 0 ? { message: `${said.join(': ')}${code === undefined ? '' : ` (${code})`}` } : {}),
+    errors,
+  };
+}
 
 /** Verifies a callback with the project's app secret, then reads it; `now` stands in for a missing timestamp. */
 export function parseCloudApiWebhook(request: Pick<WebhookRequest, 'headers' | 'rawBody'>, appSecret: string, now: Date): CloudApiWebhook {
@@ -60,7 +100,7 @@ export function parseCloudApiWebhook(request: Pick<WebhookRequest, 'headers' | '
   } catch {
     return { refused: 'body is not JSON' };
   }
-  const result = { events: [] as ProviderEvent[], inbound: [] as InboundMessage[], optedOut: [] as { address: string; code: number }[] };
+  const result = { events: [] as ProviderEvent[], inbound: [] as InboundMessage[], optedOut: [] as { address: string; providerCode: string }[] };
   for (const entry of objects(body.entry)) {
     for (const change of objects(entry.changes)) {
       const value = (change.value ?? {}) as Json;
@@ -73,17 +113,17 @@ export function parseCloudApiWebhook(request: Pick<WebhookRequest, 'headers' | '
       for (const status of objects(value.statuses)) {
         const type = STATUS_EVENTS[status.status as keyof typeof STATUS_EVENTS];
         if (!type || typeof status.id !== 'string') continue;
-        const errors = objects(status.errors).map((e) => ({ code: Number(e.code), title: typeof e.title === 'string' ? e.title : undefined }));
+        const errors = type === 'failed' ? statusErrors(status.errors) : [];
         result.events.push({
           providerMessageId: status.id,
           type,
           occurredAt: instant(status.timestamp) ?? now,
-          detail: type === 'bounced' ? { status: 'failed', errors } : { status: status.status },
+          detail: type === 'failed' ? failure(errors) : { status: status.status },
           eventId: `${status.id}:${String(status.status)}`,
         });
         const recipient = e164(status.recipient_id);
-        const stop = errors.find((e) => OPT_OUT_CODES.has(e.code));
-        if (type === 'bounced' && recipient && stop) result.optedOut.push({ address: recipient, code: stop.code });
+        const stop = errors.find((e) => metaRefusal(e.code).deadRecipient === 'opted_out');
+        if (recipient && stop?.code !== undefined) result.optedOut.push({ address: recipient, providerCode: metaProviderCode(stop.code) });
       }
     }
   }

@@ -1,5 +1,5 @@
 // Meta's WhatsApp Cloud API (Graph): sending messages, reading a business account's templates, and what its error codes mean.
-import { ProviderError, type ChannelProvider, type SendOutcome } from '../../channel.js';
+import { ProviderError, type ChannelProvider, type DeadRecipient, type DeliveryReason, type SendOutcome } from '../../channel.js';
 import type { CloudApiAccount, WhatsAppItem } from './whatsapp-item.js';
 
 export interface CloudApiOptions {
@@ -12,8 +12,6 @@ export interface CloudApiOptions {
 
 /** Cloud API error codes that mean "later": throughput and pair rate limits, spam-rate holds, Meta's own faults. */
 const RETRYABLE_CODES = new Set([4, 80007, 130429, 131000, 131016, 131048, 131049, 131056, 133004]);
-/** Cloud API error codes that say the person stopped the business's messages (blocked it, or stopped marketing). */
-export const OPT_OUT_CODES = new Set([131050]);
 
 interface GraphError {
   code?: number;
@@ -22,21 +20,38 @@ interface GraphError {
   title?: string;
 }
 
+/** Meta's error code as a delivery's provider code, as `twilio_<code>` is Twilio's: `meta_131047`. */
+export const metaProviderCode = (code: number | string) => `meta_${code}`;
+
+/** What a Cloud API error code means for the message: its spec 7.4 reason, what it says of the number, whether it may pass. */
+export interface MetaRefusal {
+  reason: DeliveryReason;
+  deadRecipient?: DeadRecipient | undefined;
+  retryable: boolean;
+}
+
 /**
- * What a Cloud API refusal means for the engine: 131047 is the closed customer-service window, 131050 an opt-out (the
- * number then opted out),
- * 132001 a template Meta does not have in that language (`template_not_approved`: it cannot be sent); rate limits
- * and 5xx may pass later; anything else is final for this message.
+ * Meta's error codes, at the send and in a failed status callback alike: 131047 (re-engagement: the 24-hour
+ * customer-service window is closed) → `outside_service_window`; 131050 (the person stopped the business's messages)
+ * → `recipient_opted_out`, the number then opted out; 132001 (no template of that name in that language), 132015 and
+ * 132016 (the template paused or disabled) → `template_not_approved`; rate limits, spam-rate holds and Meta's own
+ * faults may pass later; anything else → `provider_error`.
  */
+export function metaRefusal(code: number | undefined): MetaRefusal {
+  if (code === 131047) return { reason: 'outside_service_window', retryable: false };
+  if (code === 131050) return { reason: 'recipient_opted_out', retryable: false, deadRecipient: 'opted_out' };
+  if (code === 132001 || code === 132015 || code === 132016) return { reason: 'template_not_approved', retryable: false };
+  return { reason: 'provider_error', retryable: code !== undefined && RETRYABLE_CODES.has(code) };
+}
+
+/** What a Cloud API refusal of a send means for the engine: metaRefusal's, and 429 and 5xx may pass later too. */
 export function cloudApiFailure(status: number, error: GraphError | undefined): ProviderError {
   const code = error?.code;
-  const providerCode = code === undefined ? `http_${status}` : `whatsapp_${code}`;
+  const providerCode = code === undefined ? `http_${status}` : metaProviderCode(code);
   const message = `${error?.message ?? `HTTP ${status}`}${code === undefined ? '' : ` (${code})`}`;
-  if (code === 131047) return new ProviderError(message, { reason: 'outside_service_window', retryable: false, providerCode });
-  if (code !== undefined && OPT_OUT_CODES.has(code)) return new ProviderError(message, { reason: 'recipient_opted_out', retryable: false, providerCode, deadRecipient: 'opted_out' });
-  if (code === 132001 || code === 132015 || code === 132016) return new ProviderError(message, { reason: 'template_not_approved', retryable: false, providerCode });
-  const retryable = (code !== undefined && RETRYABLE_CODES.has(code)) || status === 429 || status >= 500;
-  return new ProviderError(message, { reason: 'provider_error', retryable, providerCode });
+  const refused = metaRefusal(code);
+  const retryable = refused.reason === 'provider_error' && (refused.retryable || status === 429 || status >= 500);
+  return new ProviderError(message, { reason: refused.reason, retryable, providerCode, deadRecipient: refused.deadRecipient });
 }
 
 /** The Cloud API's JSON of one message. */
@@ -71,10 +86,12 @@ export function createCloudApiProvider(options: CloudApiOptions): ChannelProvide
             const name = (error as Error).name;
             return { ok: false, error: new ProviderError((error as Error).message, { reason: 'provider_error', retryable: true, providerCode: name === 'TimeoutError' ? 'timeout' : 'network_error' }) };
           }
-          const answer = (await response.json().catch(() => undefined)) as { messages?: { id?: string }[]; error?: GraphError } | undefined;
+          const answer = (await response.json().catch(() => undefined)) as { messages?: { id?: string; message_status?: string }[]; error?: GraphError } | undefined;
           if (!response.ok) return { ok: false, error: cloudApiFailure(response.status, answer?.error) };
-          const id = answer?.messages?.[0]?.id;
-          return { ok: true, providerCode: `http_${response.status}`, providerMessageId: id };
+          const [sent] = answer?.messages ?? [];
+          // Meta's word for the message it took (`accepted`, or `held_for_quality_assessment` …), as Twilio's is kept.
+          const status = typeof sent?.message_status === 'string' && /^[a-z_]{1,40}$/.test(sent.message_status) ? sent.message_status : 'accepted';
+          return { ok: true, providerCode: metaProviderCode(status), providerMessageId: sent?.id };
         }),
       ),
     close: async () => {},
