@@ -8483,6 +8483,8 @@ export interface paths {
          * Choose the project's SMS provider (OWNER or ADMIN): a Twilio account
          * @description Replaces the previous provider. Credentials are sealed at rest with HERALD_SECRET_KEY and never returned: the answer names the credentials set. Sends log in with the API key when one is given, else with the account SID and auth token; the auth token is always needed, as Twilio signs its callbacks with it (`X-Twilio-Signature`).
          *
+         *     Twilio is asked before anything is saved, as for a Twilio WhatsApp sender: the account is read (`GET TWILIO_BASE_URL/2010-04-01/Accounts/{accountSid}.json`) with the API key when one is given, and with the auth token. Credentials Twilio refuses (401, its 20003) → 422 on `credentials.apiKeySid` or `credentials.authToken`, an account not active → 422 on `settings.accountSid`, Twilio out of reach → 502 `provider_error`; nothing is saved.
+         *
          *     Point the numbers' (or the Messaging Service's) **incoming message** webhook at `POST {PUBLIC_URL}/sms/twilio/inbound/{projectId}` (the answer's `settings.inboundUrl`): STOP, STOPALL, UNSUBSCRIBE, CANCEL, END and QUIT opt the number out of SMS, START, UNSTOP and YES opt it back in, and HELP is answered with `helpReply` when it is set (otherwise Herald answers nothing and Twilio's Advanced Opt-Out reply, if enabled, stands). Status callbacks need no setting: each message names `{PUBLIC_URL}/sms/twilio/status/{projectId}`.
          *
          *     Senders are provisioned per country (`POST /projects/{id}/channels/sms/senders`); `messagingServiceSid` is what sends to a country without one go through (Twilio picks the number from the service's pool). Without a provider, live SMS fail with `provider_not_configured`.
@@ -8595,6 +8597,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                502: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -9070,7 +9081,7 @@ export interface paths {
          *
          *     **Meta** (`provider: meta`): `accessToken` (a system user token with whatsapp_business_messaging and whatsapp_business_management), `appSecret` (the Meta app's secret: it signs callbacks) and `verifyToken` (any secret of your choosing, typed again in Meta's console). Herald first reads the phone number (`GET WHATSAPP_GRAPH_URL/WHATSAPP_GRAPH_VERSION/{phoneNumberId}` with the token): a token Meta refuses → 422 on `credentials.accessToken`, a phone number id it does not know for that token → 422 on `settings.phoneNumberId`; the answer's settings show `displayPhoneNumber` and `verifiedName` as Meta gave them. `settings.webhookUrl` is the callback URL to paste into the Meta app's WhatsApp webhook configuration with the same verify token; subscribe it to the `messages` field. Messages go to `/{phoneNumberId}/messages`; templates are read from `/{wabaId}/message_templates` (POST /projects/{id}/whatsapp-templates/sync).
          *
-         *     **Twilio** (`provider: twilio`): the account (`accountSid`; `authToken`, which also checks Twilio's signatures, and optionally an API key to send with) and the WhatsApp-enabled sender — its number `from` (sent as `From=whatsapp:+…`) or a Messaging Service `messagingServiceSid` whose sender pool holds it. Herald first reads the account (`GET TWILIO_BASE_URL/2010-04-01/Accounts/{accountSid}.json`): credentials Twilio refuses → 422 on `credentials.authToken` (or `credentials.apiKeySid`), an account not active → 422 on `settings.accountSid`. Messages go through the Messages API with `To=whatsapp:+…`: free-form text as `Body`, a template as `ContentSid` (the registry's `providerTemplateId` for that name and language, written by hand: there is no sync) and `ContentVariables`. Point the sender's **incoming message** webhook at the answer's `settings.inboundUrl` (`{PUBLIC_URL}/whatsapp/twilio/inbound/{projectId}`): messages open the 24-hour window, STOP and START work as on Meta's webhook. Status callbacks need no setting: each message names `settings.statusCallbackUrl` with its delivery.
+         *     **Twilio** (`provider: twilio`): the account (`accountSid`; `authToken`, which also checks Twilio's signatures, and optionally an API key to send with) and the WhatsApp-enabled sender — its number `from` (sent as `From=whatsapp:+…`) or a Messaging Service `messagingServiceSid` whose sender pool holds it. Herald first reads the account (`GET TWILIO_BASE_URL/2010-04-01/Accounts/{accountSid}.json`, with the API key when one is given, and with the auth token): credentials Twilio refuses → 422 on `credentials.apiKeySid` or `credentials.authToken`, an account not active → 422 on `settings.accountSid`. Messages go through the Messages API with `To=whatsapp:+…`: free-form text as `Body`, a template as `ContentSid` (the registry's `providerTemplateId` for that name and language, written by hand: there is no sync) and `ContentVariables`. Point the sender's **incoming message** webhook at the answer's `settings.inboundUrl` (`{PUBLIC_URL}/whatsapp/twilio/inbound/{projectId}`): messages open the 24-hour window, STOP and START work as on Meta's webhook. Status callbacks need no setting: each message names `settings.statusCallbackUrl` with its delivery.
          */
         put: {
             parameters: {

@@ -171,8 +171,9 @@ export async function channelConfigRoutes(app: App, channels: ChannelConfigServi
           '**Twilio** (`provider: twilio`): the account (`accountSid`; `authToken`, which also checks Twilio\'s signatures, and ' +
           'optionally an API key to send with) and the WhatsApp-enabled sender — its number `from` (sent as ' +
           '`From=whatsapp:+…`) or a Messaging Service `messagingServiceSid` whose sender pool holds it. Herald first reads the ' +
-          'account (`GET TWILIO_BASE_URL/2010-04-01/Accounts/{accountSid}.json`): credentials Twilio refuses → 422 on ' +
-          '`credentials.authToken` (or `credentials.apiKeySid`), an account not active → 422 on `settings.accountSid`. Messages ' +
+          'account (`GET TWILIO_BASE_URL/2010-04-01/Accounts/{accountSid}.json`, with the API key when one is given, and with ' +
+          'the auth token): credentials Twilio refuses → 422 on `credentials.apiKeySid` or `credentials.authToken`, an account ' +
+          'not active → 422 on `settings.accountSid`. Messages ' +
           'go through the Messages API with `To=whatsapp:+…`: free-form text as `Body`, a template as `ContentSid` (the ' +
           "registry's `providerTemplateId` for that name and language, written by hand: there is no sync) and " +
           '`ContentVariables`. Point the sender\'s **incoming message** webhook at the answer\'s `settings.inboundUrl` ' +
@@ -224,6 +225,11 @@ export async function channelConfigRoutes(app: App, channels: ChannelConfigServi
           'Replaces the previous provider. Credentials are sealed at rest with HERALD_SECRET_KEY and never returned: the answer ' +
           'names the credentials set. Sends log in with the API key when one is given, else with the account SID and auth ' +
           "token; the auth token is always needed, as Twilio signs its callbacks with it (`X-Twilio-Signature`).\n\n" +
+          'Twilio is asked before anything is saved, as for a Twilio WhatsApp sender: the account is read ' +
+          '(`GET TWILIO_BASE_URL/2010-04-01/Accounts/{accountSid}.json`) with the API key when one is given, and with the ' +
+          'auth token. Credentials Twilio refuses (401, its 20003) → 422 on `credentials.apiKeySid` or ' +
+          '`credentials.authToken`, an account not active → 422 on `settings.accountSid`, Twilio out of reach → 502 ' +
+          '`provider_error`; nothing is saved.\n\n' +
           'Point the numbers\' (or the Messaging Service\'s) **incoming message** webhook at `POST {PUBLIC_URL}/sms/twilio/inbound/{projectId}` (the answer\'s `settings.inboundUrl`): ' +
           'STOP, STOPALL, UNSUBSCRIBE, CANCEL, END and QUIT opt the number out of SMS, START, UNSTOP and YES opt it back in, ' +
           'and HELP is answered with `helpReply` when it is set (otherwise Herald answers nothing and Twilio\'s Advanced ' +
@@ -251,7 +257,7 @@ export async function channelConfigRoutes(app: App, channels: ChannelConfigServi
           }),
           credentials: twilioCredentials,
         }),
-        response: { 200: channelConfig, ...commonErrors },
+        response: { 200: channelConfig, ...commonErrors, 502: errorEnvelope },
       },
     },
     (request) => channels.setSms(projectOf(request), request.body),

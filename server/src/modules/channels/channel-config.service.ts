@@ -210,10 +210,12 @@ export class ChannelConfigService {
   }
 
   /**
-   * Chooses the project's SMS provider (Twilio), replacing the previous one; credentials sealed at rest. The next
-   * claimed batch and the next callback use it, in every worker.
+   * Chooses the project's SMS provider (Twilio), replacing the previous one; credentials sealed at rest. Twilio is
+   * asked first, as for a Twilio WhatsApp sender (twilioSettings). The next claimed batch and the next callback use
+   * it, in every worker.
    */
   async setSms(scope: ProjectScope, input: SmsProviderInput): Promise<ChannelConfigView> {
+    await this.twilioSettings(input);
     const box = await this.keyring.box();
     const row = await this.db.transaction(async (tx) => {
       const saved = await repo.replaceProvider(
@@ -244,18 +246,26 @@ export class ChannelConfigService {
     return { ...input.settings, ...Object.fromEntries(Object.entries(shown).filter(([, value]) => value !== undefined)) };
   }
 
-  /** A Twilio WhatsApp sender's settings once Twilio has read the account with its credentials. */
-  private async twilioSettings(input: Extract<WhatsAppProviderInput, { provider: 'twilio' }>): Promise<Record<string, unknown>> {
+  /**
+   * A Twilio account's settings (an SMS provider's, a WhatsApp sender's) once Twilio has read the account with the
+   * credentials sends log in with and, when those are an API key, with the auth token too: it signs every callback.
+   */
+  private async twilioSettings<Settings extends { accountSid: string }>(input: { settings: Settings; credentials: TwilioCredentials }): Promise<Settings> {
     if (!this.options.readTwilioAccount) throw new Error('no Twilio client configured');
-    const read = await this.options.readTwilioAccount({ accountSid: input.settings.accountSid, credentials: { ...input.credentials } as Record<string, string> });
-    if (!read.ok) {
-      if (read.refused === 'credentials') {
-        const field = input.credentials.apiKeySid === undefined ? 'credentials.authToken' : 'credentials.apiKeySid';
-        throw validationFailed([{ field, error: `Twilio refused to read account ${input.settings.accountSid} with these credentials: ${read.message}` }]);
+    const { accountSid } = input.settings;
+    const { authToken, apiKeySid } = input.credentials;
+    const logins: { field: string; credentials: Record<string, string> }[] = [
+      ...(apiKeySid === undefined ? [] : [{ field: 'credentials.apiKeySid', credentials: { ...input.credentials } as Record<string, string> }]),
+      { field: 'credentials.authToken', credentials: { authToken } },
+    ];
+    for (const login of logins) {
+      const read = await this.options.readTwilioAccount({ accountSid, credentials: login.credentials });
+      if (!read.ok) {
+        if (read.refused === 'credentials') throw validationFailed([{ field: login.field, error: `Twilio refused to read account ${accountSid} with these credentials: ${read.message}` }]);
+        throw new AppError(502, 'provider_error', `Twilio could not be asked about the account: ${read.message}`);
       }
-      throw new AppError(502, 'provider_error', `Twilio could not be asked about the account: ${read.message}`);
+      if (read.status !== 'active') throw validationFailed([{ field: 'settings.accountSid', error: `the Twilio account is ${read.status}, not active` }]);
     }
-    if (read.status !== 'active') throw validationFailed([{ field: 'settings.accountSid', error: `the Twilio account is ${read.status}, not active` }]);
     return { ...input.settings };
   }
 

@@ -1,6 +1,7 @@
-// POST /transactional/sms through HTTP to a local Twilio: numbers, senders per country, every SMS reason of spec 7.4,
-// Twilio's signed status callbacks and inbound STOP/START/HELP (forged and replayed too), segments, the sandbox,
-// idempotency, the sender's rate across the workers' path, the delivery policy, preferences and tenancy.
+// POST /transactional/sms through HTTP to a local Twilio: the account checked when it is saved, numbers, senders per
+// country, every SMS reason of spec 7.4, Twilio's signed status callbacks and inbound STOP/START/HELP (forged and
+// replayed too), segments, the sandbox, idempotency, the sender's rate across the workers' path, the delivery policy,
+// preferences and tenancy.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTenant, type Tenant } from '../../../test/fixtures.js';
 import { startTestApp, type TestApp } from '../../../test/harness.js';
@@ -118,6 +119,48 @@ describe('the SMS provider and senders', () => {
     const [row] = await query<{ credentials: string }>("SELECT credentials FROM channel_configs WHERE project_id = $1 AND channel = 'sms'", [tenant.projectId]);
     expect(row!.credentials).toMatch(/^hsb1\./);
     expect(row!.credentials).not.toContain(account.authToken);
+  });
+
+  it('asks Twilio first: credentials it refuses are a 422 naming the field, Twilio out of reach a 502, nothing saved', async () => {
+    const saved = () => query(`SELECT credentials, updated_at FROM channel_configs WHERE project_id = $1 AND channel = 'sms'`, [tenant.projectId]);
+    const before = await saved();
+    const put = (credentials: Record<string, string>) =>
+      t.app.inject({ method: 'PUT', url: `/projects/${tenant.projectId}/channels/sms`, headers: tenant.jwt, payload: { provider: 'twilio', settings: { accountSid: account.accountSid }, credentials } });
+    const fields = (res: Awaited<ReturnType<typeof put>>) => res.json<{ details: { field: string }[] }>().details.map((d) => d.field);
+
+    const wrongToken = await put({ authToken: otherAccount.authToken });
+    expect(wrongToken.statusCode).toBe(422);
+    expect(wrongToken.json()).toMatchObject({
+      code: 'validation_failed',
+      details: [{ field: 'credentials.authToken', error: `Twilio refused to read account ${account.accountSid} with these credentials: Twilio 401 20003: Authenticate` }],
+    });
+    const wrongKey = await put({ authToken: account.authToken, apiKeySid: account.apiKey!.sid, apiKeySecret: 'not-the-secret-of-it' });
+    expect(wrongKey.statusCode).toBe(422);
+    expect(fields(wrongKey)).toEqual(['credentials.apiKeySid']);
+    // Sends would go with the API key, but the auth token signs every callback: a wrong one is refused as well.
+    const wrongTokenBesideKey = await put({ authToken: otherAccount.authToken, apiKeySid: account.apiKey!.sid, apiKeySecret: account.apiKey!.secret });
+    expect(wrongTokenBesideKey.statusCode).toBe(422);
+    expect(fields(wrongTokenBesideKey)).toEqual(['credentials.authToken']);
+    expect(await saved()).toEqual(before);
+    expect(await send(tenant.live, { to: newUsNumber(), message: 'Still configured' })).toMatchObject({ status: 'sent' });
+
+    // Twilio out of reach: nothing can be checked, nothing is saved.
+    const unreachable = await startTestApp({ TWILIO_BASE_URL: 'http://127.0.0.1:9', TWILIO_TIMEOUT_MS: '2000' });
+    try {
+      const who = await createTenant(unreachable);
+      const res = await unreachable.app.inject({
+        method: 'PUT',
+        url: `/projects/${who.projectId}/channels/sms`,
+        headers: who.jwt,
+        payload: { provider: 'twilio', settings: { accountSid: account.accountSid }, credentials: { authToken: account.authToken } },
+      });
+      expect(res.statusCode).toBe(502);
+      expect(res.json()).toMatchObject({ code: 'provider_error', message: expect.stringContaining('Twilio could not be asked about the account') });
+      expect((await unreachable.database.pool.query(`SELECT 1 FROM channel_configs WHERE project_id = $1 AND channel = 'sms'`, [who.projectId])).rowCount).toBe(0);
+    } finally {
+      await unreachable.services.close();
+      await unreachable.close();
+    }
   });
 
   it('refuses malformed provider settings and senders', async () => {

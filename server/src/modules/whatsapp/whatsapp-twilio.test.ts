@@ -132,6 +132,9 @@ describe('Twilio as the WhatsApp provider', () => {
     ]);
     const wrongKey = await putWhatsApp(tenant, payload({ from: SENDER }, { authToken: account.authToken, apiKeySid: account.apiKey!.sid, apiKeySecret: 'not-the-secret-of-it' }));
     expect(wrongKey.json<{ details: { field: string }[] }>().details.map((d) => d.field)).toEqual(['credentials.apiKeySid']);
+    // The API key would send, but the auth token signs every callback: a wrong one is refused beside a right key.
+    const wrongTokenBesideKey = await putWhatsApp(tenant, payload({ from: SENDER }, { ...credentialsOf(account), authToken: otherAccount.authToken }));
+    expect(wrongTokenBesideKey.json<{ details: { field: string }[] }>().details.map((d) => d.field)).toEqual(['credentials.authToken']);
     const both = await putWhatsApp(tenant, payload({ from: SENDER, messagingServiceSid: OTHER_SERVICE }, credentialsOf(account)));
     expect(both.statusCode).toBe(422);
     expect(both.body).toContain('give the sender number (from) or a messagingServiceSid');
