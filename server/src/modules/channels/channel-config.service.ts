@@ -215,12 +215,12 @@ export class ChannelConfigService {
    * it, in every worker.
    */
   async setSms(scope: ProjectScope, input: SmsProviderInput): Promise<ChannelConfigView> {
-    await this.twilioSettings(input);
+    const settings = await this.twilioSettings(input);
     const box = await this.keyring.box();
     const row = await this.db.transaction(async (tx) => {
       const saved = await repo.replaceProvider(
         tx,
-        { projectId: scope.projectId, channel: 'sms', provider: input.provider, settings: { ...input.settings }, credentials: box.seal(JSON.stringify(input.credentials)) },
+        { projectId: scope.projectId, channel: 'sms', provider: input.provider, settings, credentials: box.seal(JSON.stringify(input.credentials)) },
         [],
       );
       await notifyProjectChange(tx, scope.projectId);
