@@ -128,9 +128,9 @@ const fields = (...values: string[]) => values.join('\0');
 /**
  * Links are signed with HMAC-SHA256 under keys derived from each secret, one per purpose (an open signature is no
  * click signature). Open and click links carry their ids in the clear (the route shapes are the spec's) and a
- * signature over them — and, for a click, over the target, so the redirect is no open redirect. Unsubscribe,
- * bounce and Message-ID tokens must fit an email local part (64 octets, RFC 5321), where two ids and a MAC do not: they name the
- * delivery (which names the message, the subscriber and the address), sealed with its MAC in one AES block as push
+ * signature over them — and, for a click, over the target, so the redirect is no open redirect. Unsubscribe, bounce
+ * and Message-ID tokens must fit an email local part (64 octets, RFC 5321), where two ids and a MAC do not: they name
+ * the delivery (which names the message, the subscriber and the address), sealed with its MAC in one AES block as push
  * tracking tokens are, so they reveal nothing of Herald's volume. Every signature starts with its key's id byte.
  */
 export function createEmailLinks(publicUrl: string, secrets: EmailLinkSecrets): EmailLinks {
