@@ -209,7 +209,7 @@ async function perMessageCase(ctx: EmailCampaignContext): Promise<CaseResult> {
       if ('refusal' in personalized) throw new Error(`personalize: ${personalized.refusal}`);
       personalizeUs += cpuUs() - t;
       t = cpuUs();
-      const email = renderEmail(personalized.content, { deliveryId: g, messageId: 'msg_bench', campaignId: 'cmp_bench', subscriberId: `sub_er${g}`, address }, context);
+      const email = renderEmail(personalized.content, { deliveryId: g, projectId: 'prj_bench', source: 'campaign', messageId: 'msg_bench', campaignId: 'cmp_bench', subscriberId: `sub_er${g}`, address }, context);
       wrapUs += cpuUs() - t;
       t = cpuUs();
       await composeSigned(email, dkim, DKIM_SIGNED_HEADERS);

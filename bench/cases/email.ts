@@ -367,7 +367,7 @@ async function directSenders(
   const from = { email: `orders@${BASELINE_DOMAIN}`, name: 'Bench Shop' };
   const email = renderEmail(
     { subject: rendered.subject, html: rendered.html, text: rendered.text, from },
-    { deliveryId: 1, messageId: 'msg_baseline', campaignId: null, subscriberId: 'sub_baseline', address: sample.to },
+    { deliveryId: 1, projectId: 'prj_baseline', source: 'transactional', messageId: 'msg_baseline', campaignId: null, subscriberId: 'sub_baseline', address: sample.to },
     { links, bounceDomain: BOUNCE_DOMAIN },
   );
   const personal = (text: string, r: ReturnType<typeof recipient>) => text.replaceAll(sample.name, r.name).replaceAll(sample.order, r.order);
@@ -378,7 +378,7 @@ async function directSenders(
     port: sink.port,
     secure: false,
     maxConnections: smtpConnections,
-    dkim: { domainName: BASELINE_DOMAIN, keySelector: BASELINE_SELECTOR, privateKey, headerFieldNames: DKIM_SIGNED_HEADERS.join(':') },
+    dkim: { domainName: BASELINE_DOMAIN, keySelector: BASELINE_SELECTOR, privateKey, headerFieldNames: DKIM_SIGNED_HEADERS.names.join(':') },
   });
   const sendOne = async (tag: string, i: number, r: ReturnType<typeof recipient>) => {
     const info = await transport.sendMail({
@@ -507,7 +507,7 @@ async function renderCase(ctx: EmailContext, templates: EmailTemplateService): P
     const contentUs = perMessage(started, count);
     started = performance.now();
     contents.forEach((content, i) => {
-      const to: EmailRecipient = { deliveryId: i + 1, messageId: `msg_${tag}`, campaignId: null, subscriberId: `sub_${tag}${i}`, address: recipient(tag, i).to };
+      const to: EmailRecipient = { deliveryId: i + 1, projectId: 'prj_bench', source: 'transactional', messageId: `msg_${tag}`, campaignId: null, subscriberId: `sub_${tag}${i}`, address: recipient(tag, i).to };
       renderEmail(content, to, context);
     });
     const renderEmailUs = perMessage(started, count);

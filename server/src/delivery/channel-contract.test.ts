@@ -254,7 +254,7 @@ async function emailHarness(batches: number[]): Promise<Harness> {
     channel: 'email',
     adapter,
     content: { subject: 'Hello', html: '<p>World, <a href="https://example.com/">with a link</a></p>', from: { email: 'news@mail.example.com' } },
-    providerMessageId: ({ messageId, subscriberId }) => `<${messageId}.${subscriberId}@mail.example.com>`,
+    providerMessageId: ({ deliveryId }) => `<${t.services.emailLinks.messageIdToken(deliveryId)}@mail.example.com>`,
     gone: { reason: 'recipient_bounced', code: 'smtp_550' },
     retryAfter: false,
     unsendable: { content: { subject: ' ', html: '<p>World</p>', from: { email: 'news@mail.example.com' } }, problems: [{ field: 'subject', error: 'is required' }] },

@@ -216,11 +216,36 @@ export async function countSoftBounces(db: Db, key: { projectId: string; sandbox
  * The email delivery a signed tracking link names: its message — or its campaign, whose message it resolves to — and
  * its subscriber. The link's signature is the authority (the route is public), as a tracking token is for push.
  */
-export async function findLinkedDelivery(db: Db, linked: { id: string; subscriberId: string }): Promise<{ id: number; sentAt: Date | null } | undefined> {
-  const { rows } = await db.execute<{ id: number; sent_at_ms: number | null }>(sql`
-    SELECT d.id::float8 AS id, (extract(epoch FROM d.sent_at) * 1000)::float8 AS sent_at_ms FROM messages m JOIN deliveries d ON d.message_id = m.id AND d.subscriber_id = ${linked.subscriberId}
+export async function findLinkedDelivery(db: Db, linked: { id: string; subscriberId: string }): Promise<{ id: number; projectId: string } | undefined> {
+  const { rows } = await db.execute<{ id: number; project_id: string }>(sql`
+    SELECT d.id::float8 AS id, d.project_id FROM messages m JOIN deliveries d ON d.message_id = m.id AND d.subscriber_id = ${linked.subscriberId}
     WHERE (m.id = ${linked.id} OR m.campaign_id = ${linked.id}) AND m.channel = 'email'
     ORDER BY d.id LIMIT 1`);
   const row = rows[0];
-  return row && { id: row.id, sentAt: row.sent_at_ms === null ? null : new Date(row.sent_at_ms) };
+  return row && { id: row.id, projectId: row.project_id };
+}
+
+/**
+ * When the clicks of a delivery logged within [`since`, `until`] followed at least `links` distinct URLs, adds `signal`
+ * to each of their `detail.machine` (once): a burst no person clicks, whose first click looked human when it came.
+ * Run after the click is logged, so that of two concurrent clicks at least the later check sees both.
+ */
+export async function flagClickBurst(
+  db: Db,
+  projectId: string,
+  deliveryId: number,
+  window: { since: Date; until: Date; links: number; signal: string },
+): Promise<void> {
+  const signal = JSON.stringify([window.signal]);
+  await db.execute(sql`
+    WITH recent AS (
+      SELECT id, detail FROM delivery_events
+      WHERE project_id = ${projectId} AND delivery_id = ${deliveryId} AND type = 'clicked'
+        AND occurred_at BETWEEN ${window.since.toISOString()}::timestamptz AND ${window.until.toISOString()}::timestamptz
+    )
+    UPDATE delivery_events e
+    SET detail = jsonb_set(coalesce(e.detail, '{}'), '{machine}', coalesce(e.detail -> 'machine', '[]') || ${signal}::jsonb)
+    FROM recent r
+    WHERE e.id = r.id AND (SELECT count(DISTINCT detail ->> 'url') FROM recent) >= ${window.links}
+      AND NOT coalesce(e.detail -> 'machine', '[]') @> ${signal}::jsonb`);
 }

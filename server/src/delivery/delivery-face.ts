@@ -14,6 +14,7 @@ export {
   findDeliveriesByProviderIds,
   findNamedDelivery,
   findLinkedDelivery,
+  flagClickBurst,
   recordDeliveryEvents,
   type NamedDelivery,
   type ReportedEvent,

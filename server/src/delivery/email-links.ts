@@ -1,4 +1,4 @@
-// Signed email links — open pixel, click redirect, unsubscribe and bounce (VERP) tokens — under a keyring whose older keys still verify.
+// Signed email links — open pixel, click redirect, unsubscribe, bounce (VERP) and Message-ID tokens — under a keyring whose older keys still verify.
 import { createCipheriv, createDecipheriv, createHash, createHmac, timingSafeEqual, type Cipher, type Decipher } from 'node:crypto';
 
 /**
@@ -29,9 +29,15 @@ export interface EmailLinks {
   unsubscribeUrl(token: string): string;
   /** The token of a delivery's VERP Return-Path, `bounce+<token>@…`: a DSN names its delivery by it. */
   bounceToken(deliveryId: number): string;
+  /**
+   * The local part of a delivery's Message-ID: opaque (no id, no time, nothing of Herald's volume), the same on every
+   * attempt, unique per delivery and key.
+   */
+  messageIdToken(deliveryId: number): string;
   /** The delivery id a token names, or undefined for one no key of the ring signed. */
   verifyUnsubscribe(token: string): number | undefined;
   verifyBounce(token: string): number | undefined;
+  verifyMessageId(token: string): number | undefined;
 }
 
 /** The query parameter carrying a link's signature. */
@@ -61,6 +67,7 @@ interface LinkKey {
   click: Buffer;
   unsubscribe: Sealer;
   bounce: Sealer;
+  messageId: Sealer;
 }
 
 function keyOf(secret: string): LinkKey {
@@ -81,6 +88,7 @@ function keyOf(secret: string): LinkKey {
     click: derive('click'),
     unsubscribe: sealer('unsubscribe'),
     bounce: sealer('bounce'),
+    messageId: sealer('message-id'),
   };
 }
 
@@ -120,9 +128,9 @@ const fields = (...values: string[]) => values.join('\0');
 /**
  * Links are signed with HMAC-SHA256 under keys derived from each secret, one per purpose (an open signature is no
  * click signature). Open and click links carry their ids in the clear (the route shapes are the spec's) and a
- * signature over them — and, for a click, over the target, so the redirect is no open redirect. Unsubscribe and
- * bounce tokens must fit an email local part (64 octets, RFC 5321), where two ids and a MAC do not: they name the
- * delivery (which names the message, the subscriber and the address), sealed with its MAC in one AES block as push
+ * signature over them — and, for a click, over the target, so the redirect is no open redirect. Unsubscribe, bounce
+ * and Message-ID tokens must fit an email local part (64 octets, RFC 5321), where two ids and a MAC do not: they name
+ * the delivery (which names the message, the subscriber and the address), sealed with its MAC in one AES block as push
  * tracking tokens are, so they reveal nothing of Herald's volume. Every signature starts with its key's id byte.
  */
 export function createEmailLinks(publicUrl: string, secrets: EmailLinkSecrets): EmailLinks {
@@ -140,14 +148,15 @@ export function createEmailLinks(publicUrl: string, secrets: EmailLinkSecrets): 
     return candidates(bytes[0]!).some((key) => timingSafeEqual(Buffer.from(sign(key, purpose, data), 'base64url'), bytes));
   };
 
-  const seal = (purpose: 'unsubscribe' | 'bounce', deliveryId: number) => {
+  type SealPurpose = 'unsubscribe' | 'bounce' | 'messageId';
+  const seal = (purpose: SealPurpose, deliveryId: number) => {
     const sealer = current[purpose];
     const id = Buffer.alloc(TOKEN_ID_BYTES);
     id.writeBigUInt64BE(BigInt(deliveryId));
     const mac = createHmac('sha256', sealer.macKey).update(id).digest().subarray(0, TOKEN_MAC_BYTES);
     return base32(Buffer.concat([Buffer.of(current.id), sealer.encrypt.update(Buffer.concat([id, mac]))]));
   };
-  const open = (purpose: 'unsubscribe' | 'bounce', token: string) => {
+  const open = (purpose: SealPurpose, token: string) => {
     const spelled = token.toLowerCase();
     if (!TOKEN_SHAPE.test(spelled)) return undefined;
     const bytes = fromBase32(spelled);
@@ -176,5 +185,7 @@ export function createEmailLinks(publicUrl: string, secrets: EmailLinkSecrets): 
     bounceToken: (deliveryId) => seal('bounce', deliveryId),
     verifyUnsubscribe: (token) => open('unsubscribe', token),
     verifyBounce: (token) => open('bounce', token),
+    messageIdToken: (deliveryId) => seal('messageId', deliveryId),
+    verifyMessageId: (token) => open('messageId', token),
   };
 }

@@ -3255,7 +3255,7 @@ export interface paths {
         };
         /**
          * A tracked link of an email: records the click and redirects to its target
-         * @description 302 to `u`, the target Herald signed into the link with the campaign (or message) and the subscriber. Every click is logged in the delivery's events with its target; the first click of each delivery moves its status and is counted in `clicked`, later ones are logged only. Likely machine clicks (link scanners, HEAD requests, clicks seconds after the send) are flagged in the event. A target, campaign or subscriber the signature does not cover, or no signature → 400 with a small HTML page: never a redirect, nothing recorded.
+         * @description 302 to `u`, the target Herald signed into the link with the campaign (or message) and the subscriber. Every click is logged in the delivery's events with its target; the first click of each delivery moves its status and is counted in `clicked`, later ones are logged only. Likely machine clicks (known scanner agents, HEAD requests, three or more distinct links of one delivery within a second — never how soon after the send) are flagged in the event. A target, campaign or subscriber the signature does not cover, or no signature → 400 with a small HTML page: never a redirect, nothing recorded.
          */
         get: {
             parameters: {
@@ -5100,7 +5100,7 @@ export interface paths {
         };
         /**
          * CSV stream of a project's email campaigns with their counters and rates
-         * @description Columns, in order: id, name, subject, status, sandbox, createdAt, sentAt, completedAt, totalTargeted, sent, delivered, opened, clicked, bounced, complained, unsubscribed, failed, suppressed, openRate, clickRate, bounceRate, complaintRate, unsubscribeRate. One row per email campaign of the project created within [from, to] (UTC days, both inclusive; archived ones included), oldest first. subject is the content's, merge tags unrendered. Timestamps are ISO 8601 (empty when not reached yet: sentAt = sending started, completedAt = every delivery final); sandbox is true or false; the counters and rates are those of GET /email-campaigns/{id} (openRate = opened / (sent − bounced), clickRate, complaintRate and unsubscribeRate likewise, bounceRate = bounced / sent; 0 to 1). A test key lists sandbox campaigns only. Cells starting with = + - @ tab, CR or NUL are prefixed with an apostrophe so spreadsheets do not run them as formulas.
+         * @description Columns, in order: id, name, subject, status, sandbox, createdAt, sentAt, completedAt, totalTargeted, sent, delivered, opened, clicked, bounced, complained, unsubscribed, failed, suppressed, openRate, clickRate, bounceRate, complaintRate, unsubscribeRate. One row per email campaign of the project created within [from, to] (UTC days, both inclusive; archived ones included), oldest first. subject is the content's, merge tags unrendered. Timestamps are ISO 8601 (empty when not reached yet: sentAt = sending started, completedAt = every delivery final); sandbox is true or false; the counters and rates are those of GET /email-campaigns/{id} (openRate = opened / sent, clickRate, bounceRate, complaintRate and unsubscribeRate likewise over sent; 0 to 1). A test key lists sandbox campaigns only. Cells starting with = + - @ tab, CR or NUL are prefixed with an apostrophe so spreadsheets do not run them as formulas.
          */
         get: {
             parameters: {
@@ -16965,7 +16965,7 @@ export interface components {
                 source?: string;
             } | null;
         };
-        /** @description An email campaign's events per type and time bucket, from its deliveries (sent) and its events log (every other type). Buckets are UTC and aligned: on whole minutes, hours and days, and weeks start on Monday. Opens and clicks come three ways: all (every logged event), unique (per delivery, its first: sums to the counters) and human (per delivery, its first without machine signals). Over the default window, totals.opened.human / (stats.sent − stats.bounced) of GET /email-campaigns/{id} is the human open rate, as openRate is opened / (sent − bounced). */
+        /** @description An email campaign's events per type and time bucket, from its deliveries (sent) and its events log (every other type). Buckets are UTC and aligned: on whole minutes, hours and days, and weeks start on Monday. Opens and clicks come three ways: all (every logged event), unique (per delivery, its first: sums to the counters) and human (per delivery, its first without machine signals). Over the default window, totals.opened.human / stats.sent of GET /email-campaigns/{id} is the human open rate, as openRate is opened / sent. */
         EmailCampaignAnalytics: {
             /**
              * @description The bucket size used
@@ -17048,7 +17048,7 @@ export interface components {
                 unsubscribed: number;
             };
         };
-        /** @description An email campaign's events per type and time bucket, from its deliveries (sent) and its events log (every other type). Buckets are UTC and aligned: on whole minutes, hours and days, and weeks start on Monday. Opens and clicks come three ways: all (every logged event), unique (per delivery, its first: sums to the counters) and human (per delivery, its first without machine signals). Over the default window, totals.opened.human / (stats.sent − stats.bounced) of GET /email-campaigns/{id} is the human open rate, as openRate is opened / (sent − bounced). */
+        /** @description An email campaign's events per type and time bucket, from its deliveries (sent) and its events log (every other type). Buckets are UTC and aligned: on whole minutes, hours and days, and weeks start on Monday. Opens and clicks come three ways: all (every logged event), unique (per delivery, its first: sums to the counters) and human (per delivery, its first without machine signals). Over the default window, totals.opened.human / stats.sent of GET /email-campaigns/{id} is the human open rate, as openRate is opened / sent. */
         EmailCampaignAnalyticsInput: {
             /**
              * @description The bucket size used
@@ -17249,11 +17249,11 @@ export interface components {
             bounceRate: number;
             /** @description Clicked at least once (the first click per recipient) */
             clicked: number;
-            /** @description clicked / (sent − bounced) */
+            /** @description clicked / sent (a recipient who clicked and later bounced stays in both) */
             clickRate: number;
             /** @description Marked as spam by the recipient (the address is suppressed for good) */
             complained: number;
-            /** @description complained / (sent − bounced) */
+            /** @description complained / sent */
             complaintRate: number;
             /** @description Reported delivered by the provider, or implied by an open or a click */
             delivered: number;
@@ -17261,7 +17261,7 @@ export interface components {
             failed: number;
             /** @description Opened at least once (the first open per recipient; machine opens included, flagged in the events log) */
             opened: number;
-            /** @description opened / (sent − bounced), from 0 to 1 (4 decimals); 0 while nothing was sent */
+            /** @description opened / sent, from 0 to 1 (4 decimals); 0 while nothing was sent. Every rate is over sent, which counts every recipient the others count */
             openRate: number;
             /** @description Accepted by the email provider (including those later delivered, opened, bounced …) */
             sent: number;
@@ -17271,7 +17271,7 @@ export interface components {
             totalTargeted: number;
             /** @description Unsubscribed through this email (its footer, preference center or List-Unsubscribe) */
             unsubscribed: number;
-            /** @description unsubscribed / (sent − bounced) */
+            /** @description unsubscribed / sent */
             unsubscribeRate: number;
         };
         /** @description Spec 2.3's live counters, from the delivery rows and the events log, each transition counted once whatever the workers and however often an event repeats. totalTargeted − sent − failed − suppressed is still to go. */
@@ -17282,11 +17282,11 @@ export interface components {
             bounceRate: number;
             /** @description Clicked at least once (the first click per recipient) */
             clicked: number;
-            /** @description clicked / (sent − bounced) */
+            /** @description clicked / sent (a recipient who clicked and later bounced stays in both) */
             clickRate: number;
             /** @description Marked as spam by the recipient (the address is suppressed for good) */
             complained: number;
-            /** @description complained / (sent − bounced) */
+            /** @description complained / sent */
             complaintRate: number;
             /** @description Reported delivered by the provider, or implied by an open or a click */
             delivered: number;
@@ -17294,7 +17294,7 @@ export interface components {
             failed: number;
             /** @description Opened at least once (the first open per recipient; machine opens included, flagged in the events log) */
             opened: number;
-            /** @description opened / (sent − bounced), from 0 to 1 (4 decimals); 0 while nothing was sent */
+            /** @description opened / sent, from 0 to 1 (4 decimals); 0 while nothing was sent. Every rate is over sent, which counts every recipient the others count */
             openRate: number;
             /** @description Accepted by the email provider (including those later delivered, opened, bounced …) */
             sent: number;
@@ -17304,7 +17304,7 @@ export interface components {
             totalTargeted: number;
             /** @description Unsubscribed through this email (its footer, preference center or List-Unsubscribe) */
             unsubscribed: number;
-            /** @description unsubscribed / (sent − bounced) */
+            /** @description unsubscribed / sent */
             unsubscribeRate: number;
         };
         EmailCampaignTestSend: {

@@ -20,8 +20,12 @@ export interface CampaignKind<Input, Content, View> {
   stats(row: Pick<CampaignWithCounters, 'audienceSize' | 'counters'>): { [counter: string]: number };
 }
 
-/** Part of a whole, from 0 to 1 with 4 decimals; 0 while there is no whole. */
-export const rate = (part: number, whole: number) => (whole === 0 ? 0 : Math.round((part / whole) * 10_000) / 10_000);
+/**
+ * Part of a whole, from 0 to 1 with 4 decimals; 0 while there is no whole. Every rate's whole is `sent`, which never
+ * shrinks and holds every delivery its parts count, except for a moment: a provider's report that comes before the
+ * send is recorded counts before its send does. The part is capped at the whole for that moment.
+ */
+export const rate = (part: number, whole: number) => (whole === 0 ? 0 : Math.round((Math.min(part, whole) / whole) * 10_000) / 10_000);
 
 /** A campaign's sending issue as answered: only while it is sending or paused, when its deliveries still wait. */
 export const shownIssue = (row: Pick<CampaignWithCounters, 'status' | 'sendingIssue'>): SendingIssue | null =>

@@ -67,8 +67,8 @@ export const emailCampaignAnalytics = z
       "An email campaign's events per type and time bucket, from its deliveries (sent) and its events log (every other " +
       'type). Buckets are UTC and aligned: on whole minutes, hours and days, and weeks start on Monday. Opens and clicks come ' +
       'three ways: all (every logged event), unique (per delivery, its first: sums to the counters) and human (per delivery, ' +
-      'its first without machine signals). Over the default window, totals.opened.human / (stats.sent − stats.bounced) of GET ' +
-      '/email-campaigns/{id} is the human open rate, as openRate is opened / (sent − bounced).',
+      'its first without machine signals). Over the default window, totals.opened.human / stats.sent of GET ' +
+      '/email-campaigns/{id} is the human open rate, as openRate is opened / sent.',
   });
 
 export const linksQuery = z.strictObject({

@@ -37,7 +37,7 @@ export const EMAIL_CAMPAIGN_CSV_DESCRIPTION =
   '[from, to] (UTC days, both inclusive; archived ones included), oldest first. subject is the content\'s, merge tags ' +
   'unrendered. Timestamps are ISO 8601 (empty when not reached yet: sentAt = sending started, completedAt = every delivery ' +
   'final); sandbox is true or false; the counters and rates are those of GET /email-campaigns/{id} (openRate = opened / ' +
-  '(sent − bounced), clickRate, complaintRate and unsubscribeRate likewise, bounceRate = bounced / sent; 0 to 1). A test key ' +
+  'sent, clickRate, bounceRate, complaintRate and unsubscribeRate likewise over sent; 0 to 1). A test key ' +
   `lists sandbox campaigns only. ${FORMULA_NOTE}`;
 
 export function toEmailCampaignCsvRecord(campaign: EmailCampaign): string[] {

@@ -118,11 +118,11 @@ export const emailCampaignStats = z
     unsubscribed: z.number().int().describe('Unsubscribed through this email (its footer, preference center or List-Unsubscribe)'),
     failed: z.number().int().describe('Will not be sent: refused by the provider, missing merge-tag variables, retries exhausted'),
     suppressed: z.number().int().describe('Kept back on purpose: the frequency cap, or the campaign was cancelled'),
-    openRate: z.number().describe('opened / (sent − bounced), from 0 to 1 (4 decimals); 0 while nothing was sent'),
-    clickRate: z.number().describe('clicked / (sent − bounced)'),
+    openRate: z.number().describe('opened / sent, from 0 to 1 (4 decimals); 0 while nothing was sent. Every rate is over sent, which counts every recipient the others count'),
+    clickRate: z.number().describe('clicked / sent (a recipient who clicked and later bounced stays in both)'),
     bounceRate: z.number().describe('bounced / sent'),
-    complaintRate: z.number().describe('complained / (sent − bounced)'),
-    unsubscribeRate: z.number().describe('unsubscribed / (sent − bounced)'),
+    complaintRate: z.number().describe('complained / sent'),
+    unsubscribeRate: z.number().describe('unsubscribed / sent'),
   })
   .meta({
     id: 'EmailCampaignStats',

@@ -34,7 +34,6 @@ export interface EmailCampaignDeps {
 
 export function emailStats(row: Pick<CampaignWithCounters, 'audienceSize' | 'counters'>): EmailCampaignStats {
   const { sent, delivered, opened, clicked, bounced, complained, unsubscribed, failed, suppressed } = row.counters;
-  const landed = Math.max(0, sent - bounced);
   return {
     totalTargeted: row.audienceSize,
     sent,
@@ -46,11 +45,12 @@ export function emailStats(row: Pick<CampaignWithCounters, 'audienceSize' | 'cou
     unsubscribed,
     failed,
     suppressed,
-    openRate: rate(opened, landed),
-    clickRate: rate(clicked, landed),
+    // One whole for every rate: a recipient who clicked and later bounced stays in both (docs/CONTEXT.md).
+    openRate: rate(opened, sent),
+    clickRate: rate(clicked, sent),
     bounceRate: rate(bounced, sent),
-    complaintRate: rate(complained, landed),
-    unsubscribeRate: rate(unsubscribed, landed),
+    complaintRate: rate(complained, sent),
+    unsubscribeRate: rate(unsubscribed, sent),
   };
 }
 

@@ -9,6 +9,7 @@ import { dkimRecordOf, useSmtpPeer, verifiedDomain as verifyDomain } from '../..
 import { createTenant, type Tenant } from '../../../test/fixtures.js';
 import { startTestApp, type TestApp } from '../../../test/harness.js';
 import { startSmtpPeer, type SmtpPeer } from '../../../test/smtp-peer.js';
+import { recordDeliveryEvents } from '../../delivery/delivery-face.js';
 import { createTaskList } from '../../jobs/task-list.js';
 import { startWorker } from '../../jobs/worker.js';
 import { createLogger } from '../../logger.js';
@@ -206,6 +207,11 @@ describe('sending an email campaign', () => {
     }
     await expect.poll(async () => (await read(campaign.id)).stats.clicked).toBe(readers.length);
     expect((await read(campaign.id)).stats).toMatchObject({ clicked: 3, delivered: 3, clickRate: 1 });
+
+    // A reader who clicked and then bounced (a late DSN) stays one of the clicked and one of the sent: no rate past 1.
+    const [bounced] = await query<{ id: number }>(`SELECT d.id::float8 AS id FROM deliveries d JOIN messages m ON m.id = d.message_id WHERE m.campaign_id = $1 LIMIT 1`, [campaign.id]);
+    await recordDeliveryEvents(t.database.db, [{ deliveryId: bounced!.id, type: 'bounced', occurredAt: new Date(), detail: { provider: 'dsn' } }]);
+    expect((await read(campaign.id)).stats).toMatchObject({ sent: 3, clicked: 3, bounced: 1, clickRate: 1, bounceRate: 0.3333 });
   });
 
   it("renders each recipient's merge tags from its own attributes, HTML-escaped in the body, with defaults", async () => {

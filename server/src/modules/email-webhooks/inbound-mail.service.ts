@@ -1,10 +1,12 @@
-// Mail that comes back to Herald's bounce domain: DSNs to a delivery's VERP address (`bounce+TOKEN@…`), so a self-hoster
-// on plain SMTP gets bounces without a provider webhook, and mailto unsubscribes (`unsubscribe+TOKEN@…`, RFC 2369).
+// Mail that comes back to Herald's bounce domain: DSNs and ARF complaint reports to a delivery's VERP address
+// (`bounce+TOKEN@…`), so a self-hoster on plain SMTP gets bounces and complaints without a provider webhook, and mailto
+// unsubscribes (`unsubscribe+TOKEN@…`, RFC 2369).
 import { simpleParser } from 'mailparser';
 import type { Db } from '../../db/database.js';
 import * as delivery from '../../delivery/delivery-face.js';
+import { arfReport, type ArfReport } from './arf.js';
 import { dsnFeedback } from './dsn.js';
-import { recordEmailFeedback } from './email-feedback.js';
+import { recordEmailFeedback, type EmailFeedback } from './email-feedback.js';
 
 /** What one inbound address is for, read from its local part: `<purpose>+<token>@<bounce domain>`. */
 export interface InboundAddress {
@@ -31,8 +33,9 @@ export class InboundMailService {
   /**
    * Records what a message to these Herald addresses says. Any message to an unsubscribe address unsubscribes its
    * recipient (what it says does not matter, RFC 2369); a DSN to a bounce address is recorded on the delivery its token
-   * names; a token no key signed, or a message to a bounce address that is no DSN, changes nothing. Returns the
-   * deliveries recorded.
+   * names; an ARF complaint report (RFC 5965) to a bounce address, on the delivery the quoted original names — by its
+   * Message-ID or Return-Path — else on the one the bounce address names, as SES's complaints are. A token no key
+   * signed, or a message to a bounce address that is neither, changes nothing. Returns the deliveries recorded.
    */
   async receive(to: readonly InboundAddress[], raw: Buffer): Promise<number> {
     for (const address of to) if (address.purpose === 'unsubscribe') await this.unsubscribe(address.token);
@@ -43,8 +46,23 @@ export class InboundMailService {
     });
     if (deliveryIds.length === 0) return 0;
     const now = this.clock();
-    const feedback = dsnFeedback(await simpleParser(raw), raw, now);
-    if (!feedback) return 0;
+    const mail = await simpleParser(raw);
+    const dsn = dsnFeedback(mail, raw, now);
+    if (dsn) return this.record(deliveryIds, dsn, now);
+    const arf = arfReport(mail, raw, now);
+    if (!arf) return 0;
+    const quoted = this.quotedDelivery(arf.original);
+    return this.record(quoted === undefined ? deliveryIds : [quoted], [arf.feedback], now);
+  }
+
+  /** The delivery a quoted original message names: its Message-ID's token, else its Return-Path's (VERP). */
+  private quotedDelivery(original: ArfReport['original']): number | undefined {
+    const messageToken = /^<?([a-z2-7]+)@/i.exec(original.messageId ?? '')?.[1];
+    const bounceToken = /^<?bounce\+([a-z2-7]+)@/i.exec(original.returnPath ?? '')?.[1];
+    return (messageToken ? this.links.verifyMessageId(messageToken) : undefined) ?? (bounceToken ? this.links.verifyBounce(bounceToken) : undefined);
+  }
+
+  private async record(deliveryIds: readonly number[], feedback: readonly EmailFeedback[], now: Date): Promise<number> {
     let recorded = 0;
     for (const id of new Set(deliveryIds)) {
       const named = await delivery.findNamedDelivery(this.db, id);

@@ -36,7 +36,7 @@ const addresses = (list: { emailAddress?: string }[] | undefined) =>
 function engagement(kind: 'opened' | 'clicked', seen: { timestamp?: string; userAgent?: string; ipAddress?: string }, sent: string | undefined) {
   const occurredAt = at(seen.timestamp, sent);
   const userAgent = typeof seen.userAgent === 'string' ? seen.userAgent : undefined;
-  const machine = machineSignals(kind, { method: undefined, userAgent, ip: String(seen.ipAddress ?? '') }, instant(sent), occurredAt);
+  const machine = machineSignals(kind, { method: undefined, userAgent, ip: String(seen.ipAddress ?? '') });
   return { occurredAt, detail: { provider: 'ses', userAgent, ...(machine.length > 0 && { machine }) } };
 }
 

@@ -132,7 +132,7 @@ describe('POST /email/ses-webhook', () => {
     expect((await deliveryState(deliveryId, messageId)).status).toBe('clicked');
   });
 
-  it("flags SES's opens and clicks that look like machines by Herald's rules: Apple's proxy, a scanner, a click as the mail arrives", async () => {
+  it("flags SES's opens and clicks that look like machines by Herald's rules: Apple's proxy, a scanner — not a person's click as the mail arrives", async () => {
     const { deliveryId } = await sentEmail('flagged@example.com', 'ses-flagged-1');
     const sent = new Date(Date.now() - 60_000);
     const mail = { messageId: 'ses-flagged-1', timestamp: sent.toISOString() };
@@ -149,7 +149,7 @@ describe('POST /email/ses-webhook', () => {
       [deliveryId],
     );
     expect(details).toEqual([
-      { type: 'clicked', machine: ['soon_after_send'] },
+      { type: 'clicked', machine: null },
       { type: 'opened', machine: ['apple_mpp'] },
       { type: 'opened', machine: null },
       { type: 'clicked', machine: ['scanner_user_agent'] },

@@ -468,7 +468,7 @@ describe('an email rendered for its recipient', () => {
     const address = newAddress();
     const id = await contact(address);
     const { messageId, deliveryId } = await mailTo(id);
-    const rendered = renderEmail(content, { deliveryId, messageId, campaignId: null, subscriberId: id, address }, { links: t.services.emailLinks, bounceDomain: t.config.email.bounceDomain });
+    const rendered = renderEmail(content, { deliveryId, projectId: tenant.projectId, source: 'campaign', messageId, campaignId: null, subscriberId: id, address }, { links: t.services.emailLinks, bounceDomain: t.config.email.bounceDomain });
 
     const footer = [...rendered.html!.matchAll(/<a\b[^>]*?href="([^"]*)"/g)].map((m) => unescapeHtml(m[1]!)).filter((href) => href.startsWith(`${PUBLIC_URL}/u/`));
     const header = /^<(https:[^>]+)>, <mailto:unsubscribe\+([a-z2-7]+)@([^>]+)>$/.exec(rendered.headers['List-Unsubscribe']!);
@@ -490,7 +490,7 @@ describe('unsubscribeByToken (the mailto entry, for the inbound mail role)', () 
     const address = newAddress();
     const id = await contact(address);
     const { messageId, deliveryId } = await mailTo(id);
-    const rendered = renderEmail(content, { deliveryId, messageId, campaignId: null, subscriberId: id, address }, { links: t.services.emailLinks, bounceDomain: BOUNCE_DOMAIN });
+    const rendered = renderEmail(content, { deliveryId, projectId: tenant.projectId, source: 'campaign', messageId, campaignId: null, subscriberId: id, address }, { links: t.services.emailLinks, bounceDomain: BOUNCE_DOMAIN });
     const token = /<mailto:unsubscribe\+([a-z2-7]+)@/.exec(rendered.headers['List-Unsubscribe']!)![1]!;
 
     // Local parts may come back folded to upper case.

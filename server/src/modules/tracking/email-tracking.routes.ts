@@ -74,8 +74,8 @@ export async function emailTrackingRoutes(app: App, tracking: EmailTrackingServi
         description:
           '302 to `u`, the target Herald signed into the link with the campaign (or message) and the subscriber. Every ' +
           "click is logged in the delivery's events with its target; the first click of each delivery moves its status and " +
-          'is counted in `clicked`, later ones are logged only. Likely machine clicks (link scanners, HEAD requests, clicks ' +
-          'seconds after the send) are flagged in the event. A target, campaign or subscriber the signature does not cover, ' +
+          'is counted in `clicked`, later ones are logged only. Likely machine clicks (known scanner agents, HEAD requests, ' +
+          'three or more distinct links of one delivery within a second — never how soon after the send) are flagged in the event. A target, campaign or subscriber the signature does not cover, ' +
           'or no signature → 400 with a small HTML page: never a redirect, nothing recorded.',
         params,
         querystring: z.object({ u: z.string().optional().describe('The target URL, URL-encoded'), [SIGNATURE_PARAMETER]: signature }),

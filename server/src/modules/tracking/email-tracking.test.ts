@@ -118,21 +118,44 @@ describe('GET /e/click/:campaignId/:subscriberId', () => {
     expect(await eventsOf(other.deliveryId)).toEqual([]);
   });
 
-  it('flags likely machine clicks: a HEAD request, a scanner, no agent, a click seconds after the send', async () => {
-    const cases: [Record<string, string>, 'GET' | 'HEAD', number, string[]][] = [
+  it('flags likely machine clicks: a HEAD request, a scanner, no agent; a person who clicks a second after the send is a person', async () => {
+    const cases: [Record<string, string>, 'GET' | 'HEAD', number, string[] | undefined][] = [
       [{ 'user-agent': BROWSER }, 'HEAD', 60, ['head_request']],
       [{ 'user-agent': 'Mozilla/5.0 (compatible; Barracuda Sentinel)' }, 'GET', 60, ['scanner_user_agent']],
       [{ 'user-agent': '' }, 'GET', 60, ['no_user_agent']],
-      [{ 'user-agent': BROWSER }, 'GET', 1, ['soon_after_send']],
+      [{ 'user-agent': BROWSER }, 'GET', 1, undefined],
     ];
     for (const [headers, method, sentSecondsAgo, machine] of cases) {
       const email = await sentEmail({ sentSecondsAgo });
       const res = await get(t.services.emailLinks.clickUrl(email.linked, target), headers, method);
       expect(res.statusCode).toBe(302);
       const [, clicked] = await eventsOf(email.deliveryId);
-      expect(clicked).toEqual({ type: 'clicked', detail: expect.objectContaining({ url: target, machine }), repeat: false });
+      expect(clicked).toEqual({ type: 'clicked', detail: expect.objectContaining({ url: target }), repeat: false });
+      expect(clicked!.detail!.machine).toEqual(machine);
     }
+    const human = await sentEmail({ sentSecondsAgo: 1 });
+    await get(t.services.emailLinks.clickUrl(human.linked, target));
+    const [counted] = await query(
+      `SELECT count(DISTINCT delivery_id)::int AS clicked FROM delivery_events WHERE delivery_id = $1 AND type = 'clicked' AND NOT detail ? 'machine'`,
+      [human.deliveryId],
+    );
+    expect(counted).toEqual({ clicked: 1 });
   });
+
+  it('flags a burst: every click of a delivery following a third distinct link within a second, the first ones too; a person clicking the same link again is no burst', async () => {
+    const scanned = await sentEmail();
+    const links = ['https://shop.example.com/a', 'https://shop.example.com/b', 'https://shop.example.com/c'];
+    // A gateway follows every link of the mail at once, with a browser's agent.
+    await Promise.all(links.map((link) => get(t.services.emailLinks.clickUrl(scanned.linked, link))));
+    const clicks = (await eventsOf(scanned.deliveryId)).filter((e) => e.type === 'clicked');
+    expect(clicks.map((e) => e.detail!.machine)).toEqual([['link_burst'], ['link_burst'], ['link_burst']]);
+
+    const reader = await sentEmail();
+    for (const link of [links[0]!, links[0]!, links[1]!, links[0]!]) await get(t.services.emailLinks.clickUrl(reader.linked, link));
+    const own = (await eventsOf(reader.deliveryId)).filter((e) => e.type === 'clicked');
+    expect(own.map((e) => e.detail!.machine)).toEqual([undefined, undefined, undefined, undefined]);
+  });
+
 
   it('redirects to a target with characters a header cannot carry, percent-encoded as a browser would send them', async () => {
     const email = await sentEmail();

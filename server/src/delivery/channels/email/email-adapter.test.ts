@@ -109,7 +109,7 @@ describe('the email adapter', () => {
     );
   });
 
-  it('carries a readable plain part, the List-Unsubscribe headers, a Message-ID of the delivery and a VERP Return-Path', () => {
+  it('carries a readable plain part, the List-Unsubscribe and bulk mail headers, an opaque Message-ID of the delivery and a VERP Return-Path', () => {
     const { email } = itemOf(adapter.address(delivery(), message(), project(smtp)));
     const token = links.unsubscribeToken(4242);
     expect(email.text).toContain('Our sale [https://shop.example.com/sale?utm_source=mail&ref=a%20b#top] starts');
@@ -118,15 +118,25 @@ describe('the email adapter', () => {
     expect(email.headers).toEqual({
       'List-Unsubscribe': `<https://herald.example.com/u/${token}>, <mailto:unsubscribe+${token}@bounces.herald.example.com>`,
       'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
+      'List-Id': '<prj_1.mail.example.com>',
+      'Feedback-ID': 'cmp_01jd3abcdefghjkmnpqrstvwxy:prj_1:campaign:herald',
     });
     expect(email).toMatchObject({
       subject: 'Big sale',
       to: 'ada@example.org',
       from: { email: 'news@Mail.Example.com', name: 'Example Shop' },
-      messageId: '<msg_01jd3abcdefghjkmnpqrstvwxy.sub_01jd3abcdefghjkmnpqrstvwxy@mail.example.com>',
+      messageId: `<${links.messageIdToken(4242)}@mail.example.com>`,
       returnPath: `bounce+${links.bounceToken(4242)}@bounces.herald.example.com`,
     });
     expect(links.verifyBounce(email.returnPath.slice('bounce+'.length, email.returnPath.indexOf('@')))).toBe(4242);
+    expect(email.messageId).toMatch(/^<[a-z2-7]{28}@mail\.example\.com>$/);
+    expect(itemOf(adapter.address(delivery({ id: 4243 }), message(), project(smtp))).email.messageId).not.toBe(email.messageId);
+    // Transactional mail and automation mail: a stream of the project's, and on a list only when it is bulk mail.
+    const transactional = itemOf(adapter.address(delivery(), message({ source: 'transactional', campaignId: null }), project(smtp))).email.headers;
+    expect(transactional).toMatchObject({ 'Feedback-ID': 'prj_1:transactional:herald' });
+    expect(transactional).not.toHaveProperty('List-Id');
+    const automation = itemOf(adapter.address(delivery(), message({ source: 'automation', campaignId: null }), project(smtp))).email.headers;
+    expect(automation).toMatchObject({ 'List-Id': '<prj_1.mail.example.com>', 'Feedback-ID': 'prj_1:automation:herald' });
   });
 
   it('renders the same delivery the same every time, and a text-only message without html, pixel or wrapping', () => {

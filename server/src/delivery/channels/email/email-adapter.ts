@@ -53,6 +53,8 @@ export function createEmailAdapter(options: EmailAdapterOptions): ChannelAdapter
       if (!account && !message.sandbox) return { refusal: 'provider_not_configured' };
       const recipient = {
         deliveryId: delivery.id,
+        projectId: delivery.projectId,
+        source: message.source,
         messageId: message.id,
         campaignId: message.campaignId,
         subscriberId: delivery.subscriberId,

@@ -5,7 +5,7 @@ import { inArray } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTenant, type Tenant } from '../../../../test/fixtures.js';
 import { startTestApp, type TestApp } from '../../../../test/harness.js';
-import { startSmtpPeer, type SmtpPeer } from '../../../../test/smtp-peer.js';
+import { dkimVerdict, startSmtpPeer, type SmtpPeer } from '../../../../test/smtp-peer.js';
 import { subscribers, type EmailContent } from '../../../db/schema.js';
 import { channelAudience } from '../../../modules/segments/segment.repository.js';
 import { newId } from '../../../shared/ids.js';
@@ -16,6 +16,7 @@ const DOMAIN = 'mail.example.com';
 const SELECTOR = 'herald2026';
 const keys = generateKeyPairSync('rsa', { modulusLength: 2048 });
 const SMTP_ACCOUNT = { user: 'herald', pass: 'smtp-password-not-shown' };
+const dkimRecord = { domain: DOMAIN, selector: SELECTOR, publicKey: keys.publicKey.export({ type: 'spki', format: 'der' }).toString('base64') };
 
 let t: TestApp;
 let peer: SmtpPeer;
@@ -24,10 +25,7 @@ let tenant: Tenant;
 const query = async <T = Record<string, unknown>>(text: string, params: unknown[] = []) => (await t.database.pool.query(text, params)).rows as T[];
 
 beforeAll(async () => {
-  peer = await startSmtpPeer({
-    dkim: { domain: DOMAIN, selector: SELECTOR, publicKey: keys.publicKey.export({ type: 'spki', format: 'der' }).toString('base64') },
-    auth: SMTP_ACCOUNT,
-  });
+  peer = await startSmtpPeer({ dkim: dkimRecord, auth: SMTP_ACCOUNT });
   t = await startTestApp(
     {
       PUBLIC_URL: 'https://herald.example.com',
@@ -133,16 +131,30 @@ const hrefs = (html: string) => [...html.matchAll(/<a\b[^>]*?href="([^"]*)"/gi)]
 const local = (url: string) => url.slice('https://herald.example.com'.length);
 
 describe('email through the engine and a real SMTP server', () => {
-  it('arrives DKIM-signed over both List-Unsubscribe headers, with its plain part, Message-ID and VERP Return-Path', async () => {
+  it('arrives DKIM-signed over both List-Unsubscribe headers, with its plain part, an opaque Message-ID and VERP Return-Path', async () => {
     const reader = await contact();
-    const messageId = await send([reader]);
+    const campaignId = `cmp_${Date.now()}`;
+    const messageId = await send([reader], { campaignId });
     const [row] = await settled(messageId);
     expect(row).toMatchObject({ status: 'sent', reason: null, attempts: 1, provider_code: 'smtp_250' });
     const [mail] = peer.received(reader.email);
     expect(mail).toBeDefined();
 
     expect(mail!.dkim).toMatchObject({ result: 'pass', signingDomain: DOMAIN });
-    expect(mail!.dkim.signedHeaders).toEqual(expect.arrayContaining(['from', 'subject', 'message-id', 'list-unsubscribe', 'list-unsubscribe-post']));
+    // Every header that says who sent what to whom, and how to leave; From and Subject listed once more than present.
+    expect(mail!.dkim.signedHeaders).toEqual([
+      'from', 'from', 'reply-to', 'subject', 'subject', 'date', 'message-id', 'to', 'mime-version', 'content-type',
+      'list-unsubscribe', 'list-unsubscribe-post', 'list-id', 'feedback-id',
+    ]);
+    const head = mail!.raw.toString('latin1').split('\r\n\r\n', 1)[0]!.replace(/\r\n[ \t]+/g, ' ');
+    const signedAt = Number(/^DKIM-Signature:.*\bt=(\d+);/m.exec(head)?.[1]);
+    expect(Math.abs(signedAt - Date.now() / 1000)).toBeLessThan(60);
+    // A From or Subject put above the signed one (what many clients show) breaks the signature.
+    const verdict = async (raw: Buffer) => (await dkimVerdict(raw, dkimRecord)).result;
+    expect(await verdict(mail!.raw)).toBe('pass');
+    expect(await verdict(Buffer.concat([Buffer.from('From: Bank <security@bank.example>\r\n'), mail!.raw]))).toBe('fail');
+    expect(await verdict(Buffer.concat([Buffer.from('Subject: Verify your account\r\n'), mail!.raw]))).toBe('fail');
+    expect(await verdict(Buffer.concat([Buffer.from('Keywords: unsigned\r\n'), mail!.raw]))).toBe('pass');
 
     const { parsed } = mail!;
     const token = t.services.emailLinks.unsubscribeToken(row!.id);
@@ -158,9 +170,16 @@ describe('email through the engine and a real SMTP server', () => {
     expect(parsed.text).toContain(`Unsubscribe or change your email preferences: https://herald.example.com/u/${token}`);
     expect(parsed.html).toContain('Everything half price');
 
-    const expectedId = `<${messageId}.${reader.id}@${DOMAIN}>`;
-    expect(parsed.messageId).toBe(expectedId);
-    expect(row!.provider_message_id).toBe(expectedId);
+    // Bulk mail headers: the project's list on the sending domain, Gmail's feedback loop by campaign and project.
+    expect(parsed.headerLines.find((h) => h.key === 'list-id')?.line).toBe(`List-ID: <${tenant.projectId}.${DOMAIN}>`);
+    expect(parsed.headerLines.find((h) => h.key === 'feedback-id')?.line.replace(/\r?\n[ \t]+/g, ' ')).toBe(`Feedback-ID: ${campaignId}:${tenant.projectId}:campaign:herald`);
+
+    // Opaque: none of Herald's ids (which carry their creation times), the same token the delivery id seals.
+    expect(parsed.messageId).toMatch(new RegExp(`^<[a-z2-7]{28}@${DOMAIN.replace(/\./g, '\\.')}>$`));
+    expect(parsed.messageId).not.toContain(messageId.slice(4));
+    expect(parsed.messageId).not.toContain(reader.id.slice(4));
+    expect(t.services.emailLinks.verifyMessageId(parsed.messageId!.slice(1, parsed.messageId!.indexOf('@')))).toBe(row!.id);
+    expect(row!.provider_message_id).toBe(parsed.messageId);
     expect(mail!.envelope.from).toBe(`bounce+${t.services.emailLinks.bounceToken(row!.id)}@bounces.herald.example.com`);
     expect(t.services.emailLinks.verifyBounce(mail!.envelope.from.slice('bounce+'.length, mail!.envelope.from.indexOf('@')))).toBe(row!.id);
   });
@@ -272,7 +291,8 @@ describe('email through the engine and a real SMTP server', () => {
     const refusing = await contact(capped.live, capped.projectId);
     peer.respond(refusing.email, { code: 550 });
     expect((await settled(await send([refusing], into)))[0]).toMatchObject({ status: 'failed', reason: 'recipient_bounced' });
-    expect(await usage()).toBe(0);
+    // The engine gives the reservation back just after it records the outcome.
+    await expect.poll(usage).toBe(0);
     await query('UPDATE organizations SET monthly_email_cap = 2 WHERE id = $1', [capped.orgId]);
 
     const readers = [await contact(capped.live, capped.projectId), await contact(capped.live, capped.projectId), await contact(capped.live, capped.projectId)];

@@ -37,7 +37,7 @@ export type EmailAccount = SmtpAccount | SesAccount;
 
 /** What one recipient receives, byte for byte the same on every attempt (the provider adds Date and DKIM-Signature). */
 export interface RenderedEmail {
-  /** `<message id.subscriber id@from domain>`: one per delivery, so a retry is recognisably the same message. */
+  /** `<sealed delivery id@from domain>` (EmailLinks.messageIdToken): one per delivery, so a retry is recognisably the same message. */
   messageId: string;
   from: EmailMailbox;
   replyTo: EmailMailbox | undefined;
@@ -45,7 +45,7 @@ export interface RenderedEmail {
   subject: string;
   html: string | undefined;
   text: string;
-  /** List-Unsubscribe and List-Unsubscribe-Post. */
+  /** List-Unsubscribe, List-Unsubscribe-Post, Feedback-ID, and List-Id on bulk mail. */
   headers: Record<string, string>;
   /** The envelope sender, `bounce+<token>@EMAIL_BOUNCE_DOMAIN` (VERP): bounces come back naming the delivery. */
   returnPath: string;

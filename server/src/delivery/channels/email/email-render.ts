@@ -13,6 +13,9 @@ import type { RenderedEmail } from './email-item.js';
 /** Who one delivery goes to, and what its links name. */
 export interface EmailRecipient {
   deliveryId: number;
+  projectId: string;
+  /** Campaign and automation mail is bulk mail (List-Id); transactional mail is not. */
+  source: 'transactional' | 'campaign' | 'automation';
   messageId: string;
   /** Campaign mail's links name the campaign; transactional mail's, the message. */
   campaignId: string | null;
@@ -174,13 +177,31 @@ export function personalizeEmail(content: EmailContent, variables: Record<string
   return emailContentProblems(personalized) ? { refusal: 'template_render_failed' } : { content: personalized };
 }
 
+/** What Gmail's feedback loop groups complaints by: the last field names the sender, the others its streams. */
+const FEEDBACK_SENDER = 'herald';
+
+/**
+ * The headers that let mailbox providers tell one sender's streams apart. `Feedback-ID` (Gmail's feedback loop,
+ * `a:b:c:SenderId`): `<campaign id>:<project id>:campaign:herald` for campaign mail, `<project id>:<source>:herald`
+ * for automation and transactional mail — stable per stream, never a recipient's. `List-Id` (RFC 2919) on campaign
+ * and automation mail only, `<<project id>.<From domain>>`: the list a subscriber is on is their project's marketing
+ * mail, the same for every campaign, so a mail client's per-list filters keep working; transactional mail is on no list.
+ */
+function bulkMailHeaders(recipient: EmailRecipient, domain: string): Record<string, string> {
+  const { source, projectId, campaignId } = recipient;
+  const feedback = [...(source === 'campaign' && campaignId ? [campaignId] : []), projectId, source, FEEDBACK_SENDER].join(':');
+  if (source === 'transactional') return { 'Feedback-ID': feedback };
+  return { 'List-Id': `<${projectId.toLowerCase()}.${domain}>`, 'Feedback-ID': feedback };
+}
+
 /**
  * Renders `content` for one recipient (a personalized message's through personalizeEmail first, so that links are
  * wrapped and signed as the recipient reads them); the same delivery always renders the same email. Every email
  * carries: each http(s) link of its HTML wrapped in a signed click URL, an open pixel, a footer link to the
  * recipient's preference center, a plain-text part (the sender's, or made from the HTML — links shown, not wrapped,
  * so it stays readable), `List-Unsubscribe` (https and mailto) with `List-Unsubscribe-Post:
- * List-Unsubscribe=One-Click` (RFC 8058), a Message-ID of its delivery on the From domain, and a VERP Return-Path.
+ * List-Unsubscribe=One-Click` (RFC 8058), `Feedback-ID` (bulkMailHeaders), for campaign and automation mail `List-Id`,
+ * an opaque Message-ID of its delivery on the From domain, and a VERP Return-Path.
  */
 export function renderEmail(content: EmailContent, recipient: EmailRecipient, context: EmailRenderContext): RenderedEmail {
   const { subject, preheader, html, text } = content;
@@ -204,7 +225,8 @@ export function renderEmail(content: EmailContent, recipient: EmailRecipient, co
   const plain = text?.trim() ? text : plainText(html ?? '');
 
   const domain = content.from.email.slice(content.from.email.lastIndexOf('@') + 1).toLowerCase();
-  const messageId = `<${recipient.messageId}.${recipient.subscriberId}@${domain}>`;
+  // Sealed, not the message and subscriber ids: those carry their creation times and name Herald's own rows.
+  const messageId = `<${links.messageIdToken(recipient.deliveryId)}@${domain}>`;
   return {
     messageId,
     from: content.from,
@@ -216,6 +238,7 @@ export function renderEmail(content: EmailContent, recipient: EmailRecipient, co
     headers: {
       'List-Unsubscribe': `<${unsubscribeUrl}>, <mailto:unsubscribe+${unsubscribeToken}@${bounceDomain}>`,
       'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
+      ...bulkMailHeaders(recipient, domain),
     },
     returnPath: `bounce+${links.bounceToken(recipient.deliveryId)}@${bounceDomain}`,
     baseBoundary: createHash('sha256').update(messageId).digest('hex').slice(0, 16),

@@ -1,9 +1,9 @@
 // What every email provider sends: a rendered email composed by nodemailer and DKIM-signed with its domain's keys.
 import { createPrivateKey } from 'node:crypto';
-import { dkimSign } from 'mailauth/lib/dkim/sign.js';
 import nodemailer from 'nodemailer';
 import type { Options as MailOptions } from 'nodemailer/lib/mailer/index.js';
 import { boundedMemo } from '../../../shared/bounded-memo.js';
+import { dkimSignatures, type DkimSigner, type SignedHeaders } from './dkim-signature.js';
 import type { EmailItem, RenderedEmail } from './email-item.js';
 
 /** A domain's DKIM signing key (RFC 6376): `d=` is `domainName`, the public key is at `<keySelector>._domainkey.<domainName>`. */
@@ -20,24 +20,31 @@ export interface DkimKey {
 export type DkimKeys = (projectId: string, domain: string) => Promise<DkimKey | undefined>;
 
 /**
- * Signed whatever nodemailer's defaults become: RFC 8058 one-click unsubscribe holds only when List-Unsubscribe and
- * List-Unsubscribe-Post are both covered by a valid signature.
+ * Signed whatever the message holds: RFC 8058 one-click unsubscribe holds only when List-Unsubscribe and
+ * List-Unsubscribe-Post are both covered by a valid signature, and Gmail's feedback loop reads Feedback-ID only when
+ * signed. From and Subject are over-signed: a From or Subject added on the way (what a receiver may show instead of
+ * the signed one) breaks the signature.
  */
-export const DKIM_SIGNED_HEADERS = [
-  'From',
-  'Sender',
-  'Reply-To',
-  'Subject',
-  'Date',
-  'Message-ID',
-  'To',
-  'Cc',
-  'MIME-Version',
-  'Content-Type',
-  'Content-Transfer-Encoding',
-  'List-Unsubscribe',
-  'List-Unsubscribe-Post',
-];
+export const DKIM_SIGNED_HEADERS: SignedHeaders = {
+  names: [
+    'From',
+    'Sender',
+    'Reply-To',
+    'Subject',
+    'Date',
+    'Message-ID',
+    'To',
+    'Cc',
+    'MIME-Version',
+    'Content-Type',
+    'Content-Transfer-Encoding',
+    'List-Unsubscribe',
+    'List-Unsubscribe-Post',
+    'List-Id',
+    'Feedback-ID',
+  ],
+  overSigned: ['From', 'Subject'],
+};
 
 /** One lookup per project and From domain in a batch; the signing itself is per message. */
 export function batchKeys(dkimKeys: DkimKeys): (item: EmailItem) => Promise<DkimKey | undefined> {
@@ -57,8 +64,8 @@ const SIGNING_KEYS = 1000;
 // email"): each key is decoded once. Keyed by the PEM itself, so a rotated key is simply another entry.
 const signingKeyOf = boundedMemo((pem: string) => createPrivateKey(pem), SIGNING_KEYS);
 
-/** The message as nodemailer composes it, DKIM-signed over `signedHeaders` with `dkim` when the domain has a key. */
-export function mailOptions(email: RenderedEmail, dkim: DkimKey | undefined, signedHeaders: readonly string[]): MailOptions {
+/** The message as nodemailer composes it, unsigned. */
+function mailOptions(email: RenderedEmail): MailOptions {
   return {
     messageId: email.messageId,
     from: { address: email.from.email, name: email.from.name ?? '' },
@@ -71,7 +78,6 @@ export function mailOptions(email: RenderedEmail, dkim: DkimKey | undefined, sig
     envelope: { from: email.returnPath, to: [email.to] },
     baseBoundary: email.baseBoundary,
     xMailer: false,
-    dkim: dkim && { domainName: dkim.domainName, keySelector: dkim.keySelector, privateKey: signingKeyOf(dkim.privateKey), headerFieldNames: signedHeaders.join(':') },
   };
 }
 
@@ -79,16 +85,14 @@ export function mailOptions(email: RenderedEmail, dkim: DkimKey | undefined, sig
 const composer = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'windows', disableFileAccess: true, disableUrlAccess: true });
 
 /**
- * The whole message, signed: nodemailer's RSA signature (it signs with RSA only), then, for a domain with an Ed25519
- * key, mailauth's second signature over the same headers, placed above the first.
+ * The whole message, signed when its domain has a key: an RSA signature, and for a domain with an Ed25519 key a
+ * second one above it, both over `signedHeaders` with the time of signing (`t=`). Herald signs itself rather than
+ * through nodemailer, whose signer lists each header once and only those present (no over-signing) and gives no `t=`.
  */
-export async function composeSigned(email: RenderedEmail, dkim: DkimKey | undefined, signedHeaders: readonly string[]): Promise<Buffer> {
-  const raw = (await composer.sendMail(mailOptions(email, dkim, signedHeaders))).message as Buffer;
-  if (!dkim?.ed25519) return raw;
-  const ed25519 = { signingDomain: dkim.domainName, selector: dkim.ed25519.keySelector, privateKey: dkim.ed25519.privateKey, algorithm: 'ed25519-sha256' };
-  // Cast: its types say `headerList` is an array, but its code reads a colon-separated string (an array falls back
-  // to its default list, which leaves List-Unsubscribe-Post unsigned); and they want the signature's fields twice.
-  const { signatures, errors } = await dkimSign(raw, { canonicalization: 'relaxed/relaxed', headerList: signedHeaders.join(':'), signatureData: [ed25519] } as never);
-  if (errors.length > 0) throw errors[0]!;
-  return Buffer.concat([Buffer.from(signatures), raw]);
+export async function composeSigned(email: RenderedEmail, dkim: DkimKey | undefined, signedHeaders: SignedHeaders, now: Date = new Date()): Promise<Buffer> {
+  const raw = (await composer.sendMail(mailOptions(email))).message as Buffer;
+  if (!dkim) return raw;
+  const signers: DkimSigner[] = [{ domain: dkim.domainName, selector: dkim.keySelector, key: signingKeyOf(dkim.privateKey), algorithm: 'rsa-sha256' }];
+  if (dkim.ed25519) signers.unshift({ domain: dkim.domainName, selector: dkim.ed25519.keySelector, key: signingKeyOf(dkim.ed25519.privateKey), algorithm: 'ed25519-sha256' });
+  return Buffer.concat([Buffer.from(dkimSignatures(raw, signers, signedHeaders, now), 'latin1'), raw]);
 }

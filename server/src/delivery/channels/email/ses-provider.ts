@@ -26,7 +26,7 @@ export interface SesAccountFacts {
  * SES replaces Message-ID and Date with its own (docs: "Amazon SES header fields"), so a signature over them would
  * break: they are left out of the signed headers, as its manual-signing guide says.
  */
-const SES_SIGNED_HEADERS = DKIM_SIGNED_HEADERS.filter((name) => name !== 'Message-ID' && name !== 'Date');
+const SES_SIGNED_HEADERS = { ...DKIM_SIGNED_HEADERS, names: DKIM_SIGNED_HEADERS.names.filter((name) => name !== 'Message-ID' && name !== 'Date') };
 
 /** SES's answers that mean "later": its rate, a paused account, its own faults. */
 const RETRYABLE = new Set(['TooManyRequestsException', 'ThrottlingException', 'LimitExceededException', 'SendingPausedException', 'InternalServiceErrorException']);

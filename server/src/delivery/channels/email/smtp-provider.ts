@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import nodemailer, { type SMTPPoolOptions, type Transporter } from 'nodemailer';
 import { ProviderError, type ChannelProvider, type SendOutcome } from '../../channel.js';
 import type { EmailItem, SmtpAccount } from './email-item.js';
-import { batchKeys, composeSigned, DKIM_SIGNED_HEADERS, mailOptions, type DkimKeys } from './mail-composition.js';
+import { batchKeys, composeSigned, DKIM_SIGNED_HEADERS, type DkimKeys } from './mail-composition.js';
 
 export interface SmtpProviderOptions {
   dkimKeys: DkimKeys;
@@ -85,12 +85,8 @@ export function createSmtpProvider(options: SmtpProviderOptions): ChannelProvide
         const { email, account: smtp } = item;
         if (smtp?.provider !== 'smtp') return { ok: false, error: new ProviderError('no SMTP server for this message', { reason: 'provider_not_configured', retryable: false, providerCode: 'no_server' }) };
         try {
-          const dkim = await keyFor(item);
-          // A second (Ed25519) signature needs the composed message; without one, the pool composes and signs as it sends.
-          const mail = dkim?.ed25519
-            ? { envelope: { from: email.returnPath, to: [email.to] }, raw: await composeSigned(email, dkim, DKIM_SIGNED_HEADERS) }
-            : mailOptions(email, dkim, DKIM_SIGNED_HEADERS);
-          const info = await poolFor(smtp).sendMail(mail);
+          const raw = await composeSigned(email, await keyFor(item), DKIM_SIGNED_HEADERS);
+          const info = await poolFor(smtp).sendMail({ envelope: { from: email.returnPath, to: [email.to] }, raw });
           const status = /^\d{3}/.exec(info.response ?? '')?.[0] ?? '250';
           return { ok: true, providerCode: `smtp_${status}`, providerMessageId: email.messageId };
         } catch (error) {
