@@ -101,9 +101,9 @@ export async function recordConsents(db: Db, changes: readonly ConsentChange[], 
  * complaint is permanent and is not lifted: `false`; with `onlyReason`, neither is a state of any other reason (a
  * person may undo their own unsubscribe, not a bounce). On email, subscribers whose `emailStatus` came from the
  * lifted reason are `active` again. Lifting the person's opt-out gives back the marketing consent it took
- * (`subscribed`); lifting a bounce or a manual suppression leaves the consent as it was. The row stays (its consent
- * is kept), `reachable`. Returns whether a state was lifted, `false` when it was kept, undefined when the address had
- * none.
+ * (`subscribed`); lifting a bounce or a manual suppression leaves the consent as it was. A row left saying only what
+ * no row says (reachable, subscribed, never wrote) is deleted; one with more to say stays, `reachable`. Returns whether
+ * a state was lifted, `false` when it was kept, undefined when the address had none.
  */
 export async function liftAddressState(
   db: Db,
@@ -115,16 +115,30 @@ export async function liftAddressState(
       SELECT status_reason FROM channel_addresses
       WHERE project_id = ${key.projectId} AND sandbox = ${key.sandbox} AND channel = ${key.channel} AND address = ${key.address}
         AND status <> 'reachable'
-    ), lifted AS (
-      UPDATE channel_addresses a SET status = 'reachable', status_reason = NULL, source = NULL, updated_at = now(),
-        consent = CASE WHEN a.status = 'opted_out' AND a.status_reason IS DISTINCT FROM 'manual' THEN 'subscribed' ELSE a.consent END,
-        consent_source = CASE WHEN a.status = 'opted_out' AND a.status_reason IS DISTINCT FROM 'manual' THEN 'lifted' ELSE a.consent_source END,
-        consent_at = CASE WHEN a.status = 'opted_out' AND a.status_reason IS DISTINCT FROM 'manual' THEN now() ELSE a.consent_at END
-      FROM found f
+    ), liftable AS (
+      SELECT a.address, a.status_reason,
+        -- The person's own opt-out took the marketing consent: lifting it gives it back.
+        (a.status = 'opted_out' AND a.status_reason IS DISTINCT FROM 'manual') AS gives_back,
+        (a.consent = 'subscribed' OR (a.status = 'opted_out' AND a.status_reason IS DISTINCT FROM 'manual')) AND a.last_inbound_at IS NULL AS plain
+      FROM channel_addresses a
       WHERE a.project_id = ${key.projectId} AND a.sandbox = ${key.sandbox} AND a.channel = ${key.channel} AND a.address = ${key.address}
         AND a.status <> 'reachable' AND a.status_reason IS DISTINCT FROM 'complained'
         AND (${onlyReason ?? null}::text IS NULL OR a.status_reason = ${onlyReason ?? null})
-      RETURNING f.status_reason
+    ), dropped AS (
+      -- A row that would say only what no row says (reachable, subscribed) goes.
+      DELETE FROM channel_addresses a USING liftable l
+      WHERE l.plain AND a.project_id = ${key.projectId} AND a.sandbox = ${key.sandbox} AND a.channel = ${key.channel} AND a.address = l.address
+      RETURNING l.status_reason
+    ), kept AS (
+      UPDATE channel_addresses a SET status = 'reachable', status_reason = NULL, source = NULL, updated_at = now(),
+        consent = CASE WHEN l.gives_back THEN 'subscribed' ELSE a.consent END,
+        consent_source = CASE WHEN l.gives_back THEN 'lifted' ELSE a.consent_source END,
+        consent_at = CASE WHEN l.gives_back THEN now() ELSE a.consent_at END
+      FROM liftable l
+      WHERE NOT l.plain AND a.project_id = ${key.projectId} AND a.sandbox = ${key.sandbox} AND a.channel = ${key.channel} AND a.address = l.address
+      RETURNING l.status_reason
+    ), lifted AS (
+      SELECT status_reason FROM dropped UNION ALL SELECT status_reason FROM kept
     ), restored AS (
       UPDATE subscribers s SET email_status = 'active', updated_at = now()
       FROM lifted l

@@ -383,9 +383,7 @@ describe('POST /u/:token/preferences', () => {
 
     const state = await stateOf(address, messageId);
     expect(state.subscribers.map((s) => s.email_status)).toEqual(['active']);
-    // The address is reachable again, and subscribed to marketing by the person's own word.
-    expect(state.addresses).toEqual([{ project_id: tenant.projectId, sandbox: false, channel: 'email', status: 'reachable', status_reason: null, source: null }]);
-    expect(await query(`SELECT consent, consent_source FROM channel_addresses WHERE address = $1`, [address])).toEqual([{ consent: 'subscribed', consent_source: 'lifted' }]);
+    expect(state.addresses).toEqual([]);
     expect((await suppression(address)).statusCode).toBe(404);
     // What happened stays recorded: the unsubscribe was counted once.
     expect(state.stats).toEqual({ delivered: 1, unsubscribed: 1 });

@@ -143,6 +143,15 @@ describe('marketing consent of email addresses', () => {
     expect((await request('PATCH', `/subscribers/${id}`, tenant.live, { marketingConsent: { email: 'maybe' } })).statusCode).toBe(422);
   });
 
+  it('keeps a receipt’s address transactional when a manual suppression of it is lifted', async () => {
+    const address = newAddress();
+    await receipt(address);
+    const suppressions = `/projects/${tenant.projectId}/suppressions`;
+    expect((await request('POST', suppressions, tenant.jwt, { email: address, reason: 'manual' })).statusCode).toBeLessThan(300);
+    expect((await t.app.inject({ method: 'DELETE', url: `${suppressions}/${encodeURIComponent(address)}`, headers: tenant.jwt })).statusCode).toBeLessThan(300);
+    expect(await consentOf(await subscriberOf(address))).toMatchObject({ email: 'transactional' });
+  });
+
   it('takes a consent per row from an import, JSON or CSV', async () => {
     const [a, b] = [newAddress(), newAddress()];
     await receipt(a);
