@@ -132,6 +132,41 @@ describe.skipIf(!chromiumPath)("a subscriber's email events in Chromium", { time
     await context.close();
   });
 
+  it("shows each channel's marketing consent in plain words on the person's page and in the list, and filters segments on it", async () => {
+    const address = `customer-${Date.now()}@example.org`;
+    const { key } = await api<{ key: string }>(herald, 'POST', `/projects/${projectId}/api-keys`, { name: 'receipts', mode: 'live' }, auth);
+    const receipt = await api<{ status: string }>(
+      herald,
+      'POST',
+      '/transactional/email',
+      { to: address, subject: 'Reset your password', htmlContent: '<p>Reset it here.</p>', senderEmail: `accounts@${DOMAIN}` },
+      { 'x-api-key': key },
+    );
+    expect(receipt.status).toBe('sent');
+    const { data } = await api<{ data: { id: string }[] }>(herald, 'GET', `/subscribers/project/${projectId}?email=${encodeURIComponent(address)}`, undefined, auth);
+    const customer = data[0]!;
+
+    const { context, page } = await session.newPage();
+    await session.openDemo(page, VIEWER);
+    await page.goto(`${herald.url}/app/projects/${projectId}/subscribers/${customer.id}`);
+    const marketing = page.locator('dt', { hasText: /^Marketing$/ }).locator('xpath=following-sibling::dd');
+    await marketing.waitFor();
+    expect(await marketing.textContent()).toBe('Email: Transactional only');
+
+    await api(herald, 'PATCH', `/subscribers/${customer.id}`, { phone: '+14155550199', marketingConsent: { email: 'subscribed', sms: 'unsubscribed' } }, auth);
+    await page.goto(`${herald.url}/app/projects/${projectId}/subscribers`);
+    const row = page.getByRole('row').filter({ hasText: address });
+    await row.waitFor();
+    await row.getByText('Email: Subscribed; SMS: Unsubscribed; WhatsApp: Subscribed').waitFor();
+
+    await page.goto(`${herald.url}/app/projects/${projectId}/segments/new`);
+    const emailMarketing = page.getByRole('group', { name: 'Email marketing' });
+    await emailMarketing.getByRole('checkbox', { name: 'Transactional only' }).waitFor();
+    await page.getByRole('group', { name: 'SMS marketing' }).getByRole('checkbox', { name: 'Unsubscribed' }).waitFor();
+    await expectAccessible(page, 'the segment builder with its consent filters');
+    await context.close();
+  });
+
   it('no page broke its Content-Security-Policy', () => {
     expect(session.cspViolations).toEqual([]);
   });

@@ -1,6 +1,6 @@
-// The 11 filters of spec 2.4 as form controls (segment editor, campaign builder), and the debounce of the reach count.
+// The 11 filters of spec 2.4 and the marketing consent filters as form controls (segment editor, campaign builder), and the debounce of the reach count.
 import { useEffect, useState } from 'react';
-import { BROWSERS, EMAIL_STATUSES, fieldOf, OSES, PLATFORMS, type BuilderState } from '../pages/segment-builder-model';
+import { BROWSERS, CONSENT_LABELS, CONSENTS, EMAIL_STATUSES, fieldOf, OSES, PLATFORMS, type BuilderState } from '../pages/segment-builder-model';
 import { Field } from './field';
 
 export function useDebounced<T>(value: T, ms: number): T {
@@ -24,7 +24,12 @@ export function SegmentFilterFields({ state, setState, error, prefix = 'filters'
   const textField = (key: keyof BuilderState & ('country' | 'city' | 'device' | 'language' | 'tagsAny' | 'tagsAll' | 'tagsNone'), label: string, hint?: string) => (
     <Field label={label} field={fieldOf(key, prefix)} error={error} value={state[key]} hint={hint} onChange={(event) => setState({ ...state, [key]: event.target.value })} />
   );
-  const choices = <K extends 'platform' | 'browser' | 'os' | 'emailStatus'>(key: K, legend: string, values: readonly BuilderState[K][number][]) => (
+  const choices = <K extends 'platform' | 'browser' | 'os' | 'emailStatus' | 'emailConsent' | 'smsConsent' | 'whatsappConsent'>(
+    key: K,
+    legend: string,
+    values: readonly BuilderState[K][number][],
+    labels?: Record<string, string>,
+  ) => (
     <fieldset className="choices">
       <legend>{legend}</legend>
       {values.map((value) => (
@@ -39,7 +44,7 @@ export function SegmentFilterFields({ state, setState, error, prefix = 'filters'
               })
             }
           />{' '}
-          {value}
+          {labels?.[value] ?? value}
         </label>
       ))}
     </fieldset>
@@ -51,6 +56,11 @@ export function SegmentFilterFields({ state, setState, error, prefix = 'filters'
         {choices('browser', 'Browser', BROWSERS)}
         {choices('os', 'Operating system', OSES)}
         {choices('emailStatus', 'Email status', EMAIL_STATUSES)}
+      </div>
+      <div className="row">
+        {choices('emailConsent', 'Email marketing', CONSENTS, CONSENT_LABELS)}
+        {choices('smsConsent', 'SMS marketing', CONSENTS, CONSENT_LABELS)}
+        {choices('whatsappConsent', 'WhatsApp marketing', CONSENTS, CONSENT_LABELS)}
       </div>
       <div className="row">
         {textField('country', 'Countries', 'ISO codes, comma-separated: FR, BE')}

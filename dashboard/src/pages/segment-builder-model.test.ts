@@ -22,6 +22,12 @@ describe('segment builder model', () => {
     expect(toFilters(fromFilters(all11))).toEqual(all11);
   });
 
+  it('round-trips the marketing consent filters', () => {
+    const consent: SegmentFilters = { emailConsent: ['subscribed'], smsConsent: ['transactional', 'unsubscribed'], whatsappConsent: ['unsubscribed'] };
+    expect(toFilters(fromFilters({ ...all11, ...consent }))).toEqual({ ...all11, ...consent });
+    expect(fromFilters({ emailConsent: 'transactional' })).toEqual({ ...EMPTY, emailConsent: ['transactional'] });
+  });
+
   it('round-trips the form: form → filters → form', () => {
     const state: BuilderState = { ...EMPTY, country: 'FR, DE', tagsNone: 'churned', lastSeenDays: '7', subscribedTo: '2026-02-01', browser: ['Safari'] };
     expect(fromFilters(toFilters(state))).toEqual(state);

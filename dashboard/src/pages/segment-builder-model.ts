@@ -1,4 +1,5 @@
-// The segment builder's form state and the API's filter object (spec 2.4, all 11 filters), one into the other.
+// The segment builder's form state and the API's filter object (spec 2.4's 11 filters and the marketing consent
+// filters), one into the other.
 // No DOM: tested in Node (segment-builder-model.test.ts) for a lossless round trip.
 import type { Schemas } from '../api/client';
 import { everyValue } from '../components/format';
@@ -10,6 +11,14 @@ export const PLATFORMS = everyValue<Values<'platform'>>()('desktop', 'mobile', '
 export const BROWSERS = everyValue<Values<'browser'>>()('Chrome', 'Safari', 'Firefox', 'Edge');
 export const OSES = everyValue<Values<'os'>>()('macOS', 'Windows', 'iOS', 'Android');
 export const EMAIL_STATUSES = everyValue<Values<'emailStatus'>>()('none', 'active', 'verified', 'unsubscribed', 'bounced', 'complained');
+export const CONSENTS = everyValue<Values<'emailConsent'>>()('subscribed', 'transactional', 'unsubscribed');
+/** Marketing consent in plain words (docs/CONTEXT.md, "Marketing consent"). */
+export const CONSENT_LABELS: Record<Values<'emailConsent'>, string> = {
+  subscribed: 'Subscribed',
+  transactional: 'Transactional only',
+  unsubscribed: 'Unsubscribed',
+};
+export const CONSENT_KEYS = ['emailConsent', 'smsConsent', 'whatsappConsent'] as const;
 
 /** What the form edits: choices as arrays, free values as comma-separated text, numbers and dates as text. */
 export interface BuilderState {
@@ -17,6 +26,9 @@ export interface BuilderState {
   browser: Values<'browser'>[];
   os: Values<'os'>[];
   emailStatus: Values<'emailStatus'>[];
+  emailConsent: Values<'emailConsent'>[];
+  smsConsent: Values<'smsConsent'>[];
+  whatsappConsent: Values<'whatsappConsent'>[];
   country: string;
   city: string;
   device: string;
@@ -34,6 +46,9 @@ export const EMPTY: BuilderState = {
   browser: [],
   os: [],
   emailStatus: [],
+  emailConsent: [],
+  smsConsent: [],
+  whatsappConsent: [],
   country: '',
   city: '',
   device: '',
@@ -61,6 +76,7 @@ export function toFilters(state: BuilderState): SegmentFilters {
   if (state.browser.length) filters.browser = state.browser;
   if (state.os.length) filters.os = state.os;
   if (state.emailStatus.length) filters.emailStatus = state.emailStatus;
+  for (const key of CONSENT_KEYS) if (state[key].length) filters[key] = state[key];
   for (const key of ['country', 'city', 'device', 'language'] as const) {
     const values = list(state[key]);
     if (values.length) filters[key] = values;
@@ -86,6 +102,9 @@ export function fromFilters(filters: SegmentFilters): BuilderState {
     browser: array(filters.browser),
     os: array(filters.os),
     emailStatus: array(filters.emailStatus),
+    emailConsent: array(filters.emailConsent),
+    smsConsent: array(filters.smsConsent),
+    whatsappConsent: array(filters.whatsappConsent),
     country: text(filters.country),
     city: text(filters.city),
     device: text(filters.device),
@@ -105,6 +124,9 @@ const FIELD_OF: Record<keyof BuilderState, string> = {
   browser: 'filters.browser',
   os: 'filters.os',
   emailStatus: 'filters.emailStatus',
+  emailConsent: 'filters.emailConsent',
+  smsConsent: 'filters.smsConsent',
+  whatsappConsent: 'filters.whatsappConsent',
   country: 'filters.country',
   city: 'filters.city',
   device: 'filters.device',

@@ -9,6 +9,7 @@ import { Field, FilterActions, FormError, SelectField } from '../components/fiel
 import { dateTime } from '../components/format';
 import { Pagination } from '../components/pagination';
 import { ErrorMessage, QueryState } from '../components/query-state';
+import { CONSENT_LABELS } from './segment-builder-model';
 import { BROWSERS, filtersFromForm, OSES, PLATFORMS, STATUSES } from './subscriber-filters';
 import { REASON_LABEL } from './suppressions';
 
@@ -89,6 +90,7 @@ export function SubscribersPage() {
                   <th scope="col">Country</th>
                   <th scope="col">Tags</th>
                   <th scope="col">Status</th>
+                  <th scope="col">Marketing</th>
                   <th scope="col">Created</th>
                 </tr>
               </thead>
@@ -107,6 +109,7 @@ export function SubscribersPage() {
                     <td>{[subscriber.country, subscriber.city].filter(Boolean).join(', ') || '—'}</td>
                     <td>{subscriber.tags.join(', ') || '—'}</td>
                     <td>{subscriber.status}</td>
+                    <td>{marketingConsent(subscriber) || '—'}</td>
                     <td>{dateTime(subscriber.createdAt)}</td>
                   </tr>
                 ))}
@@ -194,6 +197,7 @@ export function SubscriberPage() {
                   ['External id', s.externalId],
                   ['Phone', s.phone],
                   ['Channels', [s.endpoint && 'push', s.email && 'email', s.phone && 'sms'].filter(Boolean).join(', ')],
+                  ['Marketing', marketingConsent(s)],
                   ['Platform', s.platform],
                   ['Browser', s.browser],
                   ['OS', s.os],
@@ -235,6 +239,23 @@ export function SubscriberPage() {
       </QueryState>
     </section>
   );
+}
+
+const CONSENT_CHANNELS = [
+  ['push', 'Push'],
+  ['email', 'Email'],
+  ['sms', 'SMS'],
+  ['whatsapp', 'WhatsApp'],
+] as const;
+
+/** Marketing consent per channel the subscriber has an address on, in plain words: "Email: Transactional only; SMS: Subscribed". */
+function marketingConsent(subscriber: Subscriber): string {
+  const consent = subscriber.marketingConsent;
+  if (!consent) return '';
+  return CONSENT_CHANNELS.flatMap(([channel, name]) => {
+    const state = consent[channel];
+    return state ? [`${name}: ${CONSENT_LABELS[state]}`] : [];
+  }).join('; ');
 }
 
 /** The subscriber's address, its emailStatus and whether the project's suppression list holds it (a 404 says not). */

@@ -380,6 +380,17 @@ export type AddressStatus = (typeof ADDRESS_STATUSES)[number];
 export const addressStatusEnum = pgEnum('address_status', ADDRESS_STATUSES);
 
 /**
+ * Whether an address may receive marketing (campaigns and automations) on a channel; transactional sends ignore it:
+ * - `subscribed`: the person or the project said so (the SDK, an API call, an import, the preference center) — and
+ *   every address Herald has no word on (no row), so the project's own contacts stay its list;
+ * - `transactional`: Herald created the contact for a transactional send: a receipt is not consent to marketing;
+ * - `unsubscribed`: the person asked for no more marketing (an unsubscribe, a complaint, an SMS STOP).
+ */
+export const MARKETING_CONSENTS = ['subscribed', 'transactional', 'unsubscribed'] as const;
+export type MarketingConsent = (typeof MARKETING_CONSENTS)[number];
+export const marketingConsentEnum = pgEnum('marketing_consent', MARKETING_CONSENTS);
+
+/**
  * Reachability per address (email lower-cased, phone numbers E.164) and channel: email, SMS and WhatsApp reach
  * people by address, so what one address says holds for every subscriber carrying it. A push device's own
  * reachability stays on its subscriber row (`status`).
@@ -401,6 +412,11 @@ export const channelAddresses = pgTable(
     source: text('source'),
     /** WhatsApp: when the person last wrote to the business (it opens the 24-hour customer-service window). */
     lastInboundAt: timestamp('last_inbound_at', { withTimezone: true }),
+    /** Marketing consent on this channel (`MARKETING_CONSENTS`); a row written for another reason starts `subscribed`. */
+    consent: marketingConsentEnum('consent').notNull().default('subscribed'),
+    /** Who last set the consent (`transactional`, `api`, `import`, `preference_center`, `recipient` …); null: never said. */
+    consentSource: text('consent_source'),
+    consentAt: timestamp('consent_at', { withTimezone: true }),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [primaryKey({ columns: [t.projectId, t.sandbox, t.channel, t.address] })],

@@ -1,8 +1,9 @@
 // The one writer of what an address is on a channel (channel_addresses), and of the email status it implies on every
-// subscriber carrying the address: provider verdicts, the person's own word, and the project's suppression list.
+// subscriber carrying the address: provider verdicts, the person's own word, the project's suppression list, and
+// the address's marketing consent.
 import { sql } from 'drizzle-orm';
 import type { Db } from '../db/database.js';
-import type { AddressStatus, Channel } from '../db/schema.js';
+import type { AddressStatus, Channel, MarketingConsent } from '../db/schema.js';
 
 /** Why an email address is suppressed; each maps to its `channel_addresses` status and to an `emailStatus`. */
 export const SUPPRESSION_REASONS = ['bounced', 'complained', 'unsubscribed', 'manual'] as const;
@@ -60,15 +61,49 @@ export async function recordAddressStates(db: Db, states: readonly AddressState[
         AND coalesce(array_position(${EMAIL_RANK}, s.email_status::text), 0) < array_position(${EMAIL_RANK}, w.status_reason)
     )
     SELECT count(*)::int AS changed FROM written`);
+  // The person's own opt-out (not a project's manual suppression, not a bounce) withdraws marketing consent too.
+  await recordConsents(
+    db,
+    states.filter((s) => s.status === 'opted_out' && s.reason !== 'manual').map((s) => ({ ...s, consent: 'unsubscribed' })),
+  );
   return rows[0]?.changed ?? 0;
+}
+
+/** A marketing consent said of one address on one channel, and who said it (`transactional`, `api`, `import` …). */
+export interface ConsentChange extends AddressKey {
+  consent: MarketingConsent;
+  source: string;
+}
+
+/**
+ * Sets the marketing consent of addresses on their channels: the one writer of `channel_addresses.consent`. With
+ * `unlessSaid`, an address whose consent someone already stated keeps it — a transactional send creating a contact
+ * never overrides (nor upgrades) what the person or the project said.
+ */
+export async function recordConsents(db: Db, changes: readonly ConsentChange[], options: { unlessSaid?: boolean } = {}): Promise<void> {
+  if (changes.length === 0) return;
+  const column = <T>(pick: (c: ConsentChange) => T) => sql.param(changes.map(pick));
+  await db.execute(sql`
+    INSERT INTO channel_addresses AS a (project_id, sandbox, channel, address, consent, consent_source, consent_at)
+    SELECT DISTINCT ON (project_id, sandbox, channel, address) project_id, sandbox, channel, address, consent, source, now() FROM unnest(
+      ${column((c) => c.projectId)}::text[], ${column((c) => c.sandbox)}::boolean[], ${column((c) => c.channel)}::channel[],
+      ${column((c) => c.address)}::text[], ${column((c) => c.consent)}::marketing_consent[], ${column((c) => c.source)}::text[]
+    ) AS x(project_id, sandbox, channel, address, consent, source)
+    ORDER BY project_id, sandbox, channel, address
+    ON CONFLICT (project_id, sandbox, channel, address) DO UPDATE
+    SET consent = excluded.consent, consent_source = excluded.consent_source, consent_at = excluded.consent_at, updated_at = now()
+    WHERE (a.consent, a.consent_source) IS DISTINCT FROM (excluded.consent, excluded.consent_source)
+      AND (${options.unlessSaid === true} = false OR a.consent_source IS NULL)`);
 }
 
 /**
  * Makes an address reachable on its channel again (the project lifts a suppression, or the person re-subscribes). A
  * complaint is permanent and is not lifted: `false`; with `onlyReason`, neither is a state of any other reason (a
  * person may undo their own unsubscribe, not a bounce). On email, subscribers whose `emailStatus` came from the
- * lifted reason are `active` again. Returns whether a state was lifted, `false` when it was kept, undefined when the
- * address had none.
+ * lifted reason are `active` again. Lifting the person's opt-out gives back the marketing consent it took
+ * (`subscribed`); lifting a bounce or a manual suppression leaves the consent as it was. A row left saying only what
+ * no row says (reachable, subscribed, never wrote) is deleted; one with more to say stays, `reachable`. Returns whether
+ * a state was lifted, `false` when it was kept, undefined when the address had none.
  */
 export async function liftAddressState(
   db: Db,
@@ -80,12 +115,30 @@ export async function liftAddressState(
       SELECT status_reason FROM channel_addresses
       WHERE project_id = ${key.projectId} AND sandbox = ${key.sandbox} AND channel = ${key.channel} AND address = ${key.address}
         AND status <> 'reachable'
+    ), liftable AS (
+      SELECT a.address, a.status_reason,
+        -- The person's own opt-out took the marketing consent: lifting it gives it back.
+        (a.status = 'opted_out' AND a.status_reason IS DISTINCT FROM 'manual') AS gives_back,
+        (a.consent = 'subscribed' OR (a.status = 'opted_out' AND a.status_reason IS DISTINCT FROM 'manual')) AND a.last_inbound_at IS NULL AS plain
+      FROM channel_addresses a
+      WHERE a.project_id = ${key.projectId} AND a.sandbox = ${key.sandbox} AND a.channel = ${key.channel} AND a.address = ${key.address}
+        AND a.status <> 'reachable' AND a.status_reason IS DISTINCT FROM 'complained'
+        AND (${onlyReason ?? null}::text IS NULL OR a.status_reason = ${onlyReason ?? null})
+    ), dropped AS (
+      -- A row that would say only what no row says (reachable, subscribed) goes.
+      DELETE FROM channel_addresses a USING liftable l
+      WHERE l.plain AND a.project_id = ${key.projectId} AND a.sandbox = ${key.sandbox} AND a.channel = ${key.channel} AND a.address = l.address
+      RETURNING l.status_reason
+    ), kept AS (
+      UPDATE channel_addresses a SET status = 'reachable', status_reason = NULL, source = NULL, updated_at = now(),
+        consent = CASE WHEN l.gives_back THEN 'subscribed' ELSE a.consent END,
+        consent_source = CASE WHEN l.gives_back THEN 'lifted' ELSE a.consent_source END,
+        consent_at = CASE WHEN l.gives_back THEN now() ELSE a.consent_at END
+      FROM liftable l
+      WHERE NOT l.plain AND a.project_id = ${key.projectId} AND a.sandbox = ${key.sandbox} AND a.channel = ${key.channel} AND a.address = l.address
+      RETURNING l.status_reason
     ), lifted AS (
-      DELETE FROM channel_addresses
-      WHERE project_id = ${key.projectId} AND sandbox = ${key.sandbox} AND channel = ${key.channel} AND address = ${key.address}
-        AND status <> 'reachable' AND status_reason IS DISTINCT FROM 'complained'
-        AND (${onlyReason ?? null}::text IS NULL OR status_reason = ${onlyReason ?? null})
-      RETURNING status_reason
+      SELECT status_reason FROM dropped UNION ALL SELECT status_reason FROM kept
     ), restored AS (
       UPDATE subscribers s SET email_status = 'active', updated_at = now()
       FROM lifted l

@@ -49,9 +49,11 @@ export {
   findAddressState,
   liftAddressState,
   recordAddressStates,
+  recordConsents,
   recordInbound,
   SUPPRESSION_REASONS,
   suppressionStatus,
   type AddressState,
+  type ConsentChange,
   type SuppressionReason,
 } from './address-states.repository.js';

@@ -2997,6 +2997,15 @@ export interface paths {
                         externalId?: string;
                         /** @description BCP 47 language */
                         language?: string;
+                        /** @description Marketing consent of the email address and of the phone number on SMS and WhatsApp: subscribed (campaigns and automations reach it), transactional (transactional sends only) or unsubscribed. Set only for the channels given; an address never stated is subscribed, unless Herald created its contact for a transactional send */
+                        marketingConsent?: {
+                            /** @enum {string} */
+                            email?: "subscribed" | "transactional" | "unsubscribed";
+                            /** @enum {string} */
+                            sms?: "subscribed" | "transactional" | "unsubscribed";
+                            /** @enum {string} */
+                            whatsapp?: "subscribed" | "transactional" | "unsubscribed";
+                        };
                         /** @description Phone number in international format; stored as E.164 */
                         phone?: string;
                         /** @description Preferences; only the given flags change */
@@ -3137,6 +3146,15 @@ export interface paths {
                             externalId?: string;
                             /** @description BCP 47 language */
                             language?: string;
+                            /** @description Marketing consent of the email address and of the phone number on SMS and WhatsApp: subscribed (campaigns and automations reach it), transactional (transactional sends only) or unsubscribed. Set only for the channels given; an address never stated is subscribed, unless Herald created its contact for a transactional send */
+                            marketingConsent?: {
+                                /** @enum {string} */
+                                email?: "subscribed" | "transactional" | "unsubscribed";
+                                /** @enum {string} */
+                                sms?: "subscribed" | "transactional" | "unsubscribed";
+                                /** @enum {string} */
+                                whatsapp?: "subscribed" | "transactional" | "unsubscribed";
+                            };
                             /** @description Phone number in international format; stored as E.164 */
                             phone?: string;
                             /** @description Preferences; only the given flags change */
@@ -12393,7 +12411,7 @@ export interface paths {
         put?: never;
         /**
          * Exact number of active subscribers matching inline filters or a saved segment (cached 30 s)
-         * @description Give exactly one of `filters` and `segmentId`. Counts active subscribers of the caller's environment (sandbox subscribers for a test key, live ones otherwise). With `channel` it counts the recipients a send on that channel to the same filters would reach (docs/CONTEXT.md, "Recipients"): `push` counts devices (active, with a push subscription); `email` counts distinct addresses (case-insensitive) whose emailStatus is active or verified, whatever their devices' push status; `sms` and `whatsapp` count distinct phone numbers. Each leaves out those who turned the channel off in preferences.channels. The count is exact; the same (project, channel, filters) within 30 seconds answers from a cache (`cached: true`).
+         * @description Give exactly one of `filters` and `segmentId`. Counts active subscribers of the caller's environment (sandbox subscribers for a test key, live ones otherwise). With `channel` it counts the recipients a send on that channel to the same filters would reach (docs/CONTEXT.md, "Recipients"): `push` counts devices (active, with a push subscription); `email` counts distinct addresses (case-insensitive) whose emailStatus is active or verified, whatever their devices' push status; `sms` and `whatsapp` count distinct phone numbers. Each leaves out those who turned the channel off in preferences.channels, and email, sms and whatsapp count only addresses whose marketing consent is `subscribed` (docs/CONTEXT.md, "Marketing consent"). The count is exact; the same (project, channel, filters) within 30 seconds answers from a cache (`cached: true`).
          */
         post: {
             parameters: {
@@ -13051,6 +13069,15 @@ export interface paths {
                         };
                         email?: string | null;
                         language?: string | null;
+                        /** @description Marketing consent of the email address and of the phone number on SMS and WhatsApp: subscribed (campaigns and automations reach it), transactional (transactional sends only) or unsubscribed. Set only for the channels given; an address never stated is subscribed, unless Herald created its contact for a transactional send */
+                        marketingConsent?: {
+                            /** @enum {string} */
+                            email?: "subscribed" | "transactional" | "unsubscribed";
+                            /** @enum {string} */
+                            sms?: "subscribed" | "transactional" | "unsubscribed";
+                            /** @enum {string} */
+                            whatsapp?: "subscribed" | "transactional" | "unsubscribed";
+                        };
                         phone?: string | null;
                         /** @description Preferences; only the given flags change */
                         preferences?: {
@@ -14551,6 +14578,15 @@ export interface paths {
                         };
                         email?: string | null;
                         language?: string | null;
+                        /** @description Marketing consent of the email address and of the phone number on SMS and WhatsApp: subscribed (campaigns and automations reach it), transactional (transactional sends only) or unsubscribed. Set only for the channels given; an address never stated is subscribed, unless Herald created its contact for a transactional send */
+                        marketingConsent?: {
+                            /** @enum {string} */
+                            email?: "subscribed" | "transactional" | "unsubscribed";
+                            /** @enum {string} */
+                            sms?: "subscribed" | "transactional" | "unsubscribed";
+                            /** @enum {string} */
+                            whatsapp?: "subscribed" | "transactional" | "unsubscribed";
+                        };
                         phone?: string | null;
                         /** @description Preferences; only the given flags change */
                         preferences?: {
@@ -18149,6 +18185,8 @@ export interface components {
             country?: string | string[];
             /** @description Exact device name(s), e.g. "Apple iPhone" */
             device?: string | string[];
+            /** @description Marketing consent of the email address: subscribed, transactional (only ever sent transactional email), unsubscribed */
+            emailConsent?: ("subscribed" | "transactional" | "unsubscribed") | ("subscribed" | "transactional" | "unsubscribed")[];
             emailStatus?: ("none" | "active" | "verified" | "unsubscribed" | "bounced" | "complained") | ("none" | "active" | "verified" | "unsubscribed" | "bounced" | "complained")[];
             /** @description BCP 47 tag(s); "en" also matches "en-US" and every other "en-…" tag */
             language?: string | string[];
@@ -18156,6 +18194,8 @@ export interface components {
             lastSeenDays?: number;
             os?: ("macOS" | "Windows" | "iOS" | "Android") | ("macOS" | "Windows" | "iOS" | "Android")[];
             platform?: ("desktop" | "mobile" | "tablet") | ("desktop" | "mobile" | "tablet")[];
+            /** @description Marketing consent of the phone number on SMS */
+            smsConsent?: ("subscribed" | "transactional" | "unsubscribed") | ("subscribed" | "transactional" | "unsubscribed")[];
             /** @description subscribedAt within [from, to], both inclusive; a date (YYYY-MM-DD) covers its whole UTC day */
             subscriptionDate?: {
                 from?: string;
@@ -18167,6 +18207,8 @@ export interface components {
                 any?: string[];
                 none?: string[];
             };
+            /** @description Marketing consent of the phone number on WhatsApp */
+            whatsappConsent?: ("subscribed" | "transactional" | "unsubscribed") | ("subscribed" | "transactional" | "unsubscribed")[];
         };
         /** @description Subscriber filters keyed by field, all combined with AND. Array values mean "any of". */
         SegmentFiltersInput: {
@@ -18177,6 +18219,8 @@ export interface components {
             country?: string | string[];
             /** @description Exact device name(s), e.g. "Apple iPhone" */
             device?: string | string[];
+            /** @description Marketing consent of the email address: subscribed, transactional (only ever sent transactional email), unsubscribed */
+            emailConsent?: ("subscribed" | "transactional" | "unsubscribed") | ("subscribed" | "transactional" | "unsubscribed")[];
             emailStatus?: ("none" | "active" | "verified" | "unsubscribed" | "bounced" | "complained") | ("none" | "active" | "verified" | "unsubscribed" | "bounced" | "complained")[];
             /** @description BCP 47 tag(s); "en" also matches "en-US" and every other "en-…" tag */
             language?: string | string[];
@@ -18184,6 +18228,8 @@ export interface components {
             lastSeenDays?: number;
             os?: ("macOS" | "Windows" | "iOS" | "Android") | ("macOS" | "Windows" | "iOS" | "Android")[];
             platform?: ("desktop" | "mobile" | "tablet") | ("desktop" | "mobile" | "tablet")[];
+            /** @description Marketing consent of the phone number on SMS */
+            smsConsent?: ("subscribed" | "transactional" | "unsubscribed") | ("subscribed" | "transactional" | "unsubscribed")[];
             /** @description subscribedAt within [from, to], both inclusive; a date (YYYY-MM-DD) covers its whole UTC day */
             subscriptionDate?: {
                 from?: string;
@@ -18195,6 +18241,8 @@ export interface components {
                 any?: string[];
                 none?: string[];
             };
+            /** @description Marketing consent of the phone number on WhatsApp */
+            whatsappConsent?: ("subscribed" | "transactional" | "unsubscribed") | ("subscribed" | "transactional" | "unsubscribed")[];
         };
         /** @description A saved segment belongs to an environment, like subscribers: a test key saves sandbox segments and sees and changes only those (another segment is 404); a live key sees both environments of its project; dashboard users every segment of their organization. A campaign uses a saved segment of its own environment only. */
         SegmentInput: {
@@ -18303,6 +18351,14 @@ export interface components {
             language: string | null;
             /** @description ISO 8601 timestamp */
             lastSeenAt: string;
+            /** @description Marketing consent per channel, null where the subscriber has no address on it: subscribed (campaigns and automations reach it), transactional (only transactional sends: Herald created the contact for one) or unsubscribed. In the detail, list and contact create/update answers */
+            marketingConsent?: {
+                email: ("subscribed" | "transactional" | "unsubscribed") | null;
+                /** @description subscribed for a browser subscription (the permission prompt is the opt-in) */
+                push: ("subscribed" | "transactional" | "unsubscribed") | null;
+                sms: ("subscribed" | "transactional" | "unsubscribed") | null;
+                whatsapp: ("subscribed" | "transactional" | "unsubscribed") | null;
+            };
             os: ("macOS" | "Windows" | "iOS" | "Android") | null;
             phone: string | null;
             platform: ("desktop" | "mobile" | "tablet") | null;
@@ -18510,6 +18566,14 @@ export interface components {
             language: string | null;
             /** @description ISO 8601 timestamp */
             lastSeenAt: string;
+            /** @description Marketing consent per channel, null where the subscriber has no address on it: subscribed (campaigns and automations reach it), transactional (only transactional sends: Herald created the contact for one) or unsubscribed. In the detail, list and contact create/update answers */
+            marketingConsent?: {
+                email: ("subscribed" | "transactional" | "unsubscribed") | null;
+                /** @description subscribed for a browser subscription (the permission prompt is the opt-in) */
+                push: ("subscribed" | "transactional" | "unsubscribed") | null;
+                sms: ("subscribed" | "transactional" | "unsubscribed") | null;
+                whatsapp: ("subscribed" | "transactional" | "unsubscribed") | null;
+            };
             os: ("macOS" | "Windows" | "iOS" | "Android") | null;
             phone: string | null;
             platform: ("desktop" | "mobile" | "tablet") | null;

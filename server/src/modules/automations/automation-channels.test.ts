@@ -254,6 +254,31 @@ describe('send_sms', () => {
   });
 });
 
+describe('marketing consent', () => {
+  it('skips the SMS step for a number only ever texted transactionally, and sends it once the number is subscribed', async () => {
+    const flow = await onEvent('loyalty.points', [{ id: 'offer', type: 'send_sms', content: { body: 'Double points this weekend' }, next: null }]);
+    const phone = usNumber();
+    const receipt = await request('POST', '/transactional/sms', tenant.live, { to: phone, message: 'Your code is 123456' });
+    expect(receipt.json(), receipt.body).toMatchObject({ status: 'sent' });
+    const [made] = await query<{ id: string }>('SELECT id FROM subscribers WHERE project_id = $1 AND phone = $2', [tenant.projectId, phone]);
+    const person = await request('GET', `/subscribers/${made!.id}`, tenant.jwt);
+    expect(person.json()).toMatchObject({ marketingConsent: { push: null, email: null, sms: 'transactional', whatsapp: 'transactional' } });
+
+    await fire('loyalty.points', made!.id);
+    await runDue();
+    expect(await outcomes(flow.id, made!.id)).toEqual([['offer', 'skipped:no_marketing_consent']]);
+    await expect.poll(() => smsTo(phone).length, { timeout: 15_000 }).toBe(1);
+
+    const subscribed = await request('PATCH', `/subscribers/${made!.id}`, tenant.live, { marketingConsent: { sms: 'subscribed' } });
+    expect(subscribed.json(), subscribed.body).toMatchObject({ marketingConsent: { sms: 'subscribed', whatsapp: 'transactional' } });
+    const again = await onEvent('loyalty.points.again', [{ id: 'offer', type: 'send_sms', content: { body: 'Double points this weekend' }, next: null }]);
+    await fire('loyalty.points.again', made!.id);
+    await runDue();
+    expect(await outcomes(again.id, made!.id)).toEqual([['offer', 'sent']]);
+    await expect.poll(() => smsTo(phone).map((m) => m.body), { timeout: 15_000 }).toEqual(['Your code is 123456', 'Double points this weekend']);
+  });
+});
+
 describe('send_whatsapp', () => {
   it('sends an APPROVED template with its parameters; a PENDING one is skipped, nothing sent, and the flow goes on', async () => {
     const components = [{ type: 'body', parameters: [{ type: 'text', text: 'A-17' }, { type: 'text', text: 'Tuesday' }] }];

@@ -20,6 +20,7 @@ const subscriber = (fields: Partial<ConditionSubject['subscriber']> = {}): Condi
   language: 'fr-FR',
   tags: ['vip', 'beta'],
   emailStatus: 'active',
+  consent: { email: 'subscribed', sms: null, whatsapp: null },
   subscribedAt: new Date('2026-01-15T10:00:00Z'),
   lastSeenAt: new Date('2026-05-30T10:00:00Z'),
   attributes: { plan: 'pro', seats: 12 },

@@ -1,7 +1,9 @@
 // Enrollments' SQL: set-based enrollment by each trigger, the executor's locked claim, and its fenced write-back.
 import { sql } from 'drizzle-orm';
+import { alias } from 'drizzle-orm/pg-core';
 import type { Db } from '../../db/database.js';
-import type { AutomationStep, AutomationTrigger, EnrollmentState } from '../../db/schema.js';
+import { subscribers, type AutomationStep, type AutomationTrigger, type EnrollmentState } from '../../db/schema.js';
+import { marketingConsentOf, takesSomeMarketing, type ConsentChannel } from '../segments/segment-filter.js';
 
 /**
  * The enrollment half of the registration statement (subscriber.repository.ts): every row of the CTE `inserted`
@@ -76,7 +78,8 @@ export async function enrollEach(
 
 /**
  * Moves a tick-evaluated automation's window to `until` and enrolls, in one statement, every active subscriber of
- * its environment that `who` selects (a predicate over `s`); each is due at a moment spread over the minute after
+ * its environment that `who` selects (a predicate over `s`) and that takes marketing on some channel (an automation
+ * is marketing); each is due at a moment spread over the minute after
  * `until` (by its id), so that a trigger matching a million people does not make them all due at once. Nothing
  * happens when another evaluation moved the window meanwhile. Returns how many were enrolled, or undefined then.
  */
@@ -92,6 +95,7 @@ export async function enrollSelected(db: Db, automation: TriggerAutomation, unti
         ${until}::timestamptz + make_interval(secs => (hashtext(s.id) & 65535) * 60.0 / 65536)
       FROM subscribers s
       WHERE s.project_id = ${automation.projectId} AND s.sandbox = ${automation.sandbox} AND s.status = 'active' AND ${who}
+        AND ${takesSomeMarketing(alias(subscribers, 's'))}
       ON CONFLICT DO NOTHING`);
     return inserted.rowCount ?? 0;
   });
@@ -207,6 +211,8 @@ export interface EnrollmentSubscriber {
   timezone: string | null;
   tags: string[];
   emailStatus: string;
+  /** Marketing consent per channel (`marketingConsentOf`); null: no address on it. */
+  consent: Record<ConsentChannel, string | null>;
   attributes: Record<string, unknown>;
   preferences: { channels?: Record<string, boolean | undefined> };
   subscribedAt: Date;
@@ -216,7 +222,8 @@ export interface EnrollmentSubscriber {
 export async function findSubscribers(db: Db, ids: readonly string[]): Promise<EnrollmentSubscriber[]> {
   const { rows } = await db.execute<Record<string, unknown>>(sql`
     SELECT id, project_id, sandbox, status, email, phone, endpoint IS NOT NULL AS push_subscribed, external_id, platform, browser, os, country, city, device, language,
-      timezone, tags, email_status, attributes, preferences, subscribed_at, last_seen_at
+      timezone, tags, email_status, attributes, preferences, subscribed_at, last_seen_at,
+      ${marketingConsentOf('email')} AS email_consent, ${marketingConsentOf('sms')} AS sms_consent, ${marketingConsentOf('whatsapp')} AS whatsapp_consent
     FROM subscribers WHERE id = ANY(${sql.param([...ids])}::text[])`);
   return rows.map((r) => ({
     id: r.id as string,
@@ -237,6 +244,7 @@ export async function findSubscribers(db: Db, ids: readonly string[]): Promise<E
     timezone: r.timezone as string | null,
     tags: r.tags as string[],
     emailStatus: r.email_status as string,
+    consent: { email: r.email_consent as string | null, sms: r.sms_consent as string | null, whatsapp: r.whatsapp_consent as string | null },
     attributes: r.attributes as Record<string, unknown>,
     preferences: r.preferences as EnrollmentSubscriber['preferences'],
     subscribedAt: new Date(r.subscribed_at as string),

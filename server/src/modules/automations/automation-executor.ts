@@ -19,7 +19,7 @@ import { sleepFor } from '../../shared/sleep.js';
 import { messagingServiceOf, type SmsSenderService } from '../channels/sms-sender.service.js';
 import { storedFilter } from '../segments/segment.service.js';
 import { SERVICE_WINDOW_MS } from '../transactional/transactional-whatsapp.service.js';
-import type { SegmentFilter } from '../segments/segment-filter.js';
+import type { ConsentChannel, SegmentFilter } from '../segments/segment-filter.js';
 import type { WhatsAppTemplateService } from '../whatsapp/whatsapp-template.service.js';
 import { criteriaHold } from './automation-conditions.js';
 import * as repo from './automation-enrollment.repository.js';
@@ -267,6 +267,8 @@ class PassContext {
   async send(enrollment: repo.ClaimedEnrollment, step: AutomationStep, subscriber: repo.EnrollmentSubscriber, flow: Flow): Promise<StepOutcome> {
     const base = { id: stepMessageId(enrollment.id, step.id), projectId: subscriber.projectId, source: 'automation' as const, campaignId: null, sandbox: subscriber.sandbox };
     const off = (channel: string) => subscriber.preferences.channels?.[channel] === false;
+    // An automation is marketing: an address that never subscribed (a receipt's) or unsubscribed is not reached.
+    const unconsented = (channel: ConsentChannel) => subscriber.consent[channel] !== 'subscribed';
     switch (step.type) {
       case 'send_push': {
         if (subscriber.status !== 'active') return { outcome: `skipped:subscriber_${subscriber.status}` };
@@ -284,6 +286,7 @@ class PassContext {
       case 'send_email': {
         if (!subscriber.email) return { outcome: 'skipped:no_email' };
         if (off('email')) return { outcome: 'skipped:channel_off' };
+        if (unconsented('email')) return { outcome: 'skipped:no_marketing_consent' };
         const address = subscriber.email.toLowerCase();
         const variables = { ...recipientVariables(address, subscriber), event: enrollment.eventProperties ?? {} };
         const personalized = personalizeEmail(flow.emails.get(step.id)!, variables);
@@ -295,6 +298,7 @@ class PassContext {
         const phone = subscriber.phone ? parsePhoneNumberFromString(subscriber.phone) : undefined;
         if (!phone?.isValid()) return { outcome: 'skipped:no_phone' };
         if (off('sms')) return { outcome: 'skipped:channel_off' };
+        if (unconsented('sms')) return { outcome: 'skipped:no_marketing_consent' };
         const chosen = await this.sender(subscriber.projectId, phone.country);
         if ('refusal' in chosen) return { outcome: `skipped:${chosen.refusal}` };
         const message: MessageRecord<'sms'> = { ...base, channel: 'sms', content: { body: step.content.body }, options: chosen.options };
@@ -304,6 +308,7 @@ class PassContext {
         const phone = subscriber.phone ? parsePhoneNumberFromString(subscriber.phone) : undefined;
         if (!phone?.isValid()) return { outcome: 'skipped:no_phone' };
         if (off('whatsapp')) return { outcome: 'skipped:channel_off' };
+        if (unconsented('whatsapp')) return { outcome: 'skipped:no_marketing_consent' };
         const { text, templateName, language, components } = step.content;
         let content: MessageRecord<'whatsapp'>['content'];
         if (templateName !== undefined) {

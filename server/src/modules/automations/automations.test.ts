@@ -373,6 +373,24 @@ describe('tick triggers', () => {
     expect(push.requestsFor(recent.browser.id)).toHaveLength(0);
   });
 
+  it('enrolls only subscribers that take marketing on some channel: a push device or a subscribed address', async () => {
+    const fresh = await createTenant(t);
+    const flow = await create(fresh, { type: 'subscriber_inactive', inactiveDays: 30 }, [pushStep('p', 'We miss you', null)]);
+    const device = await browser(fresh);
+    const contact = async (email: string, consent: string) => {
+      const res = await request('POST', '/contacts', fresh.live, { projectId: fresh.projectId, email, marketingConsent: { email: consent } });
+      expect(res.statusCode, res.body).toBe(201);
+      return res.json<{ id: string }>().id;
+    };
+    const [reader, customer, left] = [await contact('reader@example.org', 'subscribed'), await contact('customer@example.org', 'transactional'), await contact('left@example.org', 'unsubscribed')];
+    await query(`UPDATE subscribers SET last_seen_at = now() - interval '45 days' WHERE project_id = $1`, [fresh.projectId]);
+    await activate(fresh, flow.id);
+    await t.services.automations.evaluateTriggers();
+    const enrolled = await query<{ subscriber_id: string }>(`SELECT subscriber_id FROM automation_enrollments WHERE automation_id = $1`, [flow.id]);
+    expect(enrolled.map((r) => r.subscriber_id).sort()).toEqual([device.id, reader].sort());
+    void [customer, left];
+  });
+
   it('schedule enrolls the subscribers of the zones where the cron just fired', async () => {
     // A cron for the current minute in Paris: it has fired there within the window, not in Tokyo.
     const parts = new Intl.DateTimeFormat('en-GB', { timeZone: 'Europe/Paris', hour: 'numeric', minute: 'numeric', hourCycle: 'h23' }).formatToParts(new Date(Date.now() - 60_000));

@@ -4,10 +4,11 @@ import { PgDialect } from 'drizzle-orm/pg-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTenant } from '../../../test/fixtures.js';
 import { startTestApp, type TestApp } from '../../../test/harness.js';
-import { EMAIL_STATUSES, SUBSCRIBER_BROWSERS, SUBSCRIBER_OSES, SUBSCRIBER_PLATFORMS, subscribers } from '../../db/schema.js';
+import { channelAddresses, EMAIL_STATUSES, MARKETING_CONSENTS, SUBSCRIBER_BROWSERS, SUBSCRIBER_OSES, SUBSCRIBER_PLATFORMS, subscribers } from '../../db/schema.js';
 import { newId } from '../../shared/ids.js';
 import {
   compileSegmentFilter,
+  CONSENT_CHANNELS,
   filterKey,
   matchesSegmentFilter,
   segmentFilterSchema,
@@ -46,7 +47,12 @@ const SPAN_DAYS = 40;
 
 let t: TestApp;
 let projectId: string;
-const rows: (FilterableSubscriber & { id: string })[] = [];
+const rows: (FilterableSubscriber & { id: string; email: string | null; phone: string | null })[] = [];
+/** Shared addresses, so several subscribers read one address's consent; an address without a row is `subscribed`. */
+const EMAILS = Array.from({ length: 30 }, (_, i) => `person${i}@example.com`);
+const PHONES = Array.from({ length: 30 }, (_, i) => `+1415555${String(1000 + i)}`);
+/** `<channel>:<address>` → the consent stored in channel_addresses. */
+const consentRows = new Map<string, string>();
 
 beforeAll(async () => {
   t = await startTestApp();
@@ -54,9 +60,23 @@ beforeAll(async () => {
   projectId = tenant.projectId;
   const rnd = prng(20250615);
   const maybe = <T>(value: T) => (rnd.chance(0.15) ? null : value);
+  const consentOf = consentRows;
+  for (const channel of CONSENT_CHANNELS) {
+    for (const address of channel === 'email' ? EMAILS : PHONES) {
+      if (rnd.chance(0.6)) consentOf.set(`${channel}:${address}`, rnd.pick(MARKETING_CONSENTS));
+    }
+  }
   for (let i = 0; i < 400; i++) {
+    const email = rnd.chance(0.3) ? null : rnd.pick(EMAILS);
+    const phone = rnd.chance(0.4) ? null : rnd.pick(PHONES);
+    const consent = (channel: (typeof CONSENT_CHANNELS)[number], address: string | null) =>
+      address === null ? null : (consentOf.get(`${channel}:${address}`) ?? 'subscribed');
     rows.push({
       id: newId('sub'),
+      // An upper-cased email now and then: consent is per address, case-insensitively.
+      email: email && rnd.chance(0.2) ? email.toUpperCase() : email,
+      phone,
+      consent: { email: consent('email', email), sms: consent('sms', phone), whatsapp: consent('whatsapp', phone) },
       platform: maybe(rnd.pick(SUBSCRIBER_PLATFORMS)),
       browser: maybe(rnd.pick(SUBSCRIBER_BROWSERS)),
       os: maybe(rnd.pick(SUBSCRIBER_OSES)),
@@ -78,8 +98,14 @@ beforeAll(async () => {
       lastSeenAt: new Date(NOW.getTime() - (rnd.int(0, 60) + 0.5) * DAY),
     });
   }
+  await t.database.db.insert(channelAddresses).values(
+    [...consentOf].map(([key, consent]) => {
+      const [channel, address] = key.split(':') as [(typeof CONSENT_CHANNELS)[number], string];
+      return { projectId, sandbox: false, channel, address, consent: consent as (typeof MARKETING_CONSENTS)[number] };
+    }),
+  );
   await t.database.db.insert(subscribers).values(
-    rows.map((row, i) => ({
+    rows.map(({ consent: _consent, ...row }, i) => ({
       ...row,
       projectId,
       token: `st_prop_${i}`,
@@ -115,6 +141,7 @@ function randomFilter(rnd: ReturnType<typeof prng>): Record<string, unknown> {
   }
   if (rnd.chance(0.25)) filter.lastSeenDays = rnd.int(1, 70);
   if (rnd.chance(0.25)) filter.emailStatus = oneOrMany(EMAIL_STATUSES);
+  for (const channel of CONSENT_CHANNELS) if (rnd.chance(0.2)) filter[`${channel}Consent`] = oneOrMany(MARKETING_CONSENTS);
   if (rnd.chance(0.3)) {
     const a = YEAR_START + rnd.int(-3, SPAN_DAYS + 3) * DAY + (rnd.chance(0.5) ? rnd.int(0, DAY) : 0);
     const b = YEAR_START + rnd.int(-3, SPAN_DAYS + 3) * DAY + (rnd.chance(0.5) ? rnd.int(0, DAY) : 0);
@@ -159,7 +186,7 @@ describe('segment compiler', () => {
     expect(nonTrivial).toBeGreaterThan(150);
   });
 
-  it.each<[string, Record<string, unknown>, (row: FilterableSubscriber) => boolean]>([
+  it.each<[string, Record<string, unknown>, (row: (typeof rows)[number]) => boolean]>([
     ['platform value', { platform: 'mobile' }, (r) => r.platform === 'mobile'],
     ['browser array', { browser: ['Chrome', 'Edge'] }, (r) => r.browser === 'Chrome' || r.browser === 'Edge'],
     ['os', { os: 'iOS' }, (r) => r.os === 'iOS'],
@@ -173,6 +200,12 @@ describe('segment compiler', () => {
     ['tags none', { tags: { none: ['a'] } }, (r) => !r.tags.includes('a')],
     ['lastSeenDays', { lastSeenDays: 7 }, (r) => r.lastSeenAt.getTime() >= NOW.getTime() - 7 * DAY],
     ['emailStatus', { emailStatus: ['verified', 'none'] }, (r) => r.emailStatus === 'verified' || r.emailStatus === 'none'],
+    [
+      'emailConsent (no row: subscribed; case-insensitive address)',
+      { emailConsent: 'subscribed' },
+      (r) => r.email !== null && (consentRows.get(`email:${r.email.toLowerCase()}`) ?? 'subscribed') === 'subscribed',
+    ],
+    ['smsConsent', { smsConsent: ['transactional', 'unsubscribed'] }, (r) => r.phone !== null && (consentRows.get(`sms:${r.phone}`) ?? 'subscribed') !== 'subscribed'],
     [
       'subscriptionDate dates (inclusive)',
       { subscriptionDate: { from: '2024-01-10', to: '2024-01-20' } },

@@ -3,7 +3,7 @@
 import { and, eq, gte, inArray, lt, lte, not, or, sql, type SQL } from 'drizzle-orm';
 import type { PgColumn } from 'drizzle-orm/pg-core';
 import { z } from 'zod';
-import { EMAIL_STATUSES, SUBSCRIBER_BROWSERS, SUBSCRIBER_OSES, SUBSCRIBER_PLATFORMS, subscribers } from '../../db/schema.js';
+import { EMAIL_STATUSES, MARKETING_CONSENTS, SUBSCRIBER_BROWSERS, SUBSCRIBER_OSES, SUBSCRIBER_PLATFORMS, subscribers } from '../../db/schema.js';
 import { dateOrDateTime, MAX_INSTANT_MS } from '../../shared/instants.js';
 
 /** A value, or a non-empty array meaning "any of". */
@@ -52,6 +52,11 @@ export const segmentFilterSchema = z
       .describe('An array (has any of these tags), or {any?, all?, none?} arrays combined with AND'),
     lastSeenDays: z.number().int().min(1).max(36500).optional().describe('Seen within the last N days'),
     emailStatus: oneOrMany(z.enum(EMAIL_STATUSES)).optional(),
+    emailConsent: oneOrMany(z.enum(MARKETING_CONSENTS))
+      .optional()
+      .describe('Marketing consent of the email address: subscribed, transactional (only ever sent transactional email), unsubscribed'),
+    smsConsent: oneOrMany(z.enum(MARKETING_CONSENTS)).optional().describe('Marketing consent of the phone number on SMS'),
+    whatsappConsent: oneOrMany(z.enum(MARKETING_CONSENTS)).optional().describe('Marketing consent of the phone number on WhatsApp'),
     subscriptionDate: z
       .strictObject({ from: dateOrDateTime.optional(), to: dateOrDateTime.optional() })
       .refine((v) => v.from !== undefined || v.to !== undefined, 'must name from, to or both')
@@ -84,6 +89,33 @@ const lessThan = (column: PgColumn, bound: Date | undefined) => (bound === undef
 
 const asArray = <T>(value: T | T[]): T[] => (Array.isArray(value) ? value : [value]);
 
+/** The channels whose marketing consent is kept per address (push: a browser subscription is the opt-in). */
+export const CONSENT_CHANNELS = ['email', 'sms', 'whatsapp'] as const;
+export type ConsentChannel = (typeof CONSENT_CHANNELS)[number];
+
+/** `subscribers`, or an alias of it (`alias(subscribers, 's')`) in a statement that names it so. */
+type SubscriberColumns = Record<'projectId' | 'sandbox' | 'email' | 'phone' | 'endpoint', PgColumn>;
+
+/**
+ * A subscriber's marketing consent on `channel` (docs/CONTEXT.md, "Marketing consent"): what `channel_addresses` says
+ * of its address (email lower-cased, the E.164 phone) in its environment, `subscribed` when it says nothing, null
+ * without an address. The one reading of consent in SQL over `subscribers`.
+ */
+export function marketingConsentOf(channel: ConsentChannel, s: SubscriberColumns = subscribers): SQL<string | null> {
+  const address = channel === 'email' ? sql`lower(${s.email})` : sql`${s.phone}`;
+  return sql<string | null>`CASE WHEN ${address} IS NULL THEN NULL ELSE coalesce((SELECT a.consent::text FROM channel_addresses a
+    WHERE a.project_id = ${s.projectId} AND a.sandbox = ${s.sandbox} AND a.channel = ${channel} AND a.address = ${address}),
+    'subscribed') END`;
+}
+
+/** The subscriber takes marketing on some channel: a browser subscription (the permission prompt is the opt-in) or a subscribed address. */
+export function takesSomeMarketing(s: SubscriberColumns = subscribers): SQL {
+  return sql`(${s.endpoint} IS NOT NULL OR ${sql.join(
+    CONSENT_CHANNELS.map((channel) => sql`${marketingConsentOf(channel, s)} = 'subscribed'`),
+    sql` OR `,
+  )})`;
+}
+
 /** The fields the compiler and evaluator read from a subscriber. */
 export interface FilterableSubscriber {
   platform: string | null;
@@ -95,6 +127,8 @@ export interface FilterableSubscriber {
   language: string | null;
   tags: string[];
   emailStatus: string;
+  /** Marketing consent per channel; null: no address on it. */
+  consent: Record<ConsentChannel, string | null>;
   subscribedAt: Date;
   lastSeenAt: Date;
 }
@@ -119,6 +153,10 @@ export function compileSegmentFilter(filter: SegmentFilter, options: CompileOpti
   anyOf(subscribers.city, filter.city);
   anyOf(subscribers.device, filter.device);
   anyOf(subscribers.emailStatus, filter.emailStatus);
+  for (const channel of CONSENT_CHANNELS) {
+    const wanted = filter[`${channel}Consent`];
+    if (wanted !== undefined) parts.push(inArray(marketingConsentOf(channel), asArray(wanted)));
+  }
 
   if (filter.language !== undefined) {
     // Tags are validated to [A-Za-z0-9-], so no LIKE wildcard can come from the caller.
@@ -170,6 +208,7 @@ export function matchesSegmentFilter(filter: SegmentFilter, subscriber: Filterab
   if (!anyOf(filter.city, subscriber.city)) return false;
   if (!anyOf(filter.device, subscriber.device)) return false;
   if (!anyOf(filter.emailStatus, subscriber.emailStatus)) return false;
+  if (!CONSENT_CHANNELS.every((channel) => anyOf(filter[`${channel}Consent`], subscriber.consent[channel]))) return false;
   if (filter.language !== undefined) {
     const language = subscriber.language;
     if (language === null || !asArray(filter.language).some((l) => language === l || language.startsWith(`${l}-`))) return false;

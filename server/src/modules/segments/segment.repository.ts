@@ -97,11 +97,14 @@ export function audience(scope: ProjectScope, filter: SQL | undefined): SQL {
 /** Whether the person kept `channel` on (`preferences.channels.<channel>` not false). */
 const channelAllowed = (channel: Channel) => sql`(${subscribers.preferences} -> 'channels' -> ${channel}) IS DISTINCT FROM 'false'::jsonb`;
 
-/** The address is not opted out or unreachable on `channel` (an address without a row is reachable). */
-const addressReachable = (channel: Channel, address: SQL) => sql`NOT EXISTS (
+/**
+ * The address takes marketing on `channel`: it is not opted out or unreachable, and its marketing consent is
+ * `subscribed` (an address without a row is both). Campaigns and segment reach read it; transactional sends do not.
+ */
+const addressTakesMarketing = (channel: Channel, address: SQL) => sql`NOT EXISTS (
   SELECT 1 FROM channel_addresses a
   WHERE a.project_id = ${subscribers.projectId} AND a.sandbox = ${subscribers.sandbox} AND a.channel = ${channel} AND a.address = ${address}
-    AND a.status <> 'reachable')`;
+    AND (a.status <> 'reachable' OR a.consent <> 'subscribed'))`;
 
 /**
  * No subscriber of the same environment carrying this address has stopped `channel` on it: what one device's person
@@ -122,7 +125,8 @@ function addressOpen(channel: Exclude<Channel, 'push'>): SQL {
  * every `active` subscriber (the device's own status) with a subscription, that kept push on. Email reaches
  * addresses, once per address (case-insensitive) whose status takes mail, whatever its devices' push status; SMS and
  * WhatsApp reach phone numbers (E.164), once each. An address is left out when any subscriber carrying it stopped the
- * channel (`addressOpen`) or when it is opted out or unreachable on the channel (`channel_addresses`).
+ * channel (`addressOpen`), when it is opted out or unreachable on the channel, or when its marketing consent is not
+ * `subscribed` (`channel_addresses`): these are marketing audiences.
  */
 export function channelAudience(scope: ProjectScope, channel: Channel, filter: SQL | undefined): { where: SQL; address: SQL | undefined } {
   const environment = and(eq(subscribers.projectId, scope.projectId), eq(subscribers.sandbox, scope.sandbox), filter)!;
@@ -132,12 +136,12 @@ export function channelAudience(scope: ProjectScope, channel: Channel, filter: S
     case 'email': {
       const address = sql`lower(${subscribers.email})`;
       const mailable = inArray(subscribers.emailStatus, ['active', 'verified']);
-      return { where: and(environment, isNotNull(subscribers.email), mailable, addressOpen(channel), addressReachable(channel, address))!, address };
+      return { where: and(environment, isNotNull(subscribers.email), mailable, addressOpen(channel), addressTakesMarketing(channel, address))!, address };
     }
     case 'sms':
     case 'whatsapp': {
       const address = sql`${subscribers.phone}`;
-      return { where: and(environment, isNotNull(subscribers.phone), addressOpen(channel), addressReachable(channel, address))!, address };
+      return { where: and(environment, isNotNull(subscribers.phone), addressOpen(channel), addressTakesMarketing(channel, address))!, address };
     }
   }
 }

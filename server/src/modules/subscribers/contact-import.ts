@@ -5,6 +5,7 @@ import { contactRow, type ContactInput, type UpsertKey } from './contact.schemas
 
 const SIMPLE_COLUMNS = new Set(['externalId', 'email', 'phone', 'timezone', 'language', 'tags']);
 const CHANNELS = new Set(['email', 'push', 'sms', 'whatsapp']);
+const CONSENT_CHANNELS = new Set(['email', 'sms', 'whatsapp']);
 const BOOLEAN: Record<string, boolean> = { true: true, false: false, yes: true, no: false, '1': true, '0': false };
 /** At most this many row errors are listed in one 422. */
 const MAX_REPORTED_ERRORS = 500;
@@ -12,7 +13,7 @@ const MAX_REPORTED_ERRORS = 500;
 /**
  * Turns a CSV upload (header row first) into contact objects. Columns: externalId, email, phone, timezone,
  * language, tags (separated by `,` or `|`), attributes.<name>, preferences.channels.<email|push|sms|whatsapp>
- * (true/false/yes/no/1/0). Empty cells are left out; every other cell is kept verbatim (a cell like `=SUM(A1)`
+ * (true/false/yes/no/1/0), marketingConsent.<email|sms|whatsapp> (subscribed/transactional/unsubscribed). Empty cells are left out; every other cell is kept verbatim (a cell like `=SUM(A1)`
  * is stored as text, never interpreted). Malformed CSV → 400; unknown or repeated columns → 422.
  */
 export function contactsFromCsv(text: string): Record<string, unknown>[] {
@@ -32,7 +33,8 @@ export function contactsFromCsv(text: string): Record<string, unknown>[] {
     const known =
       SIMPLE_COLUMNS.has(column) ||
       /^attributes\.[^.].{0,99}$/s.test(column) ||
-      (column.startsWith('preferences.channels.') && CHANNELS.has(column.slice('preferences.channels.'.length)));
+      (column.startsWith('preferences.channels.') && CHANNELS.has(column.slice('preferences.channels.'.length))) ||
+      (column.startsWith('marketingConsent.') && CONSENT_CHANNELS.has(column.slice('marketingConsent.'.length)));
     if (!known) problems.push({ field: `columns.${column}`, error: 'is not a known column' });
     else if (seen.has(column)) problems.push({ field: `columns.${column}`, error: 'appears more than once' });
     seen.add(column);
@@ -43,10 +45,12 @@ export function contactsFromCsv(text: string): Record<string, unknown>[] {
     const contact: Record<string, unknown> = {};
     const attributes: Record<string, unknown> = {};
     const channels: Record<string, unknown> = {};
+    const consent: Record<string, unknown> = {};
     columns.forEach((column, i) => {
       const cell = cells[i] ?? '';
       if (cell === '') return;
       if (column.startsWith('attributes.')) attributes[column.slice('attributes.'.length)] = cell;
+      else if (column.startsWith('marketingConsent.')) consent[column.slice('marketingConsent.'.length)] = cell.trim().toLowerCase();
       else if (column.startsWith('preferences.channels.')) {
         // Left as the raw text when it is not a boolean, so the row fails validation naming the cell.
         channels[column.slice('preferences.channels.'.length)] = BOOLEAN[cell.trim().toLowerCase()] ?? cell;
@@ -59,6 +63,7 @@ export function contactsFromCsv(text: string): Record<string, unknown>[] {
     });
     if (Object.keys(attributes).length > 0) contact.attributes = attributes;
     if (Object.keys(channels).length > 0) contact.preferences = { channels };
+    if (Object.keys(consent).length > 0) contact.marketingConsent = consent;
     return contact;
   });
 }

@@ -79,6 +79,8 @@ export interface EmailHolders {
   statuses: EmailStatus[];
   /** One of them turned email off (`preferences.channels.email` false). */
   emailOff: boolean;
+  /** The contact was created for this send. */
+  created: boolean;
 }
 
 /** An address (lower-cased) of a project and environment, and the contact to insert if none carries it. */
@@ -100,7 +102,7 @@ export async function findOrInsertEmailHolders(tx: Db, wanted: readonly WantedEm
   const keys = [...new Set(wanted.map((w) => `${w.scope.projectId}:${w.scope.sandbox}:${w.address}`))].sort();
   await tx.execute(sql`select count(pg_advisory_xact_lock(${ADDRESS_LOCK}, hashtext(k))) from unnest(${sql.param(keys)}::text[]) as k`);
   const column = <T>(pick: (w: WantedEmailHolder) => T) => sql.param(wanted.map(pick));
-  const { rows } = await tx.execute<{ id: string; timezone: string | null; statuses: EmailStatus[]; email_off: boolean }>(sql`
+  const { rows } = await tx.execute<{ id: string; timezone: string | null; statuses: EmailStatus[]; email_off: boolean; created: boolean }>(sql`
     with given as (
       select * from unnest(
         ${column((w) => w.scope.projectId)}::text[], ${column((w) => w.scope.sandbox)}::boolean[], ${column((w) => w.address)}::text[],
@@ -124,12 +126,12 @@ export async function findOrInsertEmailHolders(tx: Db, wanted: readonly WantedEm
       returning id, project_id, sandbox, email, timezone, email_status::text as email_status
     )
     select coalesce(f.id, n.id) as id, coalesce(f.timezone, n.timezone) as timezone,
-      coalesce(f.statuses, array[n.email_status]) as statuses, coalesce(f.email_off, false) as email_off
+      coalesce(f.statuses, array[n.email_status]) as statuses, coalesce(f.email_off, false) as email_off, f.i is null as created
     from given g
     left join found f on f.i = g.i
     left join inserted n on f.i is null and n.project_id = g.project_id and n.sandbox = g.sandbox and n.email = g.address
     order by g.i`);
-  return rows.map((r) => ({ subscriberId: r.id, timezone: r.timezone, statuses: r.statuses, emailOff: r.email_off }));
+  return rows.map((r) => ({ subscriberId: r.id, timezone: r.timezone, statuses: r.statuses, emailOff: r.email_off, created: r.created }));
 }
 
 /** What the subscribers of one environment carrying a phone number say of a channel, and the row a send goes through. */
@@ -144,7 +146,8 @@ export interface PhoneHolders {
 
 /**
  * The subscribers of the scope's project and environment carrying the E.164 `phone`, or, when there are none,
- * `contact` inserted: under a lock per number, so concurrent sends to a new number create one contact.
+ * `contact` inserted, and `onCreated` run in the same transaction: under a lock per number, so concurrent sends to a
+ * new number create one contact.
  */
 export async function findOrInsertPhoneHolder(
   db: Db,
@@ -152,6 +155,7 @@ export async function findOrInsertPhoneHolder(
   phone: string,
   channel: 'sms' | 'whatsapp',
   contact: NewSubscriberRow,
+  onCreated: (tx: Db) => Promise<void>,
 ): Promise<PhoneHolders> {
   return db.transaction(async (tx) => {
     await tx.execute(sql`select pg_advisory_xact_lock(${ADDRESS_LOCK}, hashtext(${`${scope.projectId}:${scope.sandbox}:${phone}`}))`);
@@ -164,6 +168,7 @@ export async function findOrInsertPhoneHolder(
     const found = rows[0];
     if (found?.id) return { subscriberId: found.id, timezone: found.timezone, created: false, channelOff: found.channel_off === true };
     const row = await insertContact(tx, contact);
+    await onCreated(tx);
     return { subscriberId: row.id, timezone: row.timezone, created: true, channelOff: false };
   });
 }

@@ -2,6 +2,7 @@
 // update routes, contact creation and bulk import.
 import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import { z } from 'zod';
+import { MARKETING_CONSENTS } from '../../db/schema.js';
 import { timezone } from '../../http/schemas.js';
 import { language, tag } from './subscriber.schemas.js';
 import { canonicalLanguage } from './user-agent.js';
@@ -72,6 +73,30 @@ export const preferences = z
 
 export const tags = z.array(tag).max(100);
 
+const consentState = z.enum(MARKETING_CONSENTS);
+/** Marketing consent per channel of the contact's addresses (docs/CONTEXT.md, "Marketing consent"). */
+export const marketingConsent = z
+  .strictObject({ email: consentState.optional(), sms: consentState.optional(), whatsapp: consentState.optional() })
+  .describe(
+    'Marketing consent of the email address and of the phone number on SMS and WhatsApp: subscribed (campaigns and ' +
+      'automations reach it), transactional (transactional sends only) or unsubscribed. Set only for the channels given; ' +
+      'an address never stated is subscribed, unless Herald created its contact for a transactional send',
+  );
+export type MarketingConsentInput = z.output<typeof marketingConsent>;
+
+/** A consent is said of an address: the email (email) or the phone (sms, whatsapp) must come with it. */
+function consentWithAddress(value: { email?: unknown; phone?: unknown; marketingConsent?: MarketingConsentInput | undefined }, ctx: z.core.$RefinementCtx) {
+  const consent = value.marketingConsent;
+  if (consent?.email !== undefined && value.email === undefined) {
+    ctx.addIssue({ code: 'custom', path: ['marketingConsent', 'email'], message: 'needs the email address in the same request' });
+  }
+  for (const channel of ['sms', 'whatsapp'] as const) {
+    if (consent?.[channel] !== undefined && value.phone === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['marketingConsent', channel], message: 'needs the phone number in the same request' });
+    }
+  }
+}
+
 /** The contact fields a caller may change; null clears a field. */
 const contactUpdateFields = {
   email: email.nullable().optional(),
@@ -80,6 +105,7 @@ const contactUpdateFields = {
   language: contactLanguage.nullable().optional(),
   attributes: attributes.optional(),
   preferences: preferences.optional(),
+  marketingConsent: marketingConsent.optional(),
 };
 
 const atLeastOneField = (value: Record<string, unknown>, ctx: z.core.$RefinementCtx<Record<string, unknown>>) => {
@@ -105,9 +131,10 @@ export const contactFields = {
   tags: tags.optional(),
   attributes: attributes.optional(),
   preferences: preferences.optional(),
+  marketingConsent: marketingConsent.optional(),
 };
 
-export const contactRow = z.strictObject(contactFields);
+export const contactRow = z.strictObject(contactFields).superRefine(consentWithAddress);
 export type ContactInput = z.output<typeof contactRow>;
 
 export const createContactBody = z
@@ -116,6 +143,7 @@ export const createContactBody = z
     if (value.externalId === undefined && value.email === undefined && value.phone === undefined) {
       ctx.addIssue({ code: 'custom', message: 'give at least one of externalId, email or phone' });
     }
+    consentWithAddress(value, ctx);
   });
 
 const UPSERT_KEYS = ['externalId', 'email'] as const;

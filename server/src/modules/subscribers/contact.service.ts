@@ -1,16 +1,20 @@
 // Contacts: the email, phone, timezone, language, attributes and preferences of subscribers, set by token (SDK)
 // or by id (server, dashboard); email- or phone-only contacts; all-or-nothing bulk import.
 import type { Db } from '../../db/database.js';
+import { recordConsents, type ConsentChange } from '../../delivery/delivery-face.js';
 import { AppError, notFound, validationFailed } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import { randomToken } from '../../shared/secrets.js';
 import type { ProjectScope, Reach } from '../tenancy.js';
 import { upsertKeyOf, validateRows } from './contact-import.js';
 import * as repo from './contact.repository.js';
-import { ATTRIBUTES_MAX_BYTES, jsonBytes, type ContactInput, type ContactUpdate, type UpsertKey } from './contact.schemas.js';
-import { toSubscriber, type Subscriber } from './subscriber.service.js';
+import { CONSENT_CHANNELS, type ConsentChannel } from '../segments/segment-filter.js';
+import { ATTRIBUTES_MAX_BYTES, jsonBytes, type ContactInput, type ContactUpdate, type MarketingConsentInput, type UpsertKey } from './contact.schemas.js';
+import type { SubscriberRow } from './subscriber.repository.js';
+import { withConsents, type Subscriber } from './subscriber.service.js';
 
 const TOKEN_LENGTH = 32; // as at registration
+const PHONE_CHANNELS = ['sms', 'whatsapp'] as const;
 const newToken = () => `st_${randomToken(TOKEN_LENGTH)}`;
 
 function toPatch(update: ContactUpdate): repo.ContactPatch {
@@ -29,6 +33,17 @@ function toPatch(update: ContactUpdate): repo.ContactPatch {
   return patch;
 }
 
+const addressOf = (row: SubscriberRow, channel: ConsentChannel) => (channel === 'email' ? (row.email?.toLowerCase() ?? null) : row.phone);
+
+/** The consents a request states of a subscriber's addresses (each channel given must have its address). */
+function consentChanges(row: SubscriberRow, consent: MarketingConsentInput | undefined, source: string): ConsentChange[] {
+  return CONSENT_CHANNELS.flatMap((channel) => {
+    const state = consent?.[channel];
+    const address = addressOf(row, channel);
+    return state === undefined || address === null ? [] : [{ projectId: row.projectId, sandbox: row.sandbox, channel, address, consent: state, source }];
+  });
+}
+
 const dedupe = (tags: string[] | undefined) => (tags ? [...new Set(tags)] : undefined);
 
 export interface ImportResult {
@@ -41,15 +56,16 @@ export class ContactService {
   constructor(private readonly db: Db) {}
 
   updateById(reach: Reach, id: string, update: ContactUpdate): Promise<Subscriber> {
-    return this.update(reach, { id }, update);
+    return this.update(reach, { id }, update, 'api');
   }
 
+  /** The SDK's update (by the subscriber's token): a consent it gives is the person's own. */
   updateByToken(reach: Reach, token: string, update: ContactUpdate): Promise<Subscriber> {
-    return this.update(reach, { token }, update);
+    return this.update(reach, { token }, update, 'sdk');
   }
 
-  /** One statement; rolled back when the merged attributes outgrow the cap. */
-  private async update(reach: Reach, target: { id: string } | { token: string }, update: ContactUpdate) {
+  /** One statement; rolled back when the merged attributes outgrow the cap or a consent names no address. */
+  private async update(reach: Reach, target: { id: string } | { token: string }, update: ContactUpdate, source: string) {
     return this.db.transaction(async (tx) => {
       const row = await repo.updateContact(tx, reach, target, toPatch(update));
       if (!row) throw notFound('Subscriber');
@@ -58,34 +74,44 @@ export class ContactService {
           { field: 'attributes', error: `the merged attributes would exceed ${ATTRIBUTES_MAX_BYTES} bytes of JSON` },
         ]);
       }
-      return toSubscriber(row);
+      const missing = CONSENT_CHANNELS.filter((channel) => update.marketingConsent?.[channel] !== undefined && addressOf(row, channel) === null);
+      if (missing.length > 0) {
+        throw validationFailed(
+          missing.map((channel) => ({ field: `marketingConsent.${channel}`, error: `the subscriber has no ${channel === 'email' ? 'email address' : 'phone number'}` })),
+        );
+      }
+      await recordConsents(tx, consentChanges(row, update.marketingConsent, source));
+      return (await withConsents(tx, reach, [row]))[0]!;
     });
   }
 
   /** An email- or phone-only contact (no push endpoint), active; a test key creates a sandbox contact. */
   async create(scope: ProjectScope, input: ContactInput): Promise<Subscriber> {
     const now = new Date();
-    const row = await repo.insertContact(this.db, {
-      id: newId('sub'),
-      projectId: scope.projectId,
-      token: newToken(),
-      externalId: input.externalId ?? null,
-      email: input.email ?? null,
-      emailStatus: input.email !== undefined ? 'active' : 'none',
-      phone: input.phone ?? null,
-      timezone: input.timezone ?? null,
-      language: input.language ?? null,
-      tags: dedupe(input.tags) ?? [],
-      attributes: Object.fromEntries(Object.entries(input.attributes ?? {}).filter(([, v]) => v !== null)),
-      preferences: input.preferences?.channels ? { channels: input.preferences.channels } : {},
-      status: 'active',
-      sandbox: scope.sandbox,
-      createdAt: now,
-      subscribedAt: now,
-      updatedAt: now,
-      lastSeenAt: now,
+    return this.db.transaction(async (tx) => {
+      const row = await repo.insertContact(tx, {
+        id: newId('sub'),
+        projectId: scope.projectId,
+        token: newToken(),
+        externalId: input.externalId ?? null,
+        email: input.email ?? null,
+        emailStatus: input.email !== undefined ? 'active' : 'none',
+        phone: input.phone ?? null,
+        timezone: input.timezone ?? null,
+        language: input.language ?? null,
+        tags: dedupe(input.tags) ?? [],
+        attributes: Object.fromEntries(Object.entries(input.attributes ?? {}).filter(([, v]) => v !== null)),
+        preferences: input.preferences?.channels ? { channels: input.preferences.channels } : {},
+        status: 'active',
+        sandbox: scope.sandbox,
+        createdAt: now,
+        subscribedAt: now,
+        updatedAt: now,
+        lastSeenAt: now,
+      });
+      await recordConsents(tx, consentChanges(row, input.marketingConsent, 'api'));
+      return (await withConsents(tx, scope, [row]))[0]!;
     });
-    return toSubscriber(row);
   }
 
   /**
@@ -94,12 +120,21 @@ export class ContactService {
    * email names its recipient by address, and every delivery belongs to a subscriber). Part of the caller's
    * transaction `tx`: each address stays locked until it ends. Answers in the order given.
    */
-  emailRecipients(tx: Db, wanted: readonly { scope: ProjectScope; address: string }[]): Promise<repo.EmailHolders[]> {
+  async emailRecipients(tx: Db, wanted: readonly { scope: ProjectScope; address: string }[]): Promise<repo.EmailHolders[]> {
     const at = new Date();
-    return repo.findOrInsertEmailHolders(
+    const holders = await repo.findOrInsertEmailHolders(
       tx,
       wanted.map(({ scope, address }) => ({ scope, address, contact: { id: newId('sub'), token: newToken(), at } })),
     );
+    // A receipt is not consent to marketing: the address of a contact made for a transactional send is `transactional`.
+    await recordConsents(
+      tx,
+      wanted
+        .filter((_, i) => holders[i]!.created)
+        .map(({ scope, address }) => ({ ...scope, channel: 'email' as const, address, consent: 'transactional' as const, source: 'transactional' })),
+      { unlessSaid: true },
+    );
+    return holders;
   }
 
   /**
@@ -119,7 +154,14 @@ export class ContactService {
       subscribedAt: now,
       updatedAt: now,
       lastSeenAt: now,
-    });
+    }, (tx) =>
+      // A receipt is not consent to marketing, on either channel the number reaches.
+      recordConsents(
+        tx,
+        PHONE_CHANNELS.map((on) => ({ ...scope, channel: on, address: phone, consent: 'transactional' as const, source: 'transactional' })),
+        { unlessSaid: true },
+      ),
+    );
   }
 
   /**
@@ -155,6 +197,16 @@ export class ContactService {
           })),
         );
       }
+      await recordConsents(
+        tx,
+        rows.flatMap((row) =>
+          CONSENT_CHANNELS.flatMap((channel) => {
+            const consent = row.marketingConsent?.[channel];
+            const address = channel === 'email' ? row.email?.toLowerCase() : row.phone;
+            return consent === undefined || address === undefined ? [] : [{ ...scope, channel, address, consent, source: 'import' }];
+          }),
+        ),
+      );
       return { created: result.created, updated: result.updated, total: rows.length };
     });
   }

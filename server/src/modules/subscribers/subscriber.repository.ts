@@ -3,10 +3,14 @@
 import { and, count, desc, eq, gte, inArray, lt, sql, type SQL } from 'drizzle-orm';
 import type pg from 'pg';
 import type { Db } from '../../db/database.js';
-import { campaigns, deliveries, deliveryEvents, messages, recipientName, subscribers, transactionalSends, type Channel, type DeliveryEvent } from '../../db/schema.js';
+import { campaigns, deliveries, deliveryEvents, messages, recipientName, subscribers, transactionalSends, type Channel, type DeliveryEvent, type MarketingConsent } from '../../db/schema.js';
 import { reachableRows } from '../../db/tenant-scope.js';
 import type { ProjectScope, Reach } from '../tenancy.js';
 import { ENROLL_REGISTERED } from '../automations/automation-enrollment.repository.js';
+import { marketingConsentOf } from '../segments/segment-filter.js';
+
+/** A subscriber's marketing consent per channel; null where it has no address (push: no browser subscription). */
+export type MarketingConsents = Record<'push' | 'email' | 'sms' | 'whatsapp', MarketingConsent | null>;
 
 export type SubscriberRow = typeof subscribers.$inferSelect;
 export type NewSubscriberRow = typeof subscribers.$inferInsert;
@@ -163,6 +167,22 @@ export async function findById(db: Db, reach: Reach, id: string): Promise<Subscr
     .from(subscribers)
     .where(and(visibleTo(db, reach), eq(subscribers.id, id)));
   return row;
+}
+
+/** Marketing consent per channel of each subscriber named that the caller may see (`marketingConsentOf`). */
+export async function findConsents(db: Db, reach: Reach, ids: readonly string[]): Promise<Map<string, MarketingConsents>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db
+    .select({
+      id: subscribers.id,
+      push: sql<string | null>`CASE WHEN ${subscribers.endpoint} IS NULL THEN NULL ELSE 'subscribed' END`,
+      email: marketingConsentOf('email'),
+      sms: marketingConsentOf('sms'),
+      whatsapp: marketingConsentOf('whatsapp'),
+    })
+    .from(subscribers)
+    .where(and(visibleTo(db, reach), inArray(subscribers.id, [...ids])));
+  return new Map(rows.map(({ id, ...consent }) => [id, consent as MarketingConsents]));
 }
 
 export async function findByToken(db: Db, reach: Reach, token: string): Promise<SubscriberRow | undefined> {

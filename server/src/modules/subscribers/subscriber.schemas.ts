@@ -1,6 +1,6 @@
 // Zod schemas of the subscriber routes: request validation, response shapes and their OpenAPI documentation.
 import { z } from 'zod';
-import { CHANNELS, DELIVERY_EVENTS, DELIVERY_STATUSES, EMAIL_STATUSES, SUBSCRIBER_BROWSERS, SUBSCRIBER_OSES, SUBSCRIBER_PLATFORMS, SUBSCRIBER_STATUSES } from '../../db/schema.js';
+import { CHANNELS, DELIVERY_EVENTS, DELIVERY_STATUSES, EMAIL_STATUSES, MARKETING_CONSENTS, SUBSCRIBER_BROWSERS, SUBSCRIBER_OSES, SUBSCRIBER_PLATFORMS, SUBSCRIBER_STATUSES } from '../../db/schema.js';
 import { createEndpointGuard } from '../../delivery/delivery-face.js';
 import { errorEnvelope, instant, paginationQuery, timestamp, timezone } from '../../http/schemas.js';
 import { authSecretProblem, endpointProblem, p256dhProblem } from './push-keys.js';
@@ -98,6 +98,19 @@ export const subscriber = z
     updatedAt: timestamp,
     subscribedAt: timestamp,
     lastSeenAt: timestamp,
+    marketingConsent: z
+      .object({
+        push: z.enum(MARKETING_CONSENTS).nullable().describe('subscribed for a browser subscription (the permission prompt is the opt-in)'),
+        email: z.enum(MARKETING_CONSENTS).nullable(),
+        sms: z.enum(MARKETING_CONSENTS).nullable(),
+        whatsapp: z.enum(MARKETING_CONSENTS).nullable(),
+      })
+      .optional()
+      .describe(
+        'Marketing consent per channel, null where the subscriber has no address on it: subscribed (campaigns and ' +
+          'automations reach it), transactional (only transactional sends: Herald created the contact for one) or ' +
+          'unsubscribed. In the detail, list and contact create/update answers',
+      ),
   })
   .meta({ id: 'Subscriber', description: 'A subscriber; the push keys p256dh and auth are write-only and never returned' });
 

@@ -40,11 +40,14 @@ export interface Subscriber {
   updatedAt: string;
   subscribedAt: string;
   lastSeenAt: string;
+  /** In the detail, list and contact answers. */
+  marketingConsent?: repo.MarketingConsents;
 }
 
 /** The push keys (p256dh, auth) are write-only: they never leave the server. */
-export function toSubscriber(row: repo.SubscriberRow): Subscriber {
+export function toSubscriber(row: repo.SubscriberRow, marketingConsent?: repo.MarketingConsents): Subscriber {
   return {
+    ...(marketingConsent && { marketingConsent }),
     id: row.id,
     token: row.token,
     projectId: row.projectId,
@@ -72,6 +75,12 @@ export function toSubscriber(row: repo.SubscriberRow): Subscriber {
     subscribedAt: row.subscribedAt.toISOString(),
     lastSeenAt: row.lastSeenAt.toISOString(),
   };
+}
+
+/** Subscribers as answered, each with its marketing consent per channel (read in one query, after the rows). */
+export async function withConsents(db: Db, reach: Reach, rows: readonly repo.SubscriberRow[]): Promise<Subscriber[]> {
+  const consents = await repo.findConsents(db, reach, rows.map((row) => row.id));
+  return rows.map((row) => toSubscriber(row, consents.get(row.id)));
 }
 
 const text = (value: unknown) => (typeof value === 'string' && value !== '' ? value : null);
@@ -210,7 +219,7 @@ export class SubscriberService {
   async get(reach: Reach, id: string): Promise<Subscriber> {
     const row = await repo.findById(this.db, reach, id);
     if (!row) throw notFound('Subscriber');
-    return toSubscriber(row);
+    return (await withConsents(this.db, reach, [row]))[0]!;
   }
 
   /** What was sent to one subscriber, newest first: campaigns and transactional sends, with their outcome. */
@@ -247,7 +256,7 @@ export class SubscriberService {
 
   /** The devices of one of the caller's users (at most 100). */
   async byExternalId(scope: ProjectScope, externalId: string) {
-    return { data: (await repo.findByExternalId(this.db, scope, externalId, 100)).map(toSubscriber) };
+    return { data: (await repo.findByExternalId(this.db, scope, externalId, 100)).map((row) => toSubscriber(row)) };
   }
 
   async remove(reach: Reach, id: string): Promise<void> {
@@ -295,7 +304,7 @@ export class SubscriberService {
 
   async list(scope: ProjectScope, filters: repo.ListFilters, page: number, pageSize: number) {
     const { rows, total } = await repo.listSubscribers(this.db, scope, filters, pageSize, (page - 1) * pageSize);
-    return { data: rows.map(toSubscriber), page, pageSize, total };
+    return { data: await withConsents(this.db, scope, rows), page, pageSize, total };
   }
 
   /** Active subscribers per country, platform, browser, os, device and city, largest first; every value, or the top `limit`. */
