@@ -20,11 +20,11 @@ async function tree(files: Record<string, string>): Promise<string> {
   return root;
 }
 
-function run(root: string, check: boolean): Promise<{ code: number; stdout: string }> {
+function run(root: string, check: boolean): Promise<{ code: number; stdout: string; stderr: string }> {
   const args = ['--import', 'tsx', script, '--root', root, ...(check ? ['--check'] : [])];
   return new Promise((resolve) => {
-    const child = execFile(process.execPath, args, { cwd: repoRoot }, (error, stdout) => {
-      resolve({ code: error ? Number(error.code) : 0, stdout });
+    const child = execFile(process.execPath, args, { cwd: repoRoot }, (error, stdout, stderr) => {
+      resolve({ code: error ? Number(error.code) : 0, stdout, stderr });
     });
     child.stdin?.end();
   });
@@ -97,5 +97,13 @@ describe('import-graph script', () => {
     expect(report.stdout).toContain('Module cycles: 0\n');
     expect(report.stdout).toContain('File cycles: 0\n');
     expect(report.code).toBe(0);
+  });
+
+  it('refuses a root that is not a directory, with its usage, rather than reporting an empty graph', async () => {
+    const missing = path.join(tmpdir(), 'herald-import-graph-missing');
+    const report = await run(missing, true);
+    expect(report.code).toBe(2);
+    expect(report.stderr).toContain(`import-graph: ${missing} is not a directory`);
+    expect(report.stdout).toBe('');
   });
 });

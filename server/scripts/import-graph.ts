@@ -300,9 +300,16 @@ export function formatReport(graph: ImportGraph, report: Report): string {
   return `${lines.join('\n')}\n`;
 }
 
+const USAGE = 'usage: npm run imports [-- --check] [--root <directory>]  (default directory: server/src)\n';
+
 function main(args: string[]): number {
   const rootArg = args.indexOf('--root');
-  const root = rootArg >= 0 ? path.resolve(args[rootArg + 1] ?? '') : fileURLToPath(new URL('../src', import.meta.url));
+  const unknown = args.filter((arg, i) => arg !== '--check' && arg !== '--root' && (rootArg < 0 || i !== rootArg + 1));
+  const root = rootArg >= 0 ? args[rootArg + 1] : fileURLToPath(new URL('../src', import.meta.url));
+  if (unknown.length > 0 || root === undefined || !existsSync(root) || !statSync(root).isDirectory()) {
+    process.stderr.write(unknown.length > 0 || root === undefined ? USAGE : `import-graph: ${root} is not a directory\n${USAGE}`);
+    return 2;
+  }
   const graph = readImportGraph(root);
   const report = analyse(graph);
   process.stdout.write(formatReport(graph, report));
