@@ -78,6 +78,22 @@ describe('import-graph script', () => {
     expect(report.code).toBe(1);
   });
 
+  it('finds the cycle an HTTP kit closes when it is also the app: modules import it, it imports them', async () => {
+    const root = await tree({
+      'http/schemas.ts': "export const id = 'id';\n",
+      'http/app.ts': "import { orderRoutes } from '../modules/orders/index.js';\nexport const app = [orderRoutes];\n",
+      'modules/orders/index.ts': "export { orderRoutes } from './order.routes.js';\n",
+      'modules/orders/order.routes.ts': "import { id } from '../../http/schemas.js';\nexport const orderRoutes = id;\n",
+    });
+
+    const report = await run(root, true);
+    expect(report.stdout).toContain('Face bypasses: 0 ');
+    expect(report.stdout).toContain('Module cycles: 0\n');
+    expect(report.stdout).toContain('Cycles through an area (http, jobs, …): 1\n  {http, orders}\n    http → orders → http\n');
+    expect(report.stdout).toContain('File cycles: 0\n');
+    expect(report.code).toBe(1);
+  });
+
   it('passes --check on a tree whose modules meet only at their faces, without cycles', async () => {
     const root = await tree({
       'services.ts': "import { listOrders } from './modules/orders/index.js';\nimport { send } from './delivery/delivery-face.js';\nexport const s = { listOrders, send };\n",
@@ -95,6 +111,7 @@ describe('import-graph script', () => {
     const report = await run(root, true);
     expect(report.stdout).toContain('Face bypasses: 0 (0 from modules, 0 from the other areas)');
     expect(report.stdout).toContain('Module cycles: 0\n');
+    expect(report.stdout).toContain('Cycles through an area (http, jobs, …): 0\n');
     expect(report.stdout).toContain('File cycles: 0\n');
     expect(report.code).toBe(0);
   });
