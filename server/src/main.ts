@@ -58,7 +58,7 @@ async function runRole(role: ProcessRole, config: Config) {
   // ~5% more CPU per registration (docs/PERFORMANCE.md, Export memory).
   if (role !== 'worker') v8.setFlagsFromString('--no-allocation-site-pretenuring');
   const logger = createLogger(config.logLevel);
-  let herald: Herald | undefined;
+  const starting = startHerald(role, config, logger, { onFirstRun: (firstRun) => printFirstRun(firstRun, config) });
   let stopAskedAt: number | undefined;
   const stop = (running: Herald) =>
     running.stop().then(
@@ -82,7 +82,8 @@ async function runRole(role: ProcessRole, config: Config) {
         process.exit(1);
       }, config.shutdownTimeoutSeconds * 1000);
       timer.unref();
-      if (herald) void stop(herald);
+      // A failed start is main's to report.
+      void starting.then(stop, () => undefined);
       return;
     }
     if (Date.now() - stopAskedAt < REPEATED_SIGNAL_GRACE_MS) {
@@ -92,13 +93,12 @@ async function runRole(role: ProcessRole, config: Config) {
     logger.warn({ signal }, 'signal repeated while shutting down: exiting now');
     process.exit(1);
   };
-  // Before the start: Ctrl-C during a long migration stops Herald once it is up, or forces the exit if repeated.
+  // From the start on: Ctrl-C during a long migration stops Herald once it is up, or forces the exit if repeated.
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
 
-  herald = await startHerald(role, config, logger, { onFirstRun: (firstRun) => printFirstRun(firstRun, config) });
+  const herald = await starting;
   logger.info({ role, url: herald.url, metricsUrl: herald.metricsUrl, smtpIn: herald.smtpInAddress }, 'herald started');
-  if (stopAskedAt !== undefined) void stop(herald);
 }
 
 async function runMigrate(config: Config) {

