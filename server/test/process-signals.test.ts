@@ -66,7 +66,7 @@ function startNpm(port: number, extraEnv: Record<string, string> = {}): NpmHeral
   };
 }
 
-/** The first log line with this message; fails if the process exits without it. */
+/** The first log line whose message starts so; fails if the process exits without it. */
 async function waitForLog(output: () => string, exited: Promise<unknown>, msg: string, timeout: number): Promise<string> {
   let gone = false;
   void exited.then(() => (gone = true));
@@ -74,11 +74,11 @@ async function waitForLog(output: () => string, exited: Promise<unknown>, msg: s
   for (;;) {
     const line = output()
       .split('\n')
-      .find((l) => l.includes(`"msg":"${msg}"`));
+      .find((l) => l.includes(`"msg":"${msg}`));
     if (line) return line;
     if (gone) throw new Error(`exited before logging "${msg}":\n${output()}`);
     if (Date.now() > deadline) throw new Error(`no "${msg}" after ${timeout} ms:\n${output()}`);
-    await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 20));
   }
 }
 
@@ -157,6 +157,24 @@ describe('npm start signalled as a process group', { timeout: 180_000 }, () => {
     // Herald did get the signal twice (npm passes on what the group got) in some of the stops, not in all: two that
     // arrive before it runs are one, the kernel does not queue them (13 of 20 here).
     expect(repeatsIgnored).toBeGreaterThan(0);
+  });
+
+  it("stops once up on the group's SIGINT during the start (after PostgreSQL's), exit code 0", async () => {
+    const herald = startNpm(await freePort());
+    await waitForLog(herald.output, herald.exited, 'embedded PostgreSQL listening on ', BOOT_TIMEOUT);
+    herald.signalGroup('SIGINT');
+    expect(await within(herald.exited, EXIT_TIMEOUT, "npm to exit after the group's SIGINT")).toEqual({ code: 0, signal: null });
+    const messages = herald
+      .output()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => (JSON.parse(line) as { msg: string }).msg);
+    // Asked while migrations ran: before "herald started", not Node's default (killed, PostgreSQL left running).
+    expect(messages.indexOf('shutting down')).toBeGreaterThan(-1);
+    expect(messages.indexOf('shutting down')).toBeLessThan(messages.indexOf('herald started'));
+    expect(messages.at(-1)).toBe('herald stopped');
+    expect(await settledProcessesOf(dataDir)).toEqual([]);
+    expect(existsSync(path.join(dataDir, 'postgres', 'postmaster.pid'))).toBe(false);
   });
 
   it('ignores a repeat within the grace period while the stop hangs, forces the exit on a later one, PostgreSQL stopped', async () => {
