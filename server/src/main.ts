@@ -8,7 +8,7 @@ import { openApiDocument } from './http/openapi-document.js';
 import { createLogger } from './logger.js';
 import { runAdminCommand } from './cli/admin.js';
 import { createKeyring } from './modules/channels/secret-keyring.js';
-import { migrateAll, startHerald, type ProcessRole } from './runtime.js';
+import { migrateAll, startHerald, type Herald, type ProcessRole } from './runtime.js';
 import type { FirstRun } from './modules/organizations/bootstrap.js';
 
 const USAGE = `Usage: herald <command>
@@ -23,6 +23,13 @@ Commands:
   admin     create users, organizations, projects and API keys (herald admin --help)
   openapi   print the OpenAPI document (what /docs/json serves) without a database
 `;
+
+/**
+ * A stop signal repeated this soon is one signal delivered twice, not a person insisting: a terminal's Ctrl-C,
+ * `systemctl stop` and `kill -TERM -<pgid>` signal the whole process group, and npm passes on to Herald what it got
+ * too, within a millisecond. Later, a repeat (Ctrl-C again on a stop that hangs) forces the exit.
+ */
+const REPEATED_SIGNAL_GRACE_MS = 3_000;
 
 function printFirstRun(firstRun: FirstRun, config: Config) {
   const lines = [
@@ -51,23 +58,10 @@ async function runRole(role: ProcessRole, config: Config) {
   // ~5% more CPU per registration (docs/PERFORMANCE.md, Export memory).
   if (role !== 'worker') v8.setFlagsFromString('--no-allocation-site-pretenuring');
   const logger = createLogger(config.logLevel);
-  const herald = await startHerald(role, config, logger, { onFirstRun: (firstRun) => printFirstRun(firstRun, config) });
-  logger.info({ role, url: herald.url, metricsUrl: herald.metricsUrl, smtpIn: herald.smtpInAddress }, 'herald started');
-
-  let stopping = false;
-  const shutdown = (signal: string) => {
-    if (stopping) {
-      logger.warn({ signal }, 'second signal: exiting now');
-      process.exit(1);
-    }
-    stopping = true;
-    logger.info({ signal }, 'shutting down');
-    const timer = setTimeout(() => {
-      logger.error('shutdown timed out');
-      process.exit(1);
-    }, config.shutdownTimeoutSeconds * 1000);
-    timer.unref();
-    herald.stop().then(
+  const starting = startHerald(role, config, logger, { onFirstRun: (firstRun) => printFirstRun(firstRun, config) });
+  let stopAskedAt: number | undefined;
+  const stop = (running: Herald) =>
+    running.stop().then(
       () => {
         logger.info('herald stopped');
         process.exit(0);
@@ -77,9 +71,34 @@ async function runRole(role: ProcessRole, config: Config) {
         process.exit(1);
       },
     );
+  // A forced exit and the shutdown timeout leave the graceful stop unfinished: the embedded PostgreSQL's exit hook
+  // (db/embedded-postgres.ts) still stops it before the process is gone.
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopAskedAt === undefined) {
+      stopAskedAt = Date.now();
+      logger.info({ signal }, 'shutting down');
+      const timer = setTimeout(() => {
+        logger.error('shutdown timed out');
+        process.exit(1);
+      }, config.shutdownTimeoutSeconds * 1000);
+      timer.unref();
+      // A failed start is main's to report.
+      void starting.then(stop, () => undefined);
+      return;
+    }
+    if (Date.now() - stopAskedAt < REPEATED_SIGNAL_GRACE_MS) {
+      logger.info({ signal }, 'already shutting down: signal ignored');
+      return;
+    }
+    logger.warn({ signal }, 'signal repeated while shutting down: exiting now');
+    process.exit(1);
   };
-  process.on('SIGINT', () => shutdown('SIGINT'));
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  // From the start on: Ctrl-C during a long migration stops Herald once it is up, or forces the exit if repeated.
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+
+  const herald = await starting;
+  logger.info({ role, url: herald.url, metricsUrl: herald.metricsUrl, smtpIn: herald.smtpInAddress }, 'herald started');
 }
 
 async function runMigrate(config: Config) {

