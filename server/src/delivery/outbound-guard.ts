@@ -62,7 +62,10 @@ export interface OutboundGuard {
   hostRefusal(host: string): string | undefined;
   /** Why an https URL must not be contacted: its scheme, then its host as `hostRefusal` judges it. */
   refusal(url: URL): string | undefined;
-  /** `hostRefusal`, then every address a name resolves to now: where a save checks an SMTP server. */
+  /**
+   * `hostRefusal`, then every address a name resolves to now (one refused address refuses it): where a save checks an
+   * SMTP server. A name that does not resolve passes: connections are checked again.
+   */
   resolvedRefusal(host: string): Promise<string | undefined>;
   /** The operator allowed this host, by name or address (its default TLS is then opportunistic). */
   allows(host: string): boolean;
@@ -128,12 +131,8 @@ export function createOutboundGuard(options: OutboundGuardOptions = {}): Outboun
       const refusal = hostRefusal(raw);
       const host = bare(raw);
       if (refusal || isIP(host) !== 0 || nameAllowed(host)) return refusal;
-      let addresses: LookupAddress[];
-      try {
-        addresses = await new Promise((resolve, reject) => dnsLookup(host, { all: true }, (error, found) => (error ? reject(error) : resolve(found))));
-      } catch (error) {
-        return `must be a host name that resolves (${host}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`;
-      }
+      // A name that does not resolve from here (yet) is let through: nothing is reached by it, and connections check again.
+      const addresses = await new Promise<LookupAddress[]>((resolve) => dnsLookup(host, { all: true }, (error, found) => resolve(error ? [] : found)));
       const refused = addresses.find((a) => blocked(a.address, a.family));
       return refused && `must not resolve to a loopback, private or other non-public address (${host} is ${refused.address})`;
     },
