@@ -1,5 +1,6 @@
 // A tenant's SMTP server through the outbound guard and TLS: refused hosts at save and at connect (no connection made),
 // and `tls: required | opportunistic | implicit` against real sinks with and without TLS.
+import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:net';
 import { hostname } from 'node:os';
 import { inArray } from 'drizzle-orm';
@@ -25,7 +26,7 @@ interface DeliveryRow {
 
 /** Sends one email from `tenant` through the engine of `t` and waits until its delivery settles. */
 async function sendOne(t: TestApp, tenant: Tenant): Promise<{ row: DeliveryRow; to: string }> {
-  const to = `reader-${newId('r')}@example.org`.toLowerCase();
+  const to = `reader-${randomBytes(6).toString('hex')}@example.org`;
   const contact = await t.app.inject({ method: 'POST', url: '/contacts', headers: tenant.live, payload: { projectId: tenant.projectId, email: to } });
   expect(contact.statusCode, contact.body).toBe(201);
   const messageId = newId('msg');
