@@ -89,8 +89,11 @@ export function createSmtpProvider(options: SmtpProviderOptions): ChannelProvide
     if (refusal) return callback(Object.assign(new Error(`${smtp.host} ${refusal}`), { code: BLOCKED_ENDPOINT_CODE }));
     const socket = connect({ host: smtp.host, port: smtp.port, lookup: guard.lookup });
     const timer = setTimeout(() => socket.destroy(Object.assign(new Error(`Connection timeout to ${smtp.host}:${smtp.port}`), { code: 'ETIMEDOUT' })), options.timeoutMs);
-    const failed = (error: Error) => {
+    const failed = (error: NodeJS.ErrnoException) => {
       clearTimeout(timer);
+      // The codes nodemailer gives the same failures when it connects itself: a refused or reset connection and a
+      // failed DNS answer are tried again.
+      if (error.code !== BLOCKED_ENDPOINT_CODE && error.code !== 'ETIMEDOUT') error.code = error.syscall === 'getaddrinfo' ? 'EDNS' : 'ESOCKET';
       callback(error);
     };
     socket.once('error', failed);
