@@ -118,6 +118,38 @@ describe('SMTP servers a tenant names, without OUTBOUND_ALLOWED_HOSTS', () => {
   });
 });
 
+describe('SMTP servers the operator allowed (OUTBOUND_ALLOWED_HOSTS)', () => {
+  let t: TestApp;
+  let relay: SmtpPeer;
+
+  beforeAll(async () => {
+    relay = await startSmtpPeer();
+    t = await startTestApp({ ...ENV, OUTBOUND_ALLOWED_HOSTS: 'localhost, 10.0.0.0/8' });
+    t.services.delivery.start();
+  });
+  afterAll(async () => {
+    await t.services.delivery.stop();
+    await t.services.close();
+    await t.close();
+    await relay.close();
+  });
+
+  it('takes an allowed name or subnet (TLS opportunistic by default) and sends through the relay on localhost; the rest stays refused', async () => {
+    const tenant = await createTenant(t);
+    const inSubnet = await putSmtp(t, tenant, { host: '10.1.2.3', port: 25 });
+    expect(inSubnet.statusCode, inSubnet.body).toBe(200);
+    expect(inSubnet.json().settings).toMatchObject({ tls: 'opportunistic' });
+    for (const host of ['127.0.0.1', '192.168.1.1', 'metadata.google.internal']) expect((await putSmtp(t, tenant, { host, port: 25 })).statusCode, host).toBe(422);
+
+    const local = await putSmtp(t, tenant, { host: 'localhost', port: relay.port });
+    expect(local.statusCode, local.body).toBe(200);
+    expect(local.json().settings).toMatchObject({ host: 'localhost', tls: 'opportunistic' });
+    const { row, to } = await sendOne(t, tenant);
+    expect(row).toMatchObject({ status: 'sent', provider_code: 'smtp_250' });
+    expect(relay.received(to)).toHaveLength(1);
+  });
+});
+
 describe('SMTP TLS: required, opportunistic, implicit', () => {
   let t: TestApp;
   let certificates: TestCertificates;
