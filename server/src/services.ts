@@ -162,6 +162,15 @@ function signingKeysOf(domains: EmailDomainService): DkimKeys {
   };
 }
 
+/** EMAIL_SMTP_CA_FILE's certificates; a file that cannot be read stops the start, naming the setting. */
+function readCaFile(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new Error(`EMAIL_SMTP_CA_FILE: cannot read ${path}: ${(error as Error).message}`);
+  }
+}
+
 export function createServices(db: Db, config: ServicesConfig, jwtSecret: string, options: ServicesOptions = {}): Services {
   const providers = options.providers ?? {
     push: createWebPushProvider({ ...config.push, allowInsecureEndpoints: config.allowInsecurePushEndpoints }),
@@ -219,7 +228,7 @@ export function createServices(db: Db, config: ServicesConfig, jwtSecret: string
         connections: config.email.smtpConnections,
         timeoutMs: config.email.smtpTimeoutMs,
         guard: outboundGuard,
-        extraCa: config.email.smtpCaFile === undefined ? undefined : readFileSync(config.email.smtpCaFile, 'utf8'),
+        extraCa: config.email.smtpCaFile === undefined ? undefined : readCaFile(config.email.smtpCaFile),
       }),
       ses: createSesProvider({ dkimKeys, ...config.email.ses }),
     },
