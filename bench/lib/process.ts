@@ -63,7 +63,8 @@ async function startChild(args: string[], env: Record<string, string>, probePath
 /** The real Herald API process; every setting through its environment, as in production. */
 export async function startHerald(env: Record<string, string>): Promise<Child> {
   const port = await freePort();
-  return startChild([path.join(root, 'server/dist/main.js'), 'api'], { ...env, PORT: String(port), HOST: '127.0.0.1' }, '/healthz', port);
+  // The SMTP sink listens on loopback: an allowed outbound host, as a self-hoster's own relay would be.
+  return startChild([path.join(root, 'server/dist/main.js'), 'api'], { OUTBOUND_ALLOWED_HOSTS: '127.0.0.1', ...env, PORT: String(port), HOST: '127.0.0.1' }, '/healthz', port);
 }
 
 /** The real Herald worker process (the delivery engine), ready once its engine listens for work. */

@@ -52,6 +52,8 @@ export async function startHerald(extraEnv: Record<string, string> = {}): Promis
     ADMIN_EMAIL: ADMIN.email,
     ADMIN_PASSWORD: ADMIN.password,
     PUBLIC_URL: `http://127.0.0.1:${port}`,
+    // The tests' SMTP sinks listen on loopback: an allowed outbound host, as a self-hoster's own relay would be.
+    OUTBOUND_ALLOWED_HOSTS: '127.0.0.1',
     ...extraEnv,
   };
   const child = spawn(process.execPath, [MAIN, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -63,7 +63,8 @@ describe.skipIf(!chromiumPath)('email settings in Chromium', { timeout: 60_000 }
     expect((await emailConfig())?.provider ?? 'none').toBe('none');
 
     await port.fill('465');
-    await form(page).getByLabel(/^TLS from the first byte/).check();
+    expect(await form(page).getByLabel('Encryption', { exact: true }).inputValue()).toBe('required');
+    await form(page).getByLabel('Encryption', { exact: true }).selectOption({ label: 'Encrypted from the first byte (TLS, usually port 465)' });
     await form(page).getByLabel('Sends per second (optional)').fill('14');
     await form(page).getByLabel('User', { exact: true }).fill('mailer');
     await form(page).getByLabel('Password', { exact: true }).fill(PASSWORD);
@@ -71,13 +72,14 @@ describe.skipIf(!chromiumPath)('email settings in Chromium', { timeout: 60_000 }
     await page.getByRole('status').filter({ hasText: 'Email provider saved.' }).waitFor();
 
     const stored = await emailConfig();
-    expect(stored).toMatchObject({ provider: 'smtp', settings: { host: 'smtp.example.com', port: 465, secure: true, ratePerSecond: 14 } });
+    expect(stored).toMatchObject({ provider: 'smtp', settings: { host: 'smtp.example.com', port: 465, tls: 'implicit', secure: true, ratePerSecond: 14 } });
     expect([...stored!.credentials].sort()).toEqual(['pass', 'user']);
     await current(page).getByText('smtp', { exact: true }).waitFor();
     expect(await current(page).getByRole('definition').filter({ hasText: 'pass' }).textContent()).toBe(stored!.credentials.join(', '));
     // The form starts again from what is stored: the settings, never the password.
     expect(await form(page).getByLabel('Host', { exact: true }).inputValue()).toBe('smtp.example.com');
     expect(await form(page).getByLabel('Port', { exact: true }).inputValue()).toBe('465');
+    expect(await form(page).getByLabel('Encryption', { exact: true }).inputValue()).toBe('implicit');
     expect(await form(page).getByLabel('Password', { exact: true }).inputValue()).toBe('');
     expect(await page.content()).not.toContain(PASSWORD);
     await page.reload();

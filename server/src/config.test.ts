@@ -109,6 +109,25 @@ describe('sending domains', () => {
   });
 });
 
+describe('outbound hosts', () => {
+  it('allows none unless told, and reads OUTBOUND_ALLOWED_HOSTS as names, addresses and subnets', () => {
+    expect(loadConfig({}).outboundAllowedHosts).toEqual({ names: [], subnets: [] });
+    expect(loadConfig({ OUTBOUND_ALLOWED_HOSTS: ' Relay.Internal., 127.0.0.1,10.0.0.0/8 , ::1, fd00::/8' }).outboundAllowedHosts).toEqual({
+      names: ['relay.internal'],
+      subnets: [
+        { network: '127.0.0.1', prefix: 32, family: 'ipv4' },
+        { network: '10.0.0.0', prefix: 8, family: 'ipv4' },
+        { network: '::1', prefix: 128, family: 'ipv6' },
+        { network: 'fd00::', prefix: 8, family: 'ipv6' },
+      ],
+    });
+  });
+
+  it.each(['10.0.0.0/33', 'relay.internal/8', 'not a host', '10.0.0.0/8/8', 'http://relay'])('rejects OUTBOUND_ALLOWED_HOSTS=%s', (value) => {
+    expect(problemsOf({ OUTBOUND_ALLOWED_HOSTS: value })).toEqual([expect.stringMatching(/^OUTBOUND_ALLOWED_HOSTS: must be comma-separated host names/)]);
+  });
+});
+
 describe('durations', () => {
   it.each([
     ['900', 900],

@@ -3,6 +3,7 @@ import { isIPv4, isIPv6 } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 import type { Channel } from './db/schema.js';
+import type { AllowedHosts } from './delivery/outbound-guard.js';
 
 const durationPattern = /^(\d+)\s*(ms|s|m|h|d)?$/;
 const unitSeconds = { ms: 0.001, s: 1, m: 60, h: 3600, d: 86400 } as const;
@@ -74,6 +75,31 @@ const dnsServerList = z
     return servers;
   });
 
+/**
+ * OUTBOUND_ALLOWED_HOSTS: comma-separated host names and addresses or CIDR subnets (`relay.internal`, `127.0.0.1`,
+ * `10.0.0.0/8`, `::1`, `fd00::/8`) that tenant-configured hosts may be or resolve to despite the outbound guard.
+ */
+const allowedHostList = z
+  .string()
+  .optional()
+  .transform((value, ctx) => {
+    const names: string[] = [];
+    const subnets: AllowedHosts['subnets'] = [];
+    for (const entry of (value ?? '').split(',').map((item) => item.trim().toLowerCase()).filter(Boolean)) {
+      const [address = '', prefixText, extra] = entry.split('/');
+      const family = isIPv4(address) ? 'ipv4' : isIPv6(address) ? 'ipv6' : undefined;
+      const bits = family === 'ipv4' ? 32 : 128;
+      const prefix = prefixText === undefined ? bits : /^\d{1,3}$/.test(prefixText) ? Number(prefixText) : NaN;
+      if (family && extra === undefined && prefix >= 0 && prefix <= bits) subnets.push({ network: address, prefix, family });
+      else if (prefixText === undefined && /^([a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9])?\.)*[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9])?\.?$/.test(entry)) names.push(entry.replace(/\.+$/, ''));
+      else {
+        ctx.addIssue({ code: 'custom', message: `must be comma-separated host names, addresses and CIDR subnets (127.0.0.1, relay.internal, 10.0.0.0/8): ${entry}` });
+        return z.NEVER;
+      }
+    }
+    return { names, subnets };
+  });
+
 const envSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().min(1).default('0.0.0.0'),
@@ -101,6 +127,7 @@ const envSchema = z.object({
   WORKER_CONCURRENCY: integer(4),
   SHUTDOWN_TIMEOUT: duration('30s'),
   ALLOW_INSECURE_PUSH_ENDPOINTS: boolean(false),
+  OUTBOUND_ALLOWED_HOSTS: allowedHostList,
   // Several batches in flight, so claiming, encrypting, sending and recording overlap (docs/PERFORMANCE.md).
   DELIVERY_BATCH_SIZE: integer(125),
   DELIVERY_CONCURRENCY: integer(375),
@@ -148,6 +175,7 @@ const envSchema = z.object({
     }),
   EMAIL_SMTP_CONNECTIONS: integer(5),
   EMAIL_SMTP_TIMEOUT_MS: integer(30000),
+  EMAIL_SMTP_CA_FILE: z.string().min(1).optional(),
   SES_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
   SES_TIMEOUT_MS: integer(15000),
   WHATSAPP_GRAPH_URL: z.url({ protocol: /^https?$/ }).default('https://graph.facebook.com'),
@@ -215,6 +243,8 @@ export interface Config {
   shutdownTimeoutSeconds: number;
   /** Accept http:// push endpoints on loopback hosts (local testing against a fake push service only). */
   allowInsecurePushEndpoints: boolean;
+  /** Hosts tenants may point Herald at (an SMTP relay) though the outbound guard refuses their addresses. */
+  outboundAllowedHosts: AllowedHosts;
   /** The delivery engine: batches, leases, retries and per-origin limits of each provider. */
   delivery: {
     batchSize: number;
@@ -265,6 +295,8 @@ export interface Config {
     /** Pooled connections per SMTP server and account, per worker process. */
     smtpConnections: number;
     smtpTimeoutMs: number;
+    /** A PEM file of CA certificates SMTP servers' certificates may chain to, besides Node's bundled roots. */
+    smtpCaFile: string | undefined;
     /** Amazon SES: another endpoint than each region's (a VPC endpoint; a local fake in tests), and each request's timeout. */
     ses: { endpoint: string | undefined; timeoutMs: number };
     /** The inbound SMTP listener for bounces (`herald smtp-in`; in `serve` only when a port is set). */
@@ -337,6 +369,7 @@ export function loadConfig(env: Env = process.env): Config {
     workerConcurrency: e.WORKER_CONCURRENCY,
     shutdownTimeoutSeconds: e.SHUTDOWN_TIMEOUT,
     allowInsecurePushEndpoints: e.ALLOW_INSECURE_PUSH_ENDPOINTS,
+    outboundAllowedHosts: e.OUTBOUND_ALLOWED_HOSTS,
     delivery: {
       batchSize: e.DELIVERY_BATCH_SIZE,
       concurrency: {
@@ -367,6 +400,7 @@ export function loadConfig(env: Env = process.env): Config {
       linkSecretsPrevious: e.EMAIL_LINK_SECRETS_PREVIOUS,
       smtpConnections: e.EMAIL_SMTP_CONNECTIONS,
       smtpTimeoutMs: e.EMAIL_SMTP_TIMEOUT_MS,
+      smtpCaFile: e.EMAIL_SMTP_CA_FILE,
       ses: { endpoint: e.SES_ENDPOINT, timeoutMs: e.SES_TIMEOUT_MS },
       smtpIn: { port: e.SMTP_IN_PORT, host: e.SMTP_IN_HOST, maxBytes: e.SMTP_IN_MAX_BYTES },
     },

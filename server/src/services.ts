@@ -1,4 +1,5 @@
 // The composition root: builds every service once from the database handle and configuration.
+import { readFileSync } from 'node:fs';
 import type { Agent } from 'node:https';
 import type { Redis } from 'ioredis';
 import type pg from 'pg';
@@ -9,6 +10,7 @@ import { createSandboxProvider } from './delivery/channels/sandbox.js';
 import { createWebPushProvider } from './delivery/channels/push/web-push-provider.js';
 import type { ChannelProvider, PushItem } from './delivery/channel.js';
 import { createEmailAdapter } from './delivery/channels/email/email-adapter.js';
+import { createOutboundGuard } from './delivery/outbound-guard.js';
 import type { DkimKeys } from './delivery/channels/email/mail-composition.js';
 import { createSesProvider, readSesAccount } from './delivery/channels/email/ses-provider.js';
 import { createSmtpProvider } from './delivery/channels/email/smtp-provider.js';
@@ -127,7 +129,7 @@ export interface Services {
 
 export type ServicesConfig = Pick<
   Config,
-  'jwtTtlSeconds' | 'geo' | 'delivery' | 'push' | 'email' | 'publicUrl' | 'allowInsecurePushEndpoints' | 'campaigns' | 'automations' | 'secretKey' | 'emailDomains' | 'sesWebhook' | 'sms' | 'whatsapp'
+  'jwtTtlSeconds' | 'geo' | 'delivery' | 'push' | 'email' | 'publicUrl' | 'allowInsecurePushEndpoints' | 'outboundAllowedHosts' | 'campaigns' | 'automations' | 'secretKey' | 'emailDomains' | 'sesWebhook' | 'sms' | 'whatsapp'
 >;
 
 export interface ServicesOptions {
@@ -160,12 +162,23 @@ function signingKeysOf(domains: EmailDomainService): DkimKeys {
   };
 }
 
+/** EMAIL_SMTP_CA_FILE's certificates; a file that cannot be read stops the start, naming the setting. */
+function readCaFile(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new Error(`EMAIL_SMTP_CA_FILE: cannot read ${path}: ${(error as Error).message}`);
+  }
+}
+
 export function createServices(db: Db, config: ServicesConfig, jwtSecret: string, options: ServicesOptions = {}): Services {
   const providers = options.providers ?? {
     push: createWebPushProvider({ ...config.push, allowInsecureEndpoints: config.allowInsecurePushEndpoints }),
     sandbox: createSandboxProvider(),
   };
   const tracking = createTrackingTokens(jwtSecret);
+  // Tenants' own servers (SMTP): public addresses only, and those the operator allowed.
+  const outboundGuard = createOutboundGuard({ allowedHosts: config.outboundAllowedHosts });
   const keyring = createKeyring(db, config.secretKey);
   const apiKeys = new ApiKeyService(db);
   const clock = options.clock ?? (() => new Date());
@@ -193,6 +206,7 @@ export function createServices(db: Db, config: ServicesConfig, jwtSecret: string
     publicUrl: config.publicUrl,
     readPhoneNumber: (account) => readPhoneNumber(config.whatsapp, account),
     readTwilioAccount: ({ accountSid, credentials }) => readTwilioAccount(config.sms.twilio, twilioAccount(accountSid, credentials)),
+    outboundGuard,
   });
   const emailDomains = new EmailDomainService(db, keyring, {
     lookupTxt: createTxtLookup(config.emailDomains.dnsServers),
@@ -209,7 +223,13 @@ export function createServices(db: Db, config: ServicesConfig, jwtSecret: string
     links: emailLinks,
     bounceDomain: config.email.bounceDomain,
     live: {
-      smtp: createSmtpProvider({ dkimKeys, connections: config.email.smtpConnections, timeoutMs: config.email.smtpTimeoutMs }),
+      smtp: createSmtpProvider({
+        dkimKeys,
+        connections: config.email.smtpConnections,
+        timeoutMs: config.email.smtpTimeoutMs,
+        guard: outboundGuard,
+        extraCa: config.email.smtpCaFile === undefined ? undefined : readCaFile(config.email.smtpCaFile),
+      }),
       ses: createSesProvider({ dkimKeys, ...config.email.ses }),
     },
     sandbox: createSandboxProvider(),

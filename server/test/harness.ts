@@ -72,7 +72,7 @@ export interface TestAppOptions {
   snsAgent?: Agent;
 }
 
-/** The real app on a fresh database, with rate limits off unless the env turns them on. */
+/** The real app on a fresh database, with rate limits off and 127.0.0.1 an allowed outbound host unless the env says otherwise. */
 export async function startTestApp(env: Env = {}, options: TestAppOptions = {}): Promise<TestApp> {
   const testDb = options.database ?? (await createTestDatabase());
   const ownsDatabase = options.database === undefined;
@@ -81,6 +81,9 @@ export async function startTestApp(env: Env = {}, options: TestAppOptions = {}):
     LOG_LEVEL: 'silent',
     JWT_SECRET: TEST_JWT_SECRET,
     RATE_LIMIT_ENABLED: 'false',
+    // The local peers (SMTP sinks) listen on loopback, as a self-hoster's own relay may: the operator allows it. Tests of
+    // the outbound guard set it to '' (unset).
+    OUTBOUND_ALLOWED_HOSTS: '127.0.0.1',
     ...env,
   });
   const database = openDatabase(testDb.url, 5);

@@ -34,6 +34,8 @@ export interface ReceivedMail {
   remotePort: number;
   /** When the reply to DATA was given (Date.now()). */
   answeredAt: number;
+  /** The message came over TLS (STARTTLS, or from the first byte). */
+  secure: boolean;
 }
 
 export interface SmtpPeer {
@@ -91,6 +93,8 @@ export interface SmtpPeerOptions {
   auth?: { user: string; pass: string };
   /** How long the peer takes at least to answer DATA, like a remote server: sends are in flight when a test acts. */
   delayMs?: number;
+  /** Speak TLS with this certificate: offered through STARTTLS, or from the first byte (`implicit`). Without, none. */
+  tls?: { key: string; cert: string; implicit?: boolean };
 }
 
 export async function startSmtpPeer(options: SmtpPeerOptions = {}): Promise<SmtpPeer> {
@@ -100,8 +104,8 @@ export async function startSmtpPeer(options: SmtpPeerOptions = {}): Promise<Smtp
   const nextAnswer = (address: string) => answers.get(address.toLowerCase())?.shift() ?? 'ok';
 
   const server = new SMTPServer({
-    // Plain SMTP on loopback: the client has no certificate to trust here.
-    disabledCommands: ['STARTTLS'],
+    // Plain SMTP on loopback unless the test brings a certificate the client is told to trust.
+    ...(options.tls ? { key: options.tls.key, cert: options.tls.cert, secure: options.tls.implicit === true } : { disabledCommands: ['STARTTLS'] }),
     allowInsecureAuth: true,
     authOptional: !options.auth,
     logger: false,
@@ -146,6 +150,7 @@ export async function startSmtpPeer(options: SmtpPeerOptions = {}): Promise<Smtp
               queueId,
               remotePort: session.remotePort,
               answeredAt: Date.now(),
+              secure: session.secure,
             });
             if (refuse !== undefined) callback(new SmtpRefusal(refuse, `${refuse >= 500 ? '5.6.0 Message refused' : '4.3.0 Try again later'}`));
             else callback(null, `2.0.0 Ok: queued as ${queueId}`);

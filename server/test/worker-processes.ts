@@ -67,7 +67,8 @@ function withApplicationName(url: string, name: string): string {
 export function startWorkerProcess(options: WorkerProcessOptions): WorkerProcess {
   const name = options.name ?? `herald-worker-${process.pid}-${++sequence}`;
   const child = spawn(process.execPath, [...(options.execArgv ?? []), MAIN, 'worker'], {
-    env: { PATH: process.env.PATH, LOG_LEVEL: 'warn', ...options.env, DATABASE_URL: withApplicationName(options.databaseUrl, name) },
+    // The local peers listen on loopback: allowed, as in the test harness.
+    env: { PATH: process.env.PATH, LOG_LEVEL: 'warn', OUTBOUND_ALLOWED_HOSTS: '127.0.0.1', ...options.env, DATABASE_URL: withApplicationName(options.databaseUrl, name) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

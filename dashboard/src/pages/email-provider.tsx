@@ -4,7 +4,7 @@ import { useParams } from '@tanstack/react-router';
 import { useId, useState, type FormEvent } from 'react';
 import { api, unwrap, type Body, type Schemas } from '../api/client';
 import { useMembership } from '../auth/me';
-import { Field, FormError } from '../components/field';
+import { Field, FormError, SelectField } from '../components/field';
 import { dateTime } from '../components/format';
 import { QueryState } from '../components/query-state';
 
@@ -13,15 +13,18 @@ type EmailBody = Body<'/projects/{id}/channels/email', 'put'>;
 type SmtpBody = Extract<EmailBody, { provider: 'smtp' }>;
 type SesBody = Extract<EmailBody, { provider: 'ses' }>;
 type Provider = EmailBody['provider'];
+type SmtpTls = NonNullable<SmtpBody['settings']['tls']>;
 
-const SMTP_FIELDS = ['settings.host', 'settings.port', 'settings.secure', 'settings.ratePerSecond', 'settings.sandbox', 'credentials.user', 'credentials.pass'];
+const SMTP_FIELDS = ['settings.host', 'settings.port', 'settings.tls', 'settings.ratePerSecond', 'settings.sandbox', 'credentials.user', 'credentials.pass'];
 // A refusal by SES names `credentials` as a whole: shown above the button, with SES's words.
 const SES_FIELDS = ['settings.region', 'settings.configurationSet', 'settings.ratePerSecond', 'credentials.accessKeyId', 'credentials.secretAccessKey'];
 
 /** The stored settings are an open record in the API; read the SMTP ones its form edits. */
 function smtpSettings(config: ChannelConfig | undefined) {
   const settings = config?.provider === 'smtp' ? (config.settings as Partial<SmtpBody['settings']>) : {};
-  return { host: settings.host ?? '', port: settings.port ?? 587, secure: settings.secure ?? false, ratePerSecond: settings.ratePerSecond, sandbox: settings.sandbox ?? false };
+  // Settings saved before `tls` existed: `secure: true` was TLS from the first byte; otherwise the server requires TLS now.
+  const tls: SmtpTls = settings.tls ?? (settings.secure === true ? 'implicit' : 'required');
+  return { host: settings.host ?? '', port: settings.port ?? 587, tls, ratePerSecond: settings.ratePerSecond, sandbox: settings.sandbox ?? false };
 }
 
 /** The SES settings its form edits (the rest is what SES reported). */
@@ -121,7 +124,7 @@ function ProviderForm({ projectId, config, saved, setSaved }: { projectId: strin
       });
       return;
     }
-    const settings: SmtpBody['settings'] = { host: text('settings.host'), port: Number(text('settings.port')), secure: form.get('settings.secure') === 'on', ...rate };
+    const settings: SmtpBody['settings'] = { host: text('settings.host'), port: Number(text('settings.port')), tls: text('settings.tls') as SmtpTls, ...rate };
     if (form.get('settings.sandbox') === 'on') settings.sandbox = true;
     const user = text('credentials.user');
     // Not trimmed: a password may end in a space.
@@ -165,7 +168,6 @@ function RateField({ error, value, hint }: { error: unknown; value: number | und
 
 function SmtpFields({ config, error }: { config: ChannelConfig | undefined; error: unknown }) {
   const { isAdmin } = useMembership();
-  const secureId = useId();
   const sandboxId = useId();
   const initial = smtpSettings(config);
   return (
@@ -174,10 +176,17 @@ function SmtpFields({ config, error }: { config: ChannelConfig | undefined; erro
         <legend>Server</legend>
         <Field label="Host" field="settings.host" error={error} defaultValue={initial.host} required placeholder="smtp.example.com" />
         <Field label="Port" field="settings.port" error={error} type="number" defaultValue={initial.port} required hint="Usually 587 (STARTTLS) or 465 (TLS)." />
-        <div className="check">
-          <input id={secureId} name="settings.secure" type="checkbox" defaultChecked={initial.secure} />
-          <label htmlFor={secureId}>TLS from the first byte (port 465); otherwise STARTTLS when the server offers it</label>
-        </div>
+        <SelectField
+          label="Encryption"
+          field="settings.tls"
+          error={error}
+          defaultValue={initial.tls}
+          hint="Unencrypted mail can be read and changed by anyone on the network between Herald and the server."
+        >
+          <option value="required">Always encrypt (STARTTLS): no email goes out if the server cannot encrypt — recommended</option>
+          <option value="opportunistic">Encrypt when the server offers it (STARTTLS), otherwise send unencrypted</option>
+          <option value="implicit">Encrypted from the first byte (TLS, usually port 465)</option>
+        </SelectField>
         <RateField error={error} value={initial.ratePerSecond} hint="The account's documented rate, if it has one; sends over it wait in the queue." />
         <div className="check">
           <input id={sandboxId} name="settings.sandbox" type="checkbox" defaultChecked={initial.sandbox} />

@@ -13,6 +13,7 @@ import { newId } from '../shared/ids.js';
 import { ProviderError, type ChannelAdapter, type ChannelProvider, type DeliveryReason, type ProviderRate, type SendOutcome } from './channel.js';
 import { createEmailAdapter } from './channels/email/email-adapter.js';
 import { createSmtpProvider } from './channels/email/smtp-provider.js';
+import { createOutboundGuard } from './outbound-guard.js';
 import { createPushAdapter } from './channels/push/push-adapter.js';
 import { createWebPushProvider } from './channels/push/web-push-provider.js';
 import { createSandboxProvider } from './channels/sandbox.js';
@@ -244,7 +245,7 @@ async function emailHarness(batches: number[]): Promise<Harness> {
     links: t.services.emailLinks,
     bounceDomain: 'bounces.herald.example.com',
     live: {
-      smtp: observed(createSmtpProvider({ dkimKeys: async () => ({ domainName: 'mail.example.com', keySelector: 'contract', privateKey }), connections: 4, timeoutMs: 5000 }), batches),
+      smtp: observed(createSmtpProvider({ dkimKeys: async () => ({ domainName: 'mail.example.com', keySelector: 'contract', privateKey }), connections: 4, timeoutMs: 5000, guard: createOutboundGuard({ allowedHosts: t.config.outboundAllowedHosts }) }), batches),
       ses: createSandboxProvider(),
     },
     sandbox: createSandboxProvider(),

@@ -3,7 +3,8 @@
 // import these, never the delivery repositories.
 export { DEFAULT_PUSH_TTL_SECONDS, type ChannelWebhook, type ContentProblem, type DeliveryReason, type ProviderEvent, type WebhookRequest } from './channel.js';
 export { personalizeEmail, recipientVariables, rewriteLinks } from './channels/email/email-render.js';
-export { createEndpointGuard, type EndpointGuard } from './channels/push/push-endpoint-guard.js';
+export { createOutboundGuard, type OutboundGuard } from './outbound-guard.js';
+export { SMTP_TLS_MODES, type SmtpTls } from './channels/email/email-item.js';
 export { parseCloudApiWebhook, type InboundMessage } from './channels/whatsapp/cloud-api-webhook.js';
 export { ALPHANUMERIC_SENDER, allowsAlphanumericSender, senderCountries } from './channels/sms/sms-countries.js';
 export { countSegments, MAX_SMS_SEGMENTS, type SmsSegments } from './channels/sms/sms-segments.js';

@@ -8220,7 +8220,7 @@ export interface paths {
          *
          *     **SES** (API v2): Herald first reads the account with its credentials (`GetAccount`); a refusal (wrong keys, a region the account does not use, sending disabled) is a 422 naming what SES said. Its maximum send rate holds (a lower `ratePerSecond` may be asked for), and an account still in the SES sandbox is held to spec 8: 200 messages per 24 hours and 1 per second across every worker; what is over waits with reason `sandbox_limit_reached` (a transactional send fails with it). The answer's settings show what SES reported (`sandbox`, `ratePerSecond`, `per24Hours`, `checkedAt`); choose the provider again after SES grants production access. Messages are composed and DKIM-signed by Herald with the sending domain's key (Message-ID and Date unsigned: SES replaces them) and sent raw; `configurationSet` names the SES configuration set whose events go to `POST /email/ses-webhook` through SNS.
          *
-         *     **SMTP**: `sandbox: true` holds an account its provider keeps in a sandbox to the same limits.
+         *     **SMTP**: the host must be public (resolved when saved, checked again at every connection), unless the operator allowed it with OUTBOUND_ALLOWED_HOSTS; `tls` says how connections are encrypted, `required` by default. The answer's settings show the `tls` chosen. `sandbox: true` holds an account its provider keeps in a sandbox to the same limits.
          *
          *     Without a provider, live email deliveries fail with `provider_not_configured`.
          */
@@ -8244,7 +8244,7 @@ export interface paths {
                         /** @enum {string} */
                         provider: "smtp";
                         settings: {
-                            /** @description The SMTP server */
+                            /** @description The SMTP server: a public host. A loopback, private, link-local, unique-local or cloud metadata address (or a name resolving to one) → 422 naming settings.host, unless the operator allowed it (OUTBOUND_ALLOWED_HOSTS); sends check the address again as they connect */
                             host: string;
                             /** @description Usually 587 (STARTTLS) or 465 (TLS) */
                             port: number;
@@ -8252,8 +8252,13 @@ export interface paths {
                             ratePerSecond?: number;
                             /** @description The account is in its provider's sandbox: 200 messages per 24 hours, 1 per second */
                             sandbox?: boolean;
-                            /** @description true: TLS from the first byte (port 465); false: STARTTLS when the server offers it */
-                            secure: boolean;
+                            /** @description The older form: true is `tls: implicit`; false leaves `tls` to its default */
+                            secure?: boolean;
+                            /**
+                             * @description `required` (the default): STARTTLS with a valid certificate, or the message is not sent (provider code `smtp_tls_unavailable`); `opportunistic`: STARTTLS when the server offers it, else in the clear (the default on a host the operator allowed); `implicit`: TLS from the first byte (port 465)
+                             * @enum {string}
+                             */
+                            tls?: "required" | "opportunistic" | "implicit";
                         };
                     } | {
                         /** @description An IAM access key allowed ses:SendEmail, ses:SendRawEmail and ses:GetAccount */

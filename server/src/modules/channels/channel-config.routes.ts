@@ -1,6 +1,7 @@
 // A project's channel configurations: which provider each channel uses, its settings, and credentials set but never shown.
 import { z } from 'zod';
 import { CHANNELS } from '../../db/schema.js';
+import { SMTP_TLS_MODES } from '../../delivery/delivery-face.js';
 import { projectOf } from '../../http/access.js';
 import { commonErrors, errorEnvelope, timestamp } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
@@ -104,16 +105,33 @@ export async function channelConfigRoutes(app: App, channels: ChannelConfigServi
           '`per24Hours`, `checkedAt`); choose the provider again after SES grants production access. Messages are composed ' +
           'and DKIM-signed by Herald with the sending domain\'s key (Message-ID and Date unsigned: SES replaces them) and sent ' +
           'raw; `configurationSet` names the SES configuration set whose events go to `POST /email/ses-webhook` through SNS.\n\n' +
-          '**SMTP**: `sandbox: true` holds an account its provider keeps in a sandbox to the same limits.\n\n' +
+          '**SMTP**: the host must be public (resolved when saved, checked again at every connection), unless the operator ' +
+          'allowed it with OUTBOUND_ALLOWED_HOSTS; `tls` says how connections are encrypted, `required` by default. The answer\'s ' +
+          'settings show the `tls` chosen. `sandbox: true` holds an account its provider keeps in a sandbox to the same limits.\n\n' +
           'Without a provider, live email deliveries fail with `provider_not_configured`.',
         params: idParams,
         body: z.discriminatedUnion('provider', [
           z.strictObject({
             provider: z.literal('smtp'),
             settings: z.strictObject({
-              host: z.string().regex(HOST_NAME, 'must be a host name or an IP address').describe('The SMTP server'),
+              host: z
+                .string()
+                .regex(HOST_NAME, 'must be a host name or an IP address')
+                .describe(
+                  'The SMTP server: a public host. A loopback, private, link-local, unique-local or cloud metadata address (or a ' +
+                    'name resolving to one) → 422 naming settings.host, unless the operator allowed it (OUTBOUND_ALLOWED_HOSTS); ' +
+                    'sends check the address again as they connect',
+                ),
               port: z.number().int().min(1).max(65535).describe('Usually 587 (STARTTLS) or 465 (TLS)'),
-              secure: z.boolean().describe('true: TLS from the first byte (port 465); false: STARTTLS when the server offers it'),
+              tls: z
+                .enum(SMTP_TLS_MODES)
+                .optional()
+                .describe(
+                  '`required` (the default): STARTTLS with a valid certificate, or the message is not sent (provider code ' +
+                    '`smtp_tls_unavailable`); `opportunistic`: STARTTLS when the server offers it, else in the clear (the default ' +
+                    'on a host the operator allowed); `implicit`: TLS from the first byte (port 465)',
+                ),
+              secure: z.boolean().optional().describe('The older form: true is `tls: implicit`; false leaves `tls` to its default'),
               ratePerSecond: z.number().positive().max(100_000).optional().describe("The account's sends per second, if it has a limit"),
               sandbox: z.boolean().optional().describe("The account is in its provider's sandbox: 200 messages per 24 hours, 1 per second"),
             }),

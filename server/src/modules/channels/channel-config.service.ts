@@ -1,6 +1,7 @@
 // Channel configurations: each channel's provider for a project, its settings, and its credentials sealed at rest.
 import type { Db } from '../../db/database.js';
 import type { Channel } from '../../db/schema.js';
+import { createOutboundGuard, type OutboundGuard, type SmtpTls } from '../../delivery/delivery-face.js';
 import { AppError, validationFailed } from '../../shared/errors.js';
 import { notifyProjectChange } from '../projects/project.repository.js';
 import type { ForgetProject } from '../projects/project.service.js';
@@ -31,7 +32,8 @@ interface EmailLimits {
 export type EmailProviderInput =
   | {
       provider: 'smtp';
-      settings: { host: string; port: number; secure: boolean } & EmailLimits;
+      /** `secure: true` (the older form) is `tls: implicit`; neither given, `required` (`opportunistic` on an operator-allowed host). */
+      settings: { host: string; port: number; tls?: SmtpTls | undefined; secure?: boolean | undefined } & EmailLimits;
       /** None for a relay that takes mail without logging in. */
       credentials?: { user: string; pass: string } | undefined;
     }
@@ -98,6 +100,8 @@ export interface ChannelConfigOptions {
   readPhoneNumber?: (account: { phoneNumberId: string; accessToken: string }) => Promise<AccountCheck<{ displayPhoneNumber: string | undefined; verifiedName: string | undefined }>>;
   /** Reads a Twilio account with its credentials (`refused`: `credentials` or `unreachable`). */
   readTwilioAccount?: (account: { accountSid: string; credentials: Record<string, string> }) => Promise<AccountCheck<{ status: string }>>;
+  /** Where an SMTP server may be (OUTBOUND_ALLOWED_HOSTS); without one, public addresses only. */
+  outboundGuard?: OutboundGuard;
 }
 
 /** Where Meta calls back for a project (verification GET, then signed POSTs). */
@@ -114,6 +118,7 @@ export const twilioWebhookUrls = (publicUrl: string, channel: 'sms' | 'whatsapp'
 
 export class ChannelConfigService {
   private readonly forget: ForgetProject;
+  private readonly outboundGuard: OutboundGuard;
 
   constructor(
     private readonly db: Db,
@@ -121,6 +126,7 @@ export class ChannelConfigService {
     private readonly options: ChannelConfigOptions = {},
   ) {
     this.forget = options.forget ?? (() => undefined);
+    this.outboundGuard = options.outboundGuard ?? createOutboundGuard();
   }
 
   /** A new project's web push: a VAPID key pair of its own. Runs in the project's creation transaction. */
@@ -166,7 +172,7 @@ export class ChannelConfigService {
    * The project's sending domain (`emailConfig.domain`) stays. The next claimed batch sends through it, in every worker.
    */
   async setEmail(scope: ProjectScope, input: EmailProviderInput): Promise<ChannelConfigView> {
-    const settings: Record<string, unknown> = input.provider === 'ses' ? await this.sesSettings(input) : { ...input.settings };
+    const settings = input.provider === 'ses' ? await this.sesSettings(input) : await this.smtpSettings(input);
     const box = await this.keyring.box();
     const row = await this.db.transaction(async (tx) => {
       const saved = await repo.replaceProvider(
@@ -267,6 +273,21 @@ export class ChannelConfigService {
       if (read.status !== 'active') throw validationFailed([{ field: 'settings.accountSid', error: `the Twilio account is ${read.status}, not active` }]);
     }
     return { ...input.settings };
+  }
+
+  /**
+   * An SMTP server's settings once its host passed the outbound guard (every address it resolves to now; sends check
+   * again as they connect), with how its connections are encrypted. `secure` is kept beside `tls` for older readers.
+   */
+  private async smtpSettings(input: Extract<EmailProviderInput, { provider: 'smtp' }>): Promise<Record<string, unknown>> {
+    const { secure, tls: asked, ...settings } = input.settings;
+    if (asked !== undefined && secure !== undefined && (asked === 'implicit') !== secure) {
+      throw validationFailed([{ field: 'settings.secure', error: `secure: ${secure} contradicts tls: ${asked} (give tls alone)` }]);
+    }
+    const refusal = await this.outboundGuard.resolvedRefusal(settings.host);
+    if (refusal) throw validationFailed([{ field: 'settings.host', error: refusal }]);
+    const tls: SmtpTls = asked ?? (secure === true ? 'implicit' : this.outboundGuard.allows(settings.host) ? 'opportunistic' : 'required');
+    return { ...settings, tls, secure: tls === 'implicit' };
   }
 
   /** An SES account's settings as SES reports them; a lower `ratePerSecond` asked for holds instead of its own. */

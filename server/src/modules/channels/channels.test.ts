@@ -137,7 +137,8 @@ describe('PUT /projects/:id/channels/email', () => {
     expect(res.json()).toMatchObject({
       channel: 'email',
       provider: 'smtp',
-      settings: { domain: 'mail.example.com', host: 'smtp.example.com', port: 587, secure: false, ratePerSecond: 14 },
+      // Neither tls nor secure: true asked for, TLS is required (the host is no operator-allowed relay).
+      settings: { domain: 'mail.example.com', host: 'smtp.example.com', port: 587, tls: 'required', secure: false, ratePerSecond: 14 },
       credentials: ['user', 'pass'],
     });
     expect(res.body).not.toContain(smtp.credentials.pass);
@@ -147,8 +148,8 @@ describe('PUT /projects/:id/channels/email', () => {
     expect(await t.services.channels.open(raw.credentials)).toEqual(smtp.credentials);
 
     // Another server replaces the first as a whole: its rate is gone, the project's domain stays; an open relay needs no account.
-    const relay = await putEmail(tenant, tenant.jwt, { provider: 'smtp', settings: { host: '10.0.0.25', port: 25, secure: false } });
-    expect(relay.json()).toMatchObject({ settings: { domain: 'mail.example.com', host: '10.0.0.25', port: 25, secure: false }, credentials: [] });
+    const relay = await putEmail(tenant, tenant.jwt, { provider: 'smtp', settings: { host: '192.0.2.25', port: 465, secure: true } });
+    expect(relay.json()).toMatchObject({ settings: { domain: 'mail.example.com', host: '192.0.2.25', port: 465, tls: 'implicit', secure: true }, credentials: [] });
     expect(relay.json().settings).not.toHaveProperty('ratePerSecond');
     const project = await t.app.inject({ method: 'GET', url: `/projects/${tenant.projectId}`, headers: tenant.jwt });
     expect(project.json()).toMatchObject({ emailConfig: { domain: 'mail.example.com' } });
@@ -160,7 +161,7 @@ describe('PUT /projects/:id/channels/email', () => {
     await putEmail(tenant, tenant.jwt, smtp);
     expect((await t.services.delivery.sendingProjects([tenant.projectId])).get(tenant.projectId)!.email).toEqual({
       provider: 'smtp',
-      settings: smtp.settings,
+      settings: { ...smtp.settings, tls: 'required' },
       credentials: smtp.credentials,
     });
   });

@@ -1,5 +1,5 @@
 // Validation of a browser push subscription (endpoint, p256dh, auth) before it is stored.
-import type { EndpointGuard } from '../../delivery/delivery-face.js';
+import type { OutboundGuard } from '../../delivery/delivery-face.js';
 
 const BASE64URL = /^[A-Za-z0-9_-]+={0,2}$/;
 
@@ -39,7 +39,7 @@ export function authSecretProblem(value: string): string | undefined {
  * public address only; http and loopback with ALLOW_INSECURE_PUSH_ENDPOINTS). A hostname's DNS answer is checked when
  * sending, not here: it may change.
  */
-export function endpointProblem(value: string, guard: EndpointGuard): string | undefined {
+export function endpointProblem(value: string, guard: OutboundGuard): string | undefined {
   let url: URL;
   try {
     url = new URL(value);

@@ -1,7 +1,7 @@
 // Zod schemas of the subscriber routes: request validation, response shapes and their OpenAPI documentation.
 import { z } from 'zod';
 import { CHANNELS, DELIVERY_EVENTS, DELIVERY_STATUSES, EMAIL_STATUSES, MARKETING_CONSENTS, SUBSCRIBER_BROWSERS, SUBSCRIBER_OSES, SUBSCRIBER_PLATFORMS, SUBSCRIBER_STATUSES } from '../../db/schema.js';
-import { createEndpointGuard } from '../../delivery/delivery-face.js';
+import { createOutboundGuard } from '../../delivery/delivery-face.js';
 import { errorEnvelope, instant, paginationQuery, timestamp, timezone } from '../../http/schemas.js';
 import { authSecretProblem, endpointProblem, p256dhProblem } from './push-keys.js';
 import { canonicalLanguage } from './user-agent.js';
@@ -23,7 +23,7 @@ export const tokenBody = z.strictObject({ token: z.string().min(1).max(100) });
 
 /** A browser's push subscription as PushSubscription.toJSON() gives it, flattened, and its user agent. */
 const pushSubscriptionFields = (allowInsecureEndpoints: boolean) => {
-  const guard = createEndpointGuard(allowInsecureEndpoints);
+  const guard = createOutboundGuard({ allowInsecure: allowInsecureEndpoints });
   return {
     endpoint: z
       .string()

@@ -4,7 +4,7 @@ import { byAccount } from '../by-account.js';
 import type { ProviderConfig } from '../../delivery.repository.js';
 import type { EmailLinks } from '../../email-links.js';
 import { emailContentProblems } from './email-content.js';
-import type { AccountLimits, EmailAccount, EmailItem } from './email-item.js';
+import type { AccountLimits, EmailAccount, EmailItem, SmtpTls } from './email-item.js';
 import { personalizeEmail, recipientVariables, renderEmail } from './email-render.js';
 
 export interface EmailAdapterOptions {
@@ -24,9 +24,9 @@ function accountOf(config: ProviderConfig): EmailAccount | undefined {
   const settings = config.settings as { ratePerSecond?: number; sandbox?: boolean; per24Hours?: number };
   const limits: AccountLimits = { ratePerSecond: settings.ratePerSecond, sandbox: settings.sandbox === true, per24Hours: settings.per24Hours };
   if (config.provider === 'smtp') {
-    const { host, port, secure } = config.settings as { host: string; port: number; secure: boolean };
+    const { host, port, tls, secure } = config.settings as { host: string; port: number; tls?: SmtpTls; secure?: boolean };
     const { user, pass } = config.credentials;
-    return { provider: 'smtp', host, port, secure, auth: user === undefined || pass === undefined ? undefined : { user, pass }, limits };
+    return { provider: 'smtp', host, port, tls: tls ?? (secure === true ? 'implicit' : undefined), auth: user === undefined || pass === undefined ? undefined : { user, pass }, limits };
   }
   if (config.provider === 'ses') {
     const { region, configurationSet } = config.settings as { region: string; configurationSet?: string };

@@ -11,13 +11,23 @@ export interface AccountLimits {
   per24Hours: number | undefined;
 }
 
+/**
+ * How an SMTP connection is encrypted: `implicit`, TLS from the first byte (port 465); `required`, STARTTLS or no
+ * message; `opportunistic`, STARTTLS when the server offers it, else in the clear.
+ */
+export const SMTP_TLS_MODES = ['required', 'opportunistic', 'implicit'] as const;
+export type SmtpTls = (typeof SMTP_TLS_MODES)[number];
+
 /** A project's SMTP server and account (its email configuration, credentials opened). */
 export interface SmtpAccount {
   provider: 'smtp';
   host: string;
   port: number;
-  /** TLS from the first byte (port 465); otherwise STARTTLS when the server offers it. */
-  secure: boolean;
+  /**
+   * Unset in settings saved before the choice existed (`secure: true` reads as `implicit`): then `required`, or
+   * `opportunistic` on a host the operator allowed (OUTBOUND_ALLOWED_HOSTS), decided when sending.
+   */
+  tls: SmtpTls | undefined;
   auth: { user: string; pass: string } | undefined;
   limits: AccountLimits;
 }

@@ -1,6 +1,6 @@
 // What a push service's answer (RFC 8030 §5–8) or a failed connection means for one delivery.
 import { ProviderError, type SendOutcome } from '../../channel.js';
-import { BLOCKED_ENDPOINT_CODE } from './push-endpoint-guard.js';
+import { BLOCKED_ENDPOINT_CODE } from '../../outbound-guard.js';
 
 /** A 429 without Retry-After still must not be hammered. */
 const DEFAULT_RETRY_AFTER_MS = 60_000;

@@ -2,7 +2,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
 import type { ChannelProvider, PushItem, SendOutcome } from '../../channel.js';
-import { createEndpointGuard } from './push-endpoint-guard.js';
+import { createOutboundGuard } from '../../outbound-guard.js';
 import { createEncryptionPool, type EncryptionJob, type EncryptionResult } from './push-encryption-pool.js';
 import { MAX_PLAINTEXT_BYTES } from './push-encryption.js';
 import { blocked, outcomeOfError, outcomeOfStatus, refused, tooLarge } from './push-outcome.js';
@@ -29,7 +29,7 @@ interface Origin {
 }
 
 export function createWebPushProvider(options: WebPushOptions): ChannelProvider<PushItem> {
-  const guard = createEndpointGuard(options.allowInsecureEndpoints);
+  const guard = createOutboundGuard({ allowInsecure: options.allowInsecureEndpoints });
   const vapid = createVapidSigner();
   const origins = new Map<string, Origin>();
   const interval = options.ratePerOrigin > 0 ? 1000 / options.ratePerOrigin : 0;
