@@ -478,7 +478,8 @@ describe('status callbacks', () => {
       expect(await addressState(to)).toEqual({ status: 'opted_out', status_reason: 'meta_131050', source: 'provider' });
       expect(await send(tenant.live, { to, templateName: 'order_update' })).toMatchObject({ status: 'refused', reason: 'recipient_opted_out' });
     } else {
-      expect(await addressState(to)).toBeUndefined();
+      // The number stays reachable (its row keeps the receipt's marketing consent).
+      expect(await addressState(to)).toEqual({ status: 'reachable', status_reason: null, source: null });
     }
   });
 });
