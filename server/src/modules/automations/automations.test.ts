@@ -255,10 +255,33 @@ describe('events', () => {
     expect(counts.data).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'signed.up', count: 1 }), expect.objectContaining({ name: 'visited', count: 1 })]));
   });
 
-  it('422s an event naming nobody, or two identities; 401s a dashboard token', async () => {
+  it('422s an event naming nobody, or two identities', async () => {
     expect((await request('POST', '/events', tenant.live, { name: 'x' })).statusCode).toBe(422);
     expect((await request('POST', '/events', tenant.live, { name: 'x', externalId: 'a', token: 'b' })).statusCode).toBe(422);
-    expect((await request('POST', '/events', tenant.jwt, { name: 'x', externalId: 'a' })).statusCode).toBe(401);
+  });
+
+  it('takes a JWT + x-org-id naming the project in the body, like every other project route (spec 4)', async () => {
+    const { id: subscriberId } = await browser(tenant);
+    const flow = await create(tenant, { type: 'event', eventName: 'dashboard.sent' }, [pushStep('hello', 'Hi', null)]);
+    await activate(tenant, flow.id);
+    const sent = await request('POST', '/events', tenant.jwt, { projectId: tenant.projectId, name: 'dashboard.sent', subscriberId, eventId: 'jwt-1' });
+    expect(sent.statusCode, sent.body).toBe(202);
+    expect(sent.json()).toMatchObject({ recorded: 1, data: [{ status: 'recorded', subscriberId, enrolled: 1 }] });
+    expect(await query('SELECT project_id, sandbox, subscriber_id FROM events WHERE event_key = $1', ['jwt-1'])).toEqual([{ project_id: tenant.projectId, sandbox: false, subscriber_id: subscriberId }]);
+    expect(await query('SELECT subscriber_id FROM automation_enrollments WHERE automation_id = $1', [flow.id])).toEqual([{ subscriber_id: subscriberId }]);
+    const batch = await request('POST', '/events', tenant.jwt, { projectId: tenant.projectId, events: [{ name: 'dashboard.seen', subscriberId }] });
+    expect(batch.statusCode, batch.body).toBe(202);
+
+    const { authorization } = tenant.jwt;
+    const noOrg = await request('POST', '/events', { authorization: authorization! }, { projectId: tenant.projectId, name: 'x', subscriberId });
+    expect(noOrg.statusCode).toBe(403);
+    expect(noOrg.json()).toMatchObject({ message: 'Missing x-org-id header' });
+    const unnamed = await request('POST', '/events', tenant.jwt, { name: 'x', subscriberId });
+    expect(unnamed.statusCode).toBe(422);
+    expect(unnamed.json()).toMatchObject({ code: 'validation_failed', details: [{ field: 'projectId', error: 'is required with a JWT' }] });
+    expect((await request('POST', '/events', other.jwt, { projectId: tenant.projectId, name: 'x', subscriberId })).statusCode).toBe(404);
+    expect((await request('POST', '/events', other.live, { projectId: tenant.projectId, name: 'x', subscriberId })).statusCode).toBe(403);
+    expect((await request('POST', '/events', tenant.live, { projectId: tenant.projectId, name: 'x', subscriberId })).statusCode).toBe(202);
   });
 
   it('enrolls once under many parallel identical events, and branches on the event properties', async () => {
