@@ -255,6 +255,19 @@ describe('events', () => {
     expect(counts.data).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'signed.up', count: 1 }), expect.objectContaining({ name: 'visited', count: 1 })]));
   });
 
+  it('an automation made with a test key says so in its list and detail, as campaigns and templates do', async () => {
+    const res = await request('POST', '/automations', tenant.test, { projectId: tenant.projectId, name: 'Sandbox flow', trigger: { type: 'event', eventName: 'sandbox.flow' }, steps: [pushStep('p', 'Hi', null)] });
+    expect(res.statusCode, res.body).toBe(201);
+    const sandbox = res.json<{ id: string; sandbox: boolean }>();
+    expect(sandbox.sandbox).toBe(true);
+    const live = await create(tenant, { type: 'event', eventName: 'live.flow' }, [pushStep('p', 'Hi', null)], 'Live flow');
+    expect((await request('GET', `/automations/${sandbox.id}`, tenant.jwt)).json()).toMatchObject({ sandbox: true });
+    expect((await request('GET', `/automations/${live.id}`, tenant.jwt)).json()).toMatchObject({ sandbox: false });
+    const listed = (await request('GET', `/automations/project/${tenant.projectId}?pageSize=100`, tenant.jwt)).json<{ data: { id: string; sandbox: boolean }[] }>().data;
+    expect(listed.find((a) => a.id === sandbox.id)?.sandbox).toBe(true);
+    expect(listed.find((a) => a.id === live.id)?.sandbox).toBe(false);
+  });
+
   it('422s an event naming nobody, or two identities', async () => {
     expect((await request('POST', '/events', tenant.live, { name: 'x' })).statusCode).toBe(422);
     expect((await request('POST', '/events', tenant.live, { name: 'x', externalId: 'a', token: 'b' })).statusCode).toBe(422);
