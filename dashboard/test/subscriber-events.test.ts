@@ -126,8 +126,18 @@ describe.skipIf(!chromiumPath)("a subscriber's email events in Chromium", { time
     expect(await rows()).toEqual([['Delivered', 'Spring letter', '—', '—']]);
 
     const quiet = await api<{ id: string }>(herald, 'POST', '/contacts', { projectId, email: `quiet-${Date.now()}@example.org` }, auth);
+    // An address not on the suppression list is a state to show, not a failed request in the console.
+    const failures: string[] = [];
+    page.on('response', (response) => {
+      if (response.status() >= 400) failures.push(`${response.status()} ${response.url()}`);
+    });
+    page.on('console', (message) => {
+      if (message.type() === 'error') failures.push(message.text());
+    });
     await page.goto(`${herald.url}/app/projects/${projectId}/subscribers/${quiet.id}`);
     await page.getByRole('region', { name: 'Email events' }).getByText('Nothing yet: deliveries, opens, clicks, bounces and complaints will show here.').waitFor();
+    await page.getByText('Not suppressed.').waitFor();
+    expect(failures).toEqual([]);
     await expectAccessible(page, "a subscriber's page without email events");
     await context.close();
   });

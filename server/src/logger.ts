@@ -1,5 +1,4 @@
 // The pino logger: request ids on every line; credentials, passwords, key secrets and SQL parameter values kept out.
-import type { IncomingMessage } from 'node:http';
 import { pino, type DestinationStream, type Logger } from 'pino';
 
 const REDACTED = '[redacted]';
@@ -15,8 +14,11 @@ function parameterName(raw: string): string {
   }
 }
 
-/** The URL with the value of every secret query parameter replaced, its name matched as the route reads it (`%74oken` is token). */
-export function redactUrl(url: string | undefined): string | undefined {
+/**
+ * The URL with the value of every secret query parameter replaced, its name matched as the route reads it (`%74oken` is
+ * token): the usual credential names, and the route's own (`secret`).
+ */
+export function redactUrl(url: string | undefined, secret: readonly string[] = []): string | undefined {
   const start = url?.indexOf('?') ?? -1;
   if (url === undefined || start === -1) return url;
   const pairs = url
@@ -24,10 +26,46 @@ export function redactUrl(url: string | undefined): string | undefined {
     .split('&')
     .map((pair) => {
       const equals = pair.indexOf('=');
-      if (equals === -1 || !SECRET_PARAMETERS.has(parameterName(pair.slice(0, equals)).toLowerCase())) return pair;
+      const name = parameterName(pair.slice(0, equals));
+      if (equals === -1 || !(SECRET_PARAMETERS.has(name.toLowerCase()) || secret.includes(name))) return pair;
       return `${pair.slice(0, equals)}=${REDACTED}`;
     });
   return `${url.slice(0, start)}?${pairs.join('&')}`;
+}
+
+/** A request as the request log reads it: Fastify's, with its route's secret parameters and its parsed path parameters. */
+interface LoggedRequest {
+  id?: string;
+  method?: string;
+  url?: string;
+  ip?: string;
+  socket?: { remoteAddress?: string };
+  params?: unknown;
+  routeOptions?: { config?: { secretParams?: readonly string[] } };
+}
+
+function decoded(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
+/** The URL as logged: the values of the route's secret path parameters (as parsed) and secret query parameters replaced. */
+export function loggedUrl(request: LoggedRequest): string | undefined {
+  const secret = request.routeOptions?.config?.secretParams ?? [];
+  const url = redactUrl(request.url, secret);
+  const params = (request.params ?? {}) as Record<string, unknown>;
+  const values = new Set(secret.map((name) => params[name]).filter((value): value is string => typeof value === 'string' && value !== ''));
+  if (url === undefined || values.size === 0) return url;
+  const start = url.indexOf('?');
+  const path = start === -1 ? url : url.slice(0, start);
+  const redacted = path
+    .split('/')
+    .map((segment) => (values.has(decoded(segment)) ? REDACTED : segment))
+    .join('/');
+  return start === -1 ? redacted : redacted + url.slice(start);
 }
 
 /** A PostgreSQL error as pg raises it: a five-character SQLSTATE and the server's fields. */
@@ -117,10 +155,10 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
         censor: REDACTED,
       },
       serializers: {
-        req: (req: IncomingMessage & { id?: string; ip?: string }) => ({
+        req: (req: LoggedRequest) => ({
           id: req.id,
           method: req.method,
-          url: redactUrl(req.url),
+          url: loggedUrl(req),
           remoteAddress: req.ip ?? req.socket?.remoteAddress,
         }),
         res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),

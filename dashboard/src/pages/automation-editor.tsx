@@ -91,6 +91,7 @@ export function AutomationPage() {
             <h2 id="automation-title">{a.name}</h2>
             <p>
               <StateBadge state={a.state} /> version {a.version} · {triggerText(a.trigger)}
+              {a.sandbox && <span className="badge test"> test (sandbox)</span>}
               {a.activatedAt && <span className="muted"> · activated {dateTime(a.activatedAt)}</span>}
             </p>
             <div className="row align-center">

@@ -168,6 +168,7 @@ export function AutomationsPage() {
                       <Link to="/projects/$projectId/automations/$automationId" params={{ projectId, automationId: automation.id }}>
                         {automation.name}
                       </Link>
+                      {automation.sandbox && <span className="badge test"> test</span>}
                     </td>
                     <td>
                       <StateBadge state={automation.state} />

@@ -2,7 +2,7 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate, useParams, useSearch } from '@tanstack/react-router';
 import { useState, type FormEvent } from 'react';
-import { api, ApiError, unwrap, type Schemas } from '../api/client';
+import { api, unwrap, type Schemas } from '../api/client';
 import { useMembership } from '../auth/me';
 import { Confirm } from '../components/confirm';
 import { Field, FilterActions, FormError, SelectField } from '../components/field';
@@ -272,11 +272,7 @@ function SubscriberEmail({
 }) {
   const suppression = useQuery({
     queryKey: ['suppression', projectId, email.toLowerCase()],
-    queryFn: () =>
-      unwrap(api.GET('/projects/{projectId}/suppressions/{email}', { params: { path: { projectId, email } } })).catch((error: unknown) => {
-        if (error instanceof ApiError && error.status === 404) return null;
-        throw error;
-      }),
+    queryFn: () => unwrap(api.GET('/projects/{projectId}/suppressions/{email}', { params: { path: { projectId, email } } })),
   });
   return (
     <section aria-labelledby="subscriber-email-title">
@@ -295,7 +291,7 @@ function SubscriberEmail({
           <dd>
             <QueryState query={suppression}>
               {(found) =>
-                found ? (
+                found.suppressed ? (
                   <>
                     Suppressed: {REASON_LABEL[found.reason]}, {found.source ?? 'unknown source'}, {dateTime(found.suppressedAt)}.{' '}
                     <Link to="/projects/$projectId/suppressions" params={{ projectId }} search={{ q: found.email }}>

@@ -15,7 +15,7 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 type Headers = Record<string, string>;
-const request = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, headers: Headers, payload?: unknown) =>
+const request = (method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', url: string, headers: Headers, payload?: unknown) =>
   t.app.inject({ method, url, headers, ...(payload !== undefined && { payload: payload as Record<string, unknown> }) });
 const row = async (sql: string, params: unknown[]) => (await t.database.pool.query(sql, params)).rows[0] as Record<string, unknown> | undefined;
 
@@ -250,5 +250,57 @@ describe('email templates', () => {
 
     const scope = { organizationId: tenant.orgId, projectId: tenant.projectId, sandbox: true };
     expect(await t.services.emailTemplates.render(scope, live.id, { first_name: 'Ada' })).toEqual({ ok: false, reason: 'template_not_found' });
+  });
+});
+
+describe('what a send reads', () => {
+  it('a test key reads the live settings a send uses but cannot change them, and keeps its own suppression list', async () => {
+    const p = `/projects/${tenant.projectId}`;
+    const wa = await request('POST', `${p}/whatsapp-templates`, tenant.jwt, { name: 'order_ready', language: 'en', category: 'UTILITY', status: 'APPROVED' });
+    expect(wa.statusCode, wa.body).toBe(201);
+    const waId = wa.json<{ id: string }>().id;
+    const domain = await request('POST', `${p}/email-domains`, tenant.jwt, { domain: 'isolation.example.com' });
+    expect(domain.statusCode, domain.body).toBe(201);
+    const domainId = domain.json<{ id: string }>().id;
+    const liveSuppression = await request('POST', `${p}/suppressions`, tenant.jwt, { email: 'live-only@example.com', reason: 'manual' });
+    expect(liveSuppression.statusCode, liveSuppression.body).toBe(201);
+    const before = async () => ({
+      wa: await row('SELECT status, provider_template_id, category FROM whatsapp_templates WHERE id = $1', [waId]),
+      domain: await row('SELECT domain FROM email_domains WHERE id = $1', [domainId]),
+    });
+    const kept = await before();
+
+    const forbidden = { status: 403, code: 'test_key_forbidden' };
+    const jwtOnly = { status: 401 };
+    const cases: [string, 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', string, unknown, { status: number; code?: string }][] = [
+      ['list WhatsApp templates', 'GET', `${p}/whatsapp-templates`, undefined, { status: 200 }],
+      ['read a WhatsApp template', 'GET', `${p}/whatsapp-templates/${waId}`, undefined, { status: 200 }],
+      ['create a WhatsApp template', 'POST', `${p}/whatsapp-templates`, { name: 'sneaky', language: 'en', category: 'UTILITY', status: 'APPROVED' }, forbidden],
+      ['change a WhatsApp template', 'PATCH', `${p}/whatsapp-templates/${waId}`, { status: 'PAUSED', providerTemplateId: `HX${'0'.repeat(32)}` }, forbidden],
+      ['delete a WhatsApp template', 'DELETE', `${p}/whatsapp-templates/${waId}`, undefined, forbidden],
+      ['sync WhatsApp templates', 'POST', `${p}/whatsapp-templates/sync`, undefined, forbidden],
+      ['list sending domains', 'GET', `${p}/email-domains`, undefined, { status: 200 }],
+      ['read a sending domain', 'GET', `${p}/email-domains/${domainId}`, undefined, { status: 200 }],
+      ['add a sending domain', 'POST', `${p}/email-domains`, { domain: 'sneaky.example.com' }, forbidden],
+      ['delete a sending domain', 'DELETE', `${p}/email-domains/${domainId}`, undefined, forbidden],
+      ['configure email', 'PUT', `${p}/channels/email`, { provider: 'smtp' }, jwtOnly],
+      ['configure WhatsApp', 'PUT', `${p}/channels/whatsapp`, { provider: 'meta' }, jwtOnly],
+      ['configure SMS', 'PUT', `${p}/channels/sms`, { provider: 'twilio' }, jwtOnly],
+      ['add an SMS sender', 'POST', `${p}/channels/sms/senders`, { country: 'GB', kind: 'alphanumeric', sender: 'Sneaky' }, jwtOnly],
+      ['list SMS senders', 'GET', `${p}/channels/sms/senders`, undefined, { status: 200 }],
+      ['read a live suppression', 'GET', `${p}/suppressions/live-only@example.com`, undefined, { status: 200 }],
+      ['lift a live suppression', 'DELETE', `${p}/suppressions/live-only@example.com`, undefined, { status: 404 }],
+    ];
+    for (const [what, method, url, body, expected] of cases) {
+      const res = await request(method, url, tenant.test, body);
+      expect(res.statusCode, `${what}: ${res.body}`).toBe(expected.status);
+      if (expected.code) expect(res.json(), what).toMatchObject({ code: expected.code });
+    }
+
+    expect(await before()).toEqual(kept);
+    const sandboxList = await request('GET', `${p}/suppressions/live-only@example.com`, tenant.test);
+    expect(sandboxList.json(), 'a test key reads the sandbox list').toMatchObject({ suppressed: false });
+    const live = await request('GET', `${p}/suppressions/live-only@example.com`, tenant.jwt);
+    expect(live.json(), 'the live suppression stands').toMatchObject({ email: 'live-only@example.com' });
   });
 });

@@ -9,3 +9,13 @@ export type App = FastifyInstance<
   FastifyBaseLogger,
   ZodTypeProvider
 >;
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * The route's path and query parameters that are credentials (a signed token, a signature, a verify token): the
+     * request log writes `[redacted]` for their values, read from the parsed request (logger.ts).
+     */
+    secretParams?: readonly string[];
+  }
+}

@@ -171,6 +171,7 @@ export const automation = z
   .object({
     id: z.string(),
     projectId: z.string(),
+    sandbox: z.boolean().describe('Made with a test key: enrolls sandbox subscribers only, and sends nothing out'),
     name: z.string(),
     state: z.enum(AUTOMATION_STATES),
     version: z.number().int().describe('The version new enrollments start on; enrollments keep the version they started on'),

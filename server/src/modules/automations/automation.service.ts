@@ -34,6 +34,7 @@ const iso = (date: Date | null) => date?.toISOString() ?? null;
 const view = (row: repo.AutomationRecord): AutomationView => ({
   id: row.id,
   projectId: row.projectId,
+  sandbox: row.sandbox,
   name: row.name,
   state: row.state,
   version: row.version,

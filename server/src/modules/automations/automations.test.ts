@@ -255,10 +255,46 @@ describe('events', () => {
     expect(counts.data).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'signed.up', count: 1 }), expect.objectContaining({ name: 'visited', count: 1 })]));
   });
 
-  it('422s an event naming nobody, or two identities; 401s a dashboard token', async () => {
+  it('an automation made with a test key says so in its list and detail, as campaigns and templates do', async () => {
+    const res = await request('POST', '/automations', tenant.test, { projectId: tenant.projectId, name: 'Sandbox flow', trigger: { type: 'event', eventName: 'sandbox.flow' }, steps: [pushStep('p', 'Hi', null)] });
+    expect(res.statusCode, res.body).toBe(201);
+    const sandbox = res.json<{ id: string; sandbox: boolean }>();
+    expect(sandbox.sandbox).toBe(true);
+    const live = await create(tenant, { type: 'event', eventName: 'live.flow' }, [pushStep('p', 'Hi', null)], 'Live flow');
+    expect((await request('GET', `/automations/${sandbox.id}`, tenant.jwt)).json()).toMatchObject({ sandbox: true });
+    expect((await request('GET', `/automations/${live.id}`, tenant.jwt)).json()).toMatchObject({ sandbox: false });
+    const listed = (await request('GET', `/automations/project/${tenant.projectId}?pageSize=100`, tenant.jwt)).json<{ data: { id: string; sandbox: boolean }[] }>().data;
+    expect(listed.find((a) => a.id === sandbox.id)?.sandbox).toBe(true);
+    expect(listed.find((a) => a.id === live.id)?.sandbox).toBe(false);
+  });
+
+  it('422s an event naming nobody, or two identities', async () => {
     expect((await request('POST', '/events', tenant.live, { name: 'x' })).statusCode).toBe(422);
     expect((await request('POST', '/events', tenant.live, { name: 'x', externalId: 'a', token: 'b' })).statusCode).toBe(422);
-    expect((await request('POST', '/events', tenant.jwt, { name: 'x', externalId: 'a' })).statusCode).toBe(401);
+  });
+
+  it('takes a JWT + x-org-id naming the project in the body, like every other project route (spec 4)', async () => {
+    const { id: subscriberId } = await browser(tenant);
+    const flow = await create(tenant, { type: 'event', eventName: 'dashboard.sent' }, [pushStep('hello', 'Hi', null)]);
+    await activate(tenant, flow.id);
+    const sent = await request('POST', '/events', tenant.jwt, { projectId: tenant.projectId, name: 'dashboard.sent', subscriberId, eventId: 'jwt-1' });
+    expect(sent.statusCode, sent.body).toBe(202);
+    expect(sent.json()).toMatchObject({ recorded: 1, data: [{ status: 'recorded', subscriberId, enrolled: 1 }] });
+    expect(await query('SELECT project_id, sandbox, subscriber_id FROM events WHERE event_key = $1', ['jwt-1'])).toEqual([{ project_id: tenant.projectId, sandbox: false, subscriber_id: subscriberId }]);
+    expect(await query('SELECT subscriber_id FROM automation_enrollments WHERE automation_id = $1', [flow.id])).toEqual([{ subscriber_id: subscriberId }]);
+    const batch = await request('POST', '/events', tenant.jwt, { projectId: tenant.projectId, events: [{ name: 'dashboard.seen', subscriberId }] });
+    expect(batch.statusCode, batch.body).toBe(202);
+
+    const { authorization } = tenant.jwt;
+    const noOrg = await request('POST', '/events', { authorization: authorization! }, { projectId: tenant.projectId, name: 'x', subscriberId });
+    expect(noOrg.statusCode).toBe(403);
+    expect(noOrg.json()).toMatchObject({ message: 'Missing x-org-id header' });
+    const unnamed = await request('POST', '/events', tenant.jwt, { name: 'x', subscriberId });
+    expect(unnamed.statusCode).toBe(422);
+    expect(unnamed.json()).toMatchObject({ code: 'validation_failed', details: [{ field: 'projectId', error: 'is required with a JWT' }] });
+    expect((await request('POST', '/events', other.jwt, { projectId: tenant.projectId, name: 'x', subscriberId })).statusCode).toBe(404);
+    expect((await request('POST', '/events', other.live, { projectId: tenant.projectId, name: 'x', subscriberId })).statusCode).toBe(403);
+    expect((await request('POST', '/events', tenant.live, { projectId: tenant.projectId, name: 'x', subscriberId })).statusCode).toBe(202);
   });
 
   it('enrolls once under many parallel identical events, and branches on the event properties', async () => {

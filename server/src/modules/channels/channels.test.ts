@@ -130,6 +130,10 @@ describe('PUT /projects/:id/channels/email', () => {
 
   it('chooses an SMTP server: settings shown, the account sealed and named only, the sending domain kept', async () => {
     const tenant = await createTenant(t);
+    // emailConfig.domain names a verified sending domain only: one added, and marked as a passing check marks it.
+    const added = await t.app.inject({ method: 'POST', url: `/projects/${tenant.projectId}/email-domains`, headers: tenant.jwt, payload: { domain: 'mail.example.com' } });
+    expect(added.statusCode, added.body).toBe(201);
+    await t.database.pool.query(`UPDATE email_domains SET status = 'verified', verified_at = now() WHERE project_id = $1`, [tenant.projectId]);
     const patched = await t.app.inject({ method: 'PATCH', url: `/projects/${tenant.projectId}`, headers: tenant.jwt, payload: { emailConfig: { domain: 'mail.example.com' } } });
     expect(patched.statusCode, patched.body).toBe(200);
     const res = await putEmail(tenant, tenant.jwt, smtp);

@@ -57,7 +57,8 @@ const deliveryState = async (deliveryId: number, messageId: string) => ({
 });
 const suppression = async (email: string) => {
   const res = await t.app.inject({ method: 'GET', url: `/projects/${tenant.projectId}/suppressions/${email}`, headers: tenant.live });
-  return res.statusCode === 200 ? res.json<{ reason: string; source: string }>() : undefined;
+  const state = res.json<{ suppressed: boolean; reason: string; source: string }>();
+  return state.suppressed ? state : undefined;
 };
 const emailStatus = async (subscriberId: string) => (await query<{ email_status: string }>(`SELECT email_status FROM subscribers WHERE id = $1`, [subscriberId]))[0]!.email_status;
 

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { projectOf } from '../../http/access.js';
 import { commonErrors, paginated } from '../../http/schemas.js';
+import { validationFailed } from '../../shared/errors.js';
 import type { App } from '../../http/types.js';
 import { countsQuery, event, eventCounts, eventsBody, eventsQuery, eventsResponse } from './event.schemas.js';
 import type { EventService } from './event.service.js';
@@ -13,12 +14,13 @@ export async function eventRoutes(app: App, events: EventService) {
   app.post(
     '/events',
     {
-      config: { access: { auth: 'project', credentials: 'apiKey' } },
+      config: { access: { auth: 'project', project: 'body.projectId' } },
       schema: {
         tags,
         summary: 'Report events (one, or a batch of up to 1000)',
         description:
-          "Recorded in the key's project (a test key's: sandbox) against the subscriber each names, all or none in one transaction. " +
+          'An API key, or a JWT + x-org-id naming the project in `projectId` (spec 4: a route takes either). ' +
+          "Recorded in the project (a test key's: sandbox) against the subscriber each names, all or none in one transaction. " +
           'Each enrolls its subscriber in the active automations whose `event` trigger has its name and whose conditions its ' +
           'properties meet — at most once per automation (spec 3.3), however often the event comes. An event naming nobody known ' +
           'is recorded and enrolls nobody, then or later. An eventId already recorded is a `duplicate` and changes nothing.',
@@ -27,7 +29,9 @@ export async function eventRoutes(app: App, events: EventService) {
       },
     },
     async (request, reply) => {
-      const body = request.body;
+      const { projectId: _named, ...body } = request.body;
+      // A key names its project; a dashboard user must name one.
+      if (!request.project) throw validationFailed([{ field: 'projectId', error: 'is required with a JWT' }]);
       return reply.status(202).send(await events.record(projectOf(request), 'events' in body ? body.events : [body]));
     },
   );

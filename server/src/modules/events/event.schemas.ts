@@ -4,8 +4,7 @@ import { dateOrDateTime, timestamp } from '../../http/schemas.js';
 
 const MAX_PROPERTIES_BYTES = 16 * 1024;
 
-export const eventInput = z
-  .strictObject({
+const eventFields = {
     name: z
       .string()
       .regex(/^[A-Za-z0-9_.:-]{1,100}$/, 'must be 1–100 letters, digits, ".", ":", "_" or "-"')
@@ -25,16 +24,26 @@ export const eventInput = z
       .max(200)
       .optional()
       .describe("The application's own id of the event: another event with the same eventId in the project is ignored (`duplicate`)"),
-  })
-  .refine((e) => [e.externalId, e.token, e.subscriberId].filter((v) => v !== undefined).length === 1, {
-    message: 'must name the person by exactly one of externalId, token, subscriberId',
-  })
-  .meta({ id: 'NewEvent' });
+};
+
+const namesOnePerson = (e: { externalId?: string | undefined; token?: string | undefined; subscriberId?: string | undefined }) =>
+  [e.externalId, e.token, e.subscriberId].filter((v) => v !== undefined).length === 1;
+const ONE_PERSON = { message: 'must name the person by exactly one of externalId, token, subscriberId' };
+
+export const eventInput = z.strictObject(eventFields).refine(namesOnePerson, ONE_PERSON).meta({ id: 'NewEvent' });
 
 export const MAX_EVENTS_PER_BATCH = 1000;
 
+const projectId = z
+  .string()
+  .optional()
+  .describe("The project: required with a JWT + x-org-id; with an API key, the key's project (another → 403 `cross_project`)");
+
 export const eventsBody = z
-  .union([eventInput, z.strictObject({ events: z.array(eventInput).min(1).max(MAX_EVENTS_PER_BATCH) })])
+  .union([
+    z.strictObject({ projectId, ...eventFields }).refine(namesOnePerson, ONE_PERSON),
+    z.strictObject({ projectId, events: z.array(eventInput).min(1).max(MAX_EVENTS_PER_BATCH) }),
+  ])
   .describe(`One event, or {events: [...]} with up to ${MAX_EVENTS_PER_BATCH}`);
 
 export const eventOutcome = z.object({

@@ -76,21 +76,21 @@ export async function preferenceRoutes(app: App, preferences: PreferenceService,
     );
 
     // A GET only shows: mail scanners and link previews fetch every link of a mail.
-    scope.get('/u/:token', { config: { access }, schema }, async (request, reply) => {
+    scope.get('/u/:token', { config: { access, secretParams: ['token'] }, schema }, async (request, reply) => {
       const view = await preferences.page(request.params.token);
       if (!view) return invalidLink(reply);
       return page(reply, 200, preferencePage(publicUrl, view, preferenceStrings(view.language)));
     });
 
     // No cookie and no CSRF token can come with a mail provider's POST: the signed token is the authority.
-    scope.post('/u/:token', { bodyLimit: FORM_BODY_LIMIT, config: { access }, schema }, async (request, reply) => {
+    scope.post('/u/:token', { bodyLimit: FORM_BODY_LIMIT, config: { access, secretParams: ['token'] }, schema }, async (request, reply) => {
       if (!isOneClick(request.body)) return badRequest(reply);
       const subject = await preferences.unsubscribeByToken(request.params.token, 'one_click');
       if (!subject) return invalidLink(reply);
       return notice(reply, 200, subject, (s) => s.doneTitle, (s) => s.unsubscribed(subject.sender));
     });
 
-    scope.post('/u/:token/preferences', { bodyLimit: FORM_BODY_LIMIT, config: { access }, schema }, async (request, reply) => {
+    scope.post('/u/:token/preferences', { bodyLimit: FORM_BODY_LIMIT, config: { access, secretParams: ['token'] }, schema }, async (request, reply) => {
       const form = formChoice.safeParse(request.body ?? {});
       if (!form.success) return badRequest(reply);
       const choice = { channel: form.data.channel, enabled: form.data.enabled === 'true' };

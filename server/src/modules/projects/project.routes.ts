@@ -109,7 +109,12 @@ const project = z
     id: z.string(),
     organizationId: z.string(),
     name: z.string(),
-    emailConfig: z.object({ domain: z.string().nullable().describe('Verified sending domain') }),
+    emailConfig: z.object({
+      domain: z
+        .string()
+        .nullable()
+        .describe('The verified sending domain: the one chosen with PATCH while verified, else the first verified domain by name; null without one'),
+    }),
     settings: z.record(z.string(), z.unknown()),
     vapidPublicKey: z.string().nullable().describe('VAPID public key (base64url) for web push subscriptions; null without a push configuration'),
     createdAt: timestamp,
@@ -119,7 +124,10 @@ const project = z
 
 const projectInput = z.strictObject({
   name: z.string().trim().min(1).max(200),
-  emailConfig: z.strictObject({ domain: domainName.nullable() }).optional(),
+  emailConfig: z
+    .strictObject({ domain: domainName.nullable() })
+    .optional()
+    .describe('PATCH: one of the project\'s verified sending domains (another → 422), or null to clear the choice'),
   settings: settingsInput.optional(),
 });
 

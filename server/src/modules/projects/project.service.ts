@@ -1,11 +1,12 @@
 // Projects of an organization: the unit every subscriber, campaign and API key belongs to.
 import type { Db } from '../../db/database.js';
 import type { ProjectSettings } from '../../db/schema.js';
-import { notFound } from '../../shared/errors.js';
+import { notFound, validationFailed } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import { ChannelConfigService } from '../channels/channel-config.service.js';
 import type { Keyring } from '../channels/secret-keyring.js';
 import type { OrganizationTenant, ProjectScope } from '../tenancy.js';
+import { listVerified } from '../email-domains/email-domain.repository.js';
 import * as repo from './project.repository.js';
 import { newIdentitySecret } from './identity-secret.js';
 
@@ -42,6 +43,17 @@ function toProject(row: repo.ProjectRow): Project {
   };
 }
 
+/**
+ * The project's sending domain (spec 2.6: "the verified sending domain"): the one chosen with PATCH while it stays
+ * verified, else the first of its verified domains by name, else null. Sends still pick the domain covering their
+ * From address; this is the one the project names by default.
+ */
+async function sendingDomain(db: Db, row: repo.ProjectRow): Promise<repo.ProjectRow> {
+  const verified = (await listVerified(db, row.id)).map((d) => d.domain).sort();
+  const chosen = row.emailDomain !== null && verified.includes(row.emailDomain) ? row.emailDomain : (verified[0] ?? null);
+  return { ...row, emailDomain: chosen };
+}
+
 /** Called after a project is deleted or its settings change, once the change is committed. */
 export type ForgetProject = (projectId: string) => void;
 
@@ -63,7 +75,7 @@ export class ProjectService {
 
   async list(tenant: OrganizationTenant, page: number, pageSize: number) {
     const { rows, total } = await repo.listProjects(this.db, tenant.organizationId, pageSize, (page - 1) * pageSize);
-    return { data: rows.map(toProject), page, pageSize, total };
+    return { data: (await Promise.all(rows.map((row) => sendingDomain(this.db, row)))).map(toProject), page, pageSize, total };
   }
 
   async create(organizationId: string, input: ProjectInput & { name: string }): Promise<Project> {
@@ -75,10 +87,11 @@ export class ProjectService {
         settings: input.settings ?? {},
         identitySecret: newIdentitySecret(),
       });
-      const emailDomain = input.emailConfig?.domain ?? null;
+      const emailDomain = input.emailConfig?.domain?.toLowerCase() ?? null;
       if (emailDomain !== null) await this.channels.setEmailDomain(tx, row.id, emailDomain);
       // Every project can take push subscriptions from the start: it gets its own VAPID key pair.
-      return toProject({ ...row, emailDomain, vapidPublicKey: await this.channels.createPush(tx, row.id) });
+      // A new project has no verified domain yet: the one named is its choice once verified.
+      return toProject({ ...row, emailDomain: null, vapidPublicKey: await this.channels.createPush(tx, row.id) });
     });
   }
 
@@ -95,7 +108,7 @@ export class ProjectService {
   async get(scope: ProjectScope): Promise<Project> {
     const row = await repo.findProject(this.db, scope.organizationId, scope.projectId);
     if (!row) throw notFound('Project');
-    return toProject(row);
+    return toProject(await sendingDomain(this.db, row));
   }
 
   async pushConfig(scope: ProjectScope): Promise<{ projectId: string; vapidPublicKey: string }> {
@@ -118,16 +131,23 @@ export class ProjectService {
     return { identitySecret: secret };
   }
 
+  /** `emailConfig.domain` chooses among the project's verified domains (422 for any other); null clears the choice. */
   async update(scope: ProjectScope, input: ProjectInput): Promise<Project> {
+    const domain = input.emailConfig?.domain?.toLowerCase();
+    if (domain !== undefined && !(await listVerified(this.db, scope.projectId)).some((d) => d.domain === domain)) {
+      throw validationFailed([
+        { field: 'emailConfig.domain', error: `${domain} is not a verified sending domain of this project: add it under email domains and verify it first` },
+      ]);
+    }
     const row = await this.db.transaction(async (tx) => {
       const updated = await repo.updateProject(tx, scope.organizationId, scope.projectId, { name: input.name, settings: input.settings });
       if (!updated || input.emailConfig === undefined) return updated;
-      await this.channels.setEmailDomain(tx, updated.id, input.emailConfig.domain);
-      return { ...updated, emailDomain: input.emailConfig.domain };
+      await this.channels.setEmailDomain(tx, updated.id, domain ?? null);
+      return { ...updated, emailDomain: domain ?? null };
     });
     if (!row) throw notFound('Project');
     if (input.settings !== undefined || input.emailConfig !== undefined) this.forget(row.id);
-    return toProject(row);
+    return toProject(await sendingDomain(this.db, row));
   }
 
   async remove(scope: ProjectScope): Promise<void> {

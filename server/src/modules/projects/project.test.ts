@@ -40,7 +40,8 @@ describe('create and read', () => {
       id: expect.stringMatching(/^prj_/),
       organizationId: org.orgId,
       name: 'Web shop',
-      emailConfig: { domain: 'mail.example.com' },
+      // Not verified yet: the domain named is the project's choice once it is (spec 2.6).
+      emailConfig: { domain: null },
       settings: { timezone: 'Europe/Paris' },
       vapidPublicKey: expect.any(String),
       createdAt: expect.any(String),
@@ -132,10 +133,43 @@ describe('emailConfig.domain', () => {
   it.each(['example.com', 'mail.example.co.uk', 'xn--bcher-kva.example', 'my--shop.example.io', 'xn--d1acufc.xn--p1ai', `${'a'.repeat(63)}.com`])(
     'accepts %j', async (domain) => {
     const project = await create(org, { name: 'D', emailConfig: { domain } });
-    expect(project.emailConfig.domain).toBe(domain);
+    const { rows } = await t.database.pool.query(`SELECT settings->>'domain' AS domain FROM channel_configs WHERE project_id = $1 AND channel = 'email'`, [project.id]);
+    expect(rows).toEqual([{ domain }]);
   });
 
-  it('PATCH validates the domain the same way, and null clears it', async () => {
+  it('is the verified sending domain: derived from the verified domains, chosen among them, never an unverified one', async () => {
+    const project = await create(org, { name: 'Verified' });
+    const headers = org.jwt;
+    const addDomain = async (domain: string) => {
+      const res = await call({ method: 'POST', url: `/projects/${project.id}/email-domains`, headers, payload: { domain } });
+      expect(res.statusCode, res.body).toBe(201);
+    };
+    const shown = async () => (await call({ method: 'GET', url: `/projects/${project.id}`, headers })).json().emailConfig;
+    await addDomain('news.shop.example');
+    const unverified = await call({ method: 'PATCH', url: `/projects/${project.id}`, headers, payload: { emailConfig: { domain: 'news.shop.example' } } });
+    expect(expectError(unverified, 422, 'Validation failed').details).toEqual([
+      { field: 'emailConfig.domain', error: 'news.shop.example is not a verified sending domain of this project: add it under email domains and verify it first' },
+    ]);
+    const unknown = await call({ method: 'PATCH', url: `/projects/${project.id}`, headers, payload: { emailConfig: { domain: 'elsewhere.example' } } });
+    expect(unknown.statusCode).toBe(422);
+    expect(await shown()).toEqual({ domain: null });
+
+    // What a passing DNS check records (email-domains.test.ts drives the check itself).
+    const verify = (domain: string) => t.database.pool.query(`UPDATE email_domains SET status = 'verified', verified_at = now() WHERE project_id = $1 AND domain = $2`, [project.id, domain]);
+    await verify('news.shop.example');
+    expect(await shown()).toEqual({ domain: 'news.shop.example' });
+    await addDomain('mail.shop.example');
+    await verify('mail.shop.example');
+    expect(await shown(), 'the first verified domain by name, none chosen').toEqual({ domain: 'mail.shop.example' });
+    const chosen = await call({ method: 'PATCH', url: `/projects/${project.id}`, headers, payload: { emailConfig: { domain: 'News.Shop.Example' } } });
+    expect(chosen.statusCode, chosen.body).toBe(200);
+    expect(chosen.json().emailConfig).toEqual({ domain: 'news.shop.example' });
+    expect(await shown()).toEqual({ domain: 'news.shop.example' });
+    const listed = (await call({ method: 'GET', url: '/projects?pageSize=100', headers })).json().data.find((p: { id: string }) => p.id === project.id);
+    expect(listed.emailConfig).toEqual({ domain: 'news.shop.example' });
+  });
+
+  it('PATCH validates the domain the same way, and null clears the choice', async () => {
     const project = await create(org, { name: 'D', emailConfig: { domain: 'example.com' } });
     const bad = await call({ method: 'PATCH', url: `/projects/${project.id}`, headers: org.jwt, payload: { emailConfig: { domain: 'nope' } } });
     expect(expectError(bad, 422, 'Validation failed').details).toEqual([{ field: 'emailConfig.domain', error: expect.any(String) }]);
@@ -227,7 +261,7 @@ describe('PATCH /projects/:id', () => {
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({
       name: 'Renamed',
-      emailConfig: { domain: 'example.com' },
+      emailConfig: { domain: null },
       settings: { timezone: 'Europe/Paris' },
     });
     expect(new Date(res.json().updatedAt).getTime()).toBeGreaterThanOrEqual(new Date(project.updatedAt).getTime());
@@ -237,7 +271,7 @@ describe('PATCH /projects/:id', () => {
   it('an empty body changes nothing', async () => {
     const res = await patch({});
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toMatchObject({ name: 'Original', emailConfig: { domain: 'example.com' }, settings: { timezone: 'Europe/Paris' } });
+    expect(res.json()).toMatchObject({ name: 'Original', emailConfig: { domain: null }, settings: { timezone: 'Europe/Paris' } });
   });
 
   it('settings merge key by key: keys the request does not name are kept', async () => {

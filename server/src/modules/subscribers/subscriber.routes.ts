@@ -231,7 +231,7 @@ export async function subscriberRoutes(app: App, subscribers: SubscriberService,
   app.get(
     '/subscribers/token/:token',
     {
-      config: { access: byToken, rateLimitCounter: 'ingest' },
+      config: { access: byToken, rateLimitCounter: 'ingest', secretParams: ['token'] },
       schema: {
         tags,
         summary: 'One subscriber by its token',

@@ -22,6 +22,18 @@ const suppression = z
     suppressedAt: timestamp,
   })
   .meta({ id: 'Suppression' });
+const suppressionState = z
+  .discriminatedUnion('suppressed', [
+    suppression.extend({ suppressed: z.literal(true) }),
+    z.object({
+      email: z.string().describe('The address, lower-cased'),
+      suppressed: z.literal(false),
+      reason: z.null(),
+      source: z.null(),
+      suppressedAt: z.null(),
+    }),
+  ])
+  .meta({ id: 'SuppressionState' });
 const projectParams = z.strictObject({ projectId: z.string() });
 const addressParams = z.strictObject({ projectId: z.string(), email: z.string().min(1).max(254) });
 const entry = z.strictObject({ email, reason: reason.optional().describe('Default manual') });
@@ -77,9 +89,15 @@ export async function suppressionRoutes(app: App, suppressions: SuppressionServi
     '/projects/:projectId/suppressions/:email',
     {
       config: { access },
-      schema: { tags, summary: 'Whether an address is suppressed, and why (404: it is not)', params: addressParams, response: { 200: suppression, ...commonErrors } },
+      schema: {
+        tags,
+        summary: 'Whether an address is suppressed, and why',
+        description: "An address not on the list answers `suppressed: false` (in the caller's environment: a test key reads the sandbox list).",
+        params: addressParams,
+        response: { 200: suppressionState, ...commonErrors },
+      },
     },
-    (request) => suppressions.get(projectOf(request), request.params.email),
+    (request) => suppressions.state(projectOf(request), request.params.email),
   );
 
   app.post(

@@ -16,6 +16,10 @@ export interface Suppression {
   suppressedAt: string;
 }
 
+export type SuppressionState =
+  | (Suppression & { suppressed: true })
+  | { email: string; suppressed: false; reason: null; source: null; suppressedAt: null };
+
 export interface SuppressionInput {
   email: string;
   reason?: delivery.SuppressionReason | undefined;
@@ -57,10 +61,12 @@ export class SuppressionService {
     return { data: rows.map(toSuppression), page, pageSize, total };
   }
 
-  async get(scope: ProjectScope, email: string): Promise<Suppression> {
-    const row = await repo.findSuppression(this.db, scope, email.toLowerCase());
-    if (!row) throw notFound('Suppression');
-    return toSuppression(row);
+  /** Whether the address is suppressed, and why: a state either way, so asking is never an error. */
+  async state(scope: ProjectScope, email: string): Promise<SuppressionState> {
+    const address = email.toLowerCase();
+    const row = await repo.findSuppression(this.db, scope, address);
+    if (!row) return { email: address, suppressed: false, reason: null, source: null, suppressedAt: null };
+    return { ...toSuppression(row), suppressed: true };
   }
 
   /** Why each address (lower-cased) is suppressed in its scope's environment, or undefined where it is not; in order. */
@@ -71,7 +77,9 @@ export class SuppressionService {
   /** Suppresses an address (an address already suppressed keeps its first reason, unless this one is a complaint). */
   async add(scope: ProjectScope, input: SuppressionInput): Promise<Suppression> {
     await delivery.recordAddressStates(this.db, [stateOf(scope, input, 'api')]);
-    return this.get(scope, input.email);
+    const row = await repo.findSuppression(this.db, scope, input.email.toLowerCase());
+    if (!row) throw new Error(`suppression of ${input.email} not recorded`);
+    return toSuppression(row);
   }
 
   /** Lifts a suppression; a complaint is permanent (409). The address's subscribers take mail again. */

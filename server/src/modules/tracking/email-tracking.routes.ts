@@ -43,7 +43,7 @@ export async function emailTrackingRoutes(app: App, tracking: EmailTrackingServi
   app.get(
     '/e/open/:campaignId/:subscriberId',
     {
-      config: { access: { auth: 'public' } },
+      config: { access: { auth: 'public' }, secretParams: [SIGNATURE_PARAMETER] },
       schema: {
         tags,
         summary: 'The open pixel of an email: records an open',
@@ -67,7 +67,7 @@ export async function emailTrackingRoutes(app: App, tracking: EmailTrackingServi
   app.get(
     '/e/click/:campaignId/:subscriberId',
     {
-      config: { access: { auth: 'public' } },
+      config: { access: { auth: 'public' }, secretParams: [SIGNATURE_PARAMETER] },
       schema: {
         tags,
         summary: 'A tracked link of an email: records the click and redirects to its target',

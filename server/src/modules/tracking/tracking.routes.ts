@@ -24,7 +24,7 @@ export async function trackingRoutes(app: App, tracking: TrackingService) {
     app.post(
       url,
       {
-        config: { access: { auth: 'public' } },
+        config: { access: { auth: 'public' }, secretParams: ['token'] },
         onRequest: allowAnyOrigin,
         schema: {
           tags: ['Tracking'],

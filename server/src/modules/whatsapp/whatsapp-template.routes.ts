@@ -48,7 +48,8 @@ const REGISTRY_NOTE =
   "synchronised rows Meta no longer lists; hand-written rows of other names stay. POST /transactional/whatsapp sends a " +
   'template by name only when its row here is APPROVED. A project sending through Twilio has no sync: its templates ' +
   "are written here, each with its Twilio Content SID as `providerTemplateId` (a send of a template without one " +
-  'answers `template_not_found`).';
+  'answers `template_not_found`). A test key may list and read the registry but not change it: creating, changing, ' +
+  'deleting or synchronising with one → 403 `test_key_forbidden`.';
 
 export async function whatsappTemplateRoutes(app: App, templates: WhatsAppTemplateService) {
   app.get(

@@ -1,7 +1,7 @@
 // The WhatsApp template registry: synchronised from the project's business account, editable by hand, and what a send asks.
 import type { Db } from '../../db/database.js';
 import { WHATSAPP_TEMPLATE_CATEGORIES, WHATSAPP_TEMPLATE_STATUSES } from '../../db/schema.js';
-import { AppError, notFound } from '../../shared/errors.js';
+import { AppError, forbidden, notFound } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import type { ChannelConfigService } from '../channels/channel-config.service.js';
 import type { ProjectScope } from '../tenancy.js';
@@ -60,6 +60,14 @@ const view = ({ createdAt, updatedAt, ...row }: repo.WhatsAppTemplateRow): Whats
 
 const oneOf = <T extends string>(values: readonly T[], value: string, fallback: T): T => ((values as readonly string[]).includes(value) ? (value as T) : fallback);
 
+/**
+ * The registry is one per project and every live WhatsApp send reads it, so a test key (the sandbox's) may read it but
+ * not change it, as it may not change the sending domains.
+ */
+function refuseTestKey(scope: ProjectScope) {
+  if (scope.sandbox) throw forbidden('A test key cannot change WhatsApp templates: use a live key or the dashboard', 'test_key_forbidden');
+}
+
 export class WhatsAppTemplateService {
   constructor(
     private readonly db: Db,
@@ -79,6 +87,7 @@ export class WhatsAppTemplateService {
   }
 
   async create(scope: ProjectScope, input: WhatsAppTemplateInput): Promise<WhatsAppTemplateView> {
+    refuseTestKey(scope);
     const row = await repo.insertTemplate(this.db, {
       id: newId('wat'),
       projectId: scope.projectId,
@@ -96,12 +105,14 @@ export class WhatsAppTemplateService {
     id: string,
     fields: Partial<Pick<WhatsAppTemplateInput, 'category' | 'status' | 'components'>> & { providerTemplateId?: string | null | undefined },
   ): Promise<WhatsAppTemplateView> {
+    refuseTestKey(scope);
     const row = await repo.updateTemplate(this.db, scope.projectId, id, fields);
     if (!row) throw notFound('WhatsApp template');
     return view(row);
   }
 
   async delete(scope: ProjectScope, id: string): Promise<void> {
+    refuseTestKey(scope);
     if (!(await repo.deleteTemplate(this.db, scope.projectId, id))) throw notFound('WhatsApp template');
   }
 
@@ -111,6 +122,7 @@ export class WhatsAppTemplateService {
    * Meta refuses (its message quoted).
    */
   async sync(scope: ProjectScope): Promise<{ synced: number; removed: number }> {
+    refuseTestKey(scope);
     const config = await this.channels.opened(scope.projectId, 'whatsapp');
     if (config?.provider === 'twilio') {
       throw new AppError(422, 'provider_not_configured', "The project's WhatsApp goes through Twilio: write its templates here by hand, each with its Content SID (providerTemplateId)");

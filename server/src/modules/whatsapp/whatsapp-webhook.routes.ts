@@ -21,7 +21,7 @@ export async function whatsappWebhookRoutes(app: App, webhook: WhatsAppWebhookSe
   app.get(
     '/whatsapp/webhook/:projectId',
     {
-      config: { access: { auth: 'public' } },
+      config: { access: { auth: 'public' }, secretParams: ['hub.verify_token'] },
       schema: {
         tags,
         summary: "Meta's webhook verification handshake",
