@@ -1605,6 +1605,8 @@ export interface paths {
                                 id: string;
                                 name: string;
                                 projectId: string;
+                                /** @description Made with a test key: enrolls sandbox subscribers only, and sends nothing out */
+                                sandbox: boolean;
                                 starter: string | null;
                                 /** @enum {string} */
                                 state: "draft" | "active" | "paused" | "archived";
@@ -6250,7 +6252,7 @@ export interface paths {
         put?: never;
         /**
          * Report events (one, or a batch of up to 1000)
-         * @description Recorded in the key's project (a test key's: sandbox) against the subscriber each names, all or none in one transaction. Each enrolls its subscriber in the active automations whose `event` trigger has its name and whose conditions its properties meet — at most once per automation (spec 3.3), however often the event comes. An event naming nobody known is recorded and enrolls nobody, then or later. An eventId already recorded is a `duplicate` and changes nothing.
+         * @description An API key, or a JWT + x-org-id naming the project in `projectId` (spec 4: a route takes either). Recorded in the project (a test key's: sandbox) against the subscriber each names, all or none in one transaction. Each enrolls its subscriber in the active automations whose `event` trigger has its name and whose conditions its properties meet — at most once per automation (spec 3.3), however often the event comes. An event naming nobody known is recorded and enrolls nobody, then or later. An eventId already recorded is a `duplicate` and changes nothing.
          */
         post: {
             parameters: {
@@ -6262,8 +6264,29 @@ export interface paths {
             /** @description One event, or {events: [...]} with up to 1000 */
             requestBody: {
                 content: {
-                    "application/json": components["schemas"]["NewEventInput"] | {
+                    "application/json": {
+                        /** @description The application's own id of the event: another event with the same eventId in the project is ignored (`duplicate`) */
+                        eventId?: string;
+                        /** @description The person by the application's own user id (the subscriber seen last with it) */
+                        externalId?: string;
+                        /** @description The event name, e.g. cart.abandoned: `event` triggers of the same name enroll its subscriber */
+                        name: string;
+                        /** @description When it happened (default: when received) */
+                        occurredAt?: string;
+                        /** @description The project: required with a JWT + x-org-id; with an API key, the key's project (another → 403 `cross_project`) */
+                        projectId?: string;
+                        /** @description Any JSON object, at most 16 KiB: what trigger conditions, condition steps and email merge tags (`{{ event.total }}`) read */
+                        properties?: {
+                            [key: string]: unknown;
+                        };
+                        /** @description The person by subscriber id */
+                        subscriberId?: string;
+                        /** @description The person by a subscriber's token (that device) */
+                        token?: string;
+                    } | {
                         events: components["schemas"]["NewEventInput"][];
+                        /** @description The project: required with a JWT + x-org-id; with an API key, the key's project (another → 403 `cross_project`) */
+                        projectId?: string;
                     };
                 };
             };
@@ -7593,6 +7616,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
+                        /** @description PATCH: one of the project's verified sending domains (another → 422), or null to clear the choice */
                         emailConfig?: {
                             domain: string | null;
                         };
@@ -7944,6 +7968,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
+                        /** @description PATCH: one of the project's verified sending domains (another → 422), or null to clear the choice */
                         emailConfig?: {
                             domain: string | null;
                         };
@@ -9582,7 +9607,7 @@ export interface paths {
         };
         /**
          * The project's WhatsApp templates, by name and language
-         * @description A project keeps one template per name and language. POST /projects/{id}/whatsapp-templates/sync reads them from the WhatsApp Business Account (`GET /{wabaId}/message_templates`); self-hosted setups without it may write them here. A sync replaces what it reads (a hand-written row of the same name and language included) and removes the synchronised rows Meta no longer lists; hand-written rows of other names stay. POST /transactional/whatsapp sends a template by name only when its row here is APPROVED. A project sending through Twilio has no sync: its templates are written here, each with its Twilio Content SID as `providerTemplateId` (a send of a template without one answers `template_not_found`).
+         * @description A project keeps one template per name and language. POST /projects/{id}/whatsapp-templates/sync reads them from the WhatsApp Business Account (`GET /{wabaId}/message_templates`); self-hosted setups without it may write them here. A sync replaces what it reads (a hand-written row of the same name and language included) and removes the synchronised rows Meta no longer lists; hand-written rows of other names stay. POST /transactional/whatsapp sends a template by name only when its row here is APPROVED. A project sending through Twilio has no sync: its templates are written here, each with its Twilio Content SID as `providerTemplateId` (a send of a template without one answers `template_not_found`). A test key may list and read the registry but not change it: creating, changing, deleting or synchronising with one → 403 `test_key_forbidden`.
          */
         get: {
             parameters: {
@@ -9684,7 +9709,7 @@ export interface paths {
         put?: never;
         /**
          * Record a WhatsApp template by hand (self-hosted setups)
-         * @description A project keeps one template per name and language. POST /projects/{id}/whatsapp-templates/sync reads them from the WhatsApp Business Account (`GET /{wabaId}/message_templates`); self-hosted setups without it may write them here. A sync replaces what it reads (a hand-written row of the same name and language included) and removes the synchronised rows Meta no longer lists; hand-written rows of other names stay. POST /transactional/whatsapp sends a template by name only when its row here is APPROVED. A project sending through Twilio has no sync: its templates are written here, each with its Twilio Content SID as `providerTemplateId` (a send of a template without one answers `template_not_found`). A second template of the same name and language → 409 `template_exists`.
+         * @description A project keeps one template per name and language. POST /projects/{id}/whatsapp-templates/sync reads them from the WhatsApp Business Account (`GET /{wabaId}/message_templates`); self-hosted setups without it may write them here. A sync replaces what it reads (a hand-written row of the same name and language included) and removes the synchronised rows Meta no longer lists; hand-written rows of other names stay. POST /transactional/whatsapp sends a template by name only when its row here is APPROVED. A project sending through Twilio has no sync: its templates are written here, each with its Twilio Content SID as `providerTemplateId` (a send of a template without one answers `template_not_found`). A test key may list and read the registry but not change it: creating, changing, deleting or synchronising with one → 403 `test_key_forbidden`. A second template of the same name and language → 409 `template_exists`.
          */
         post: {
             parameters: {
@@ -10133,7 +10158,7 @@ export interface paths {
         put?: never;
         /**
          * Synchronise the registry from the project's WhatsApp Business Account
-         * @description A project keeps one template per name and language. POST /projects/{id}/whatsapp-templates/sync reads them from the WhatsApp Business Account (`GET /{wabaId}/message_templates`); self-hosted setups without it may write them here. A sync replaces what it reads (a hand-written row of the same name and language included) and removes the synchronised rows Meta no longer lists; hand-written rows of other names stay. POST /transactional/whatsapp sends a template by name only when its row here is APPROVED. A project sending through Twilio has no sync: its templates are written here, each with its Twilio Content SID as `providerTemplateId` (a send of a template without one answers `template_not_found`). Without a WhatsApp provider → 422 `provider_not_configured`; Meta refusing → 502 `provider_error` quoting it.
+         * @description A project keeps one template per name and language. POST /projects/{id}/whatsapp-templates/sync reads them from the WhatsApp Business Account (`GET /{wabaId}/message_templates`); self-hosted setups without it may write them here. A sync replaces what it reads (a hand-written row of the same name and language included) and removes the synchronised rows Meta no longer lists; hand-written rows of other names stay. POST /transactional/whatsapp sends a template by name only when its row here is APPROVED. A project sending through Twilio has no sync: its templates are written here, each with its Twilio Content SID as `providerTemplateId` (a send of a template without one answers `template_not_found`). A test key may list and read the registry but not change it: creating, changing, deleting or synchronising with one → 403 `test_key_forbidden`. Without a WhatsApp provider → 422 `provider_not_configured`; Meta refusing → 502 `provider_error` quoting it.
          */
         post: {
             parameters: {
@@ -11319,7 +11344,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Whether an address is suppressed, and why (404: it is not) */
+        /**
+         * Whether an address is suppressed, and why
+         * @description An address not on the list answers `suppressed: false` (in the caller's environment: a test key reads the sandbox list).
+         */
         get: {
             parameters: {
                 query?: never;
@@ -11338,7 +11366,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Suppression"];
+                        "application/json": components["schemas"]["SuppressionState"];
                     };
                 };
                 /** @description Default Response */
@@ -16201,6 +16229,8 @@ export interface components {
             id: string;
             name: string;
             projectId: string;
+            /** @description Made with a test key: enrolls sandbox subscribers only, and sends nothing out */
+            sandbox: boolean;
             starter: string | null;
             /** @enum {string} */
             state: "draft" | "active" | "paused" | "archived";
@@ -16218,6 +16248,8 @@ export interface components {
             id: string;
             name: string;
             projectId: string;
+            /** @description Made with a test key: enrolls sandbox subscribers only, and sends nothing out */
+            sandbox: boolean;
             starter: string | null;
             /** @enum {string} */
             state: "draft" | "active" | "paused" | "archived";
@@ -18114,7 +18146,7 @@ export interface components {
             /** @description ISO 8601 timestamp */
             createdAt: string;
             emailConfig: {
-                /** @description Verified sending domain */
+                /** @description The verified sending domain: the one chosen with PATCH while verified, else the first verified domain by name; null without one */
                 domain: string | null;
             };
             id: string;
@@ -18132,7 +18164,7 @@ export interface components {
             /** @description ISO 8601 timestamp */
             createdAt: string;
             emailConfig: {
-                /** @description Verified sending domain */
+                /** @description The verified sending domain: the one chosen with PATCH while verified, else the first verified domain by name; null without one */
                 domain: string | null;
             };
             id: string;
@@ -18643,6 +18675,52 @@ export interface components {
             source: string | null;
             /** @description ISO 8601 timestamp */
             suppressedAt: string;
+        };
+        SuppressionState: {
+            /** @description The address, lower-cased */
+            email: string;
+            /**
+             * @description bounced (hard bounce), complained (marked as spam: permanent), unsubscribed (the recipient asked), manual (the project added it)
+             * @enum {string}
+             */
+            reason: "bounced" | "complained" | "unsubscribed" | "manual";
+            /** @description Who said so: provider, recipient, api or import */
+            source: string | null;
+            /** @constant */
+            suppressed: true;
+            /** @description ISO 8601 timestamp */
+            suppressedAt: string;
+        } | {
+            /** @description The address, lower-cased */
+            email: string;
+            reason: null;
+            source: null;
+            /** @constant */
+            suppressed: false;
+            suppressedAt: null;
+        };
+        SuppressionStateInput: {
+            /** @description The address, lower-cased */
+            email: string;
+            /**
+             * @description bounced (hard bounce), complained (marked as spam: permanent), unsubscribed (the recipient asked), manual (the project added it)
+             * @enum {string}
+             */
+            reason: "bounced" | "complained" | "unsubscribed" | "manual";
+            /** @description Who said so: provider, recipient, api or import */
+            source: string | null;
+            /** @constant */
+            suppressed: true;
+            /** @description ISO 8601 timestamp */
+            suppressedAt: string;
+        } | {
+            /** @description The address, lower-cased */
+            email: string;
+            reason: null;
+            source: null;
+            /** @constant */
+            suppressed: false;
+            suppressedAt: null;
         };
         TransactionalEmailResult: {
             /** @description template_render_failed: what stopped it */
