@@ -7,7 +7,7 @@ import { newId } from '../../shared/ids.js';
 import { randomToken, sha256 } from '../../shared/secrets.js';
 import type { ProjectScope } from '../tenancy.js';
 import { listen } from '../../db/listen.js';
-import { PROJECT_CHANGES_CHANNEL } from '../projects/project.repository.js';
+import { PROJECT_CHANGES_CHANNEL } from '../../db/project-changes.js';
 import { ApiKeyCache, type CachedKey, type KeyChange } from './api-key-cache.js';
 import * as repo from './api-key.repository.js';
 

@@ -1,10 +1,9 @@
 // Channel configurations: each channel's provider for a project, its settings, and its credentials sealed at rest.
 import type { Db } from '../../db/database.js';
+import { notifyProjectChange, type ForgetProject } from '../../db/project-changes.js';
 import type { Channel } from '../../db/schema.js';
 import { createOutboundGuard, type OutboundGuard, type SmtpTls } from '../../delivery/delivery-face.js';
 import { AppError, validationFailed } from '../../shared/errors.js';
-import { notifyProjectChange } from '../projects/project.repository.js';
-import type { ForgetProject } from '../projects/project.service.js';
 import type { ProjectScope } from '../tenancy.js';
 import * as repo from './channel-config.repository.js';
 import type { Keyring } from './secret-keyring.js';

@@ -1,6 +1,7 @@
 // Sending domains: DKIM keys generated and sealed at rest, the DNS records to publish, and their verification.
 import { domainToASCII } from 'node:url';
 import type { Db } from '../../db/database.js';
+import { notifyProjectChange, type ForgetProject } from '../../db/project-changes.js';
 import type { DomainRecordProblem, EmailDomainStatus } from '../../db/schema.js';
 import { boundedMemo } from '../../shared/bounded-memo.js';
 import { conflict, forbidden, notFound } from '../../shared/errors.js';
@@ -8,8 +9,6 @@ import { newId } from '../../shared/ids.js';
 import { NotifiedCache } from '../../shared/notified-cache.js';
 import { randomToken } from '../../shared/secrets.js';
 import type { Keyring } from '../channels/secret-keyring.js';
-import { notifyProjectChange } from '../projects/project.repository.js';
-import type { ForgetProject } from '../projects/project.service.js';
 import type { ProjectScope } from '../tenancy.js';
 import { generateEd25519KeyPair, generateRsaKeyPair } from './dkim-keys.js';
 import { checkRecords, recordsToPublish, type DnsRecord, type TxtLookup } from './domain-records.js';

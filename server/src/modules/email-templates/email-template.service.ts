@@ -1,5 +1,6 @@
 // Email templates: subject, preheader, HTML and text with merge tags, checked when saved, rendered for previews and sends.
 import type { Db } from '../../db/database.js';
+import { notifyProjectChange, type ForgetProject } from '../../db/project-changes.js';
 import type { EmailTemplateVariable } from '../../db/schema.js';
 import { AppError, notFound, validationFailed, type FieldError } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
@@ -15,8 +16,6 @@ import {
   type TemplateProblem,
 } from '../../shared/merge-tags.js';
 import { htmlToPlainText, plainTextOf } from '../../shared/plain-text.js';
-import { notifyProjectChange } from '../projects/project.repository.js';
-import type { ForgetProject } from '../projects/project.service.js';
 import type { ProjectScope, Reach } from '../tenancy.js';
 import * as repo from './email-template.repository.js';
 

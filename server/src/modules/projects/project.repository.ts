@@ -1,6 +1,7 @@
 // Projects: every read and write is confined to the organization (or the one project) of the caller.
 import { and, asc, count, eq, getTableColumns, sql } from 'drizzle-orm';
 import type { Db } from '../../db/database.js';
+import { notifyProjectChange } from '../../db/project-changes.js';
 import { projects, type Channel, type ProjectSettings } from '../../db/schema.js';
 
 /** A project with its web push public key and its email domain (from its channel configurations; null without). */
@@ -14,17 +15,6 @@ const projectColumns = {
   vapidPublicKey: channelSetting('push', 'vapidPublicKey'),
   emailDomain: channelSetting('email', 'domain'),
 };
-
-/**
- * Announces `{"projectId": …}` when a project's settings change or it is deleted: every process that keeps a
- * project's settings in memory (API key owners, the delivery engine's sending settings) listens and forgets them.
- */
-export const PROJECT_CHANGES_CHANNEL = 'herald_project_changes';
-
-/** Delivered to the listeners when the caller's transaction commits (at once outside a transaction). */
-export async function notifyProjectChange(db: Db, projectId: string): Promise<void> {
-  await db.execute(sql`select pg_notify(${PROJECT_CHANGES_CHANNEL}, ${JSON.stringify({ projectId })})`);
-}
 
 export async function listProjects(db: Db, organizationId: string, limit: number, offset: number) {
   const where = eq(projects.organizationId, organizationId);

@@ -1,5 +1,6 @@
 // Projects of an organization: the unit every subscriber, campaign and API key belongs to.
 import type { Db } from '../../db/database.js';
+import type { ForgetProject } from '../../db/project-changes.js';
 import type { ProjectSettings } from '../../db/schema.js';
 import { notFound, validationFailed } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
@@ -53,9 +54,6 @@ async function sendingDomain(db: Db, row: repo.ProjectRow): Promise<repo.Project
   const chosen = row.emailDomain !== null && verified.includes(row.emailDomain) ? row.emailDomain : (verified[0] ?? null);
   return { ...row, emailDomain: chosen };
 }
-
-/** Called after a project is deleted or its settings change, once the change is committed. */
-export type ForgetProject = (projectId: string) => void;
 
 export class ProjectService {
   /**

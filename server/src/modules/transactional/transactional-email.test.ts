@@ -2,13 +2,13 @@
 // local DNS server: content and merge tags, the sender check, the recipient's states, the monthly cap, idempotency,
 // the sandbox, tenancy, the queue after the inline budget, and the send log.
 import { sql } from 'drizzle-orm';
+import { notifyProjectChange } from '../../db/project-changes.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDnsServer, type DnsServer } from '../../../test/dns-server.js';
 import { dkimRecordOf, useSmtpPeer, verifiedDomain as verifyDomain } from '../../../test/email-setup.js';
 import { createTenant, publishableKey, type Tenant } from '../../../test/fixtures.js';
 import { startTestApp, type TestApp } from '../../../test/harness.js';
 import { startSmtpPeer, type SmtpPeer } from '../../../test/smtp-peer.js';
-import { notifyProjectChange } from '../projects/project.repository.js';
 
 const DOMAIN = 'shop.example.com';
 const SMTP_ACCOUNT = { user: 'herald', pass: 'smtp-password-not-shown' };
