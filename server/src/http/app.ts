@@ -13,6 +13,7 @@ import { authRoutes } from '../modules/auth/auth.routes.js';
 import { campaignRoutes } from '../modules/campaigns/campaign.routes.js';
 import { emailCampaignAnalyticsRoutes } from '../modules/campaigns/email-campaign-analytics.routes.js';
 import { emailCampaignRoutes } from '../modules/campaigns/email-campaign.routes.js';
+import { pushCampaignRoutes } from '../modules/campaigns/push-campaign.routes.js';
 import { emailTemplateRoutes } from '../modules/email-templates/email-template.routes.js';
 import { invitationRoutes } from '../modules/organizations/invitation.routes.js';
 import { organizationRoutes } from '../modules/organizations/organization.routes.js';
@@ -140,8 +141,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await segmentRoutes(app, deps.services.segments);
   await suppressionRoutes(app, deps.services.suppressions);
   await sesWebhookRoutes(app, deps.services.sesWebhook);
-  await campaignRoutes(app, deps.services.campaigns);
-  await emailCampaignRoutes(app, deps.services.campaigns);
+  await campaignRoutes(app, deps.services.campaigns, pushCampaignRoutes);
+  await campaignRoutes(app, deps.services.campaigns, emailCampaignRoutes);
   await emailCampaignAnalyticsRoutes(app, deps.services.emailCampaignAnalytics, deps.services.campaigns);
   await emailTemplateRoutes(app, deps.services.emailTemplates);
   await transactionalRoutes(app, deps.services.transactional, deps.services.transactionalEmail, deps.services.transactionalSms, deps.services.transactionalWhatsApp, deps.services.idempotency);

@@ -3,6 +3,7 @@
 import type { CampaignChannel, CampaignUtm, ChannelMessage, SendingIssue } from '../../db/schema.js';
 import type { FieldError } from '../../shared/errors.js';
 import type { ProjectScope } from '../tenancy.js';
+import { localIso } from './campaign-schedule.js';
 import type { CampaignWithCounters } from './campaign.repository.js';
 
 /** `Input`: the content as a create or edit gives it; `Content`: as it is stored. */
@@ -31,4 +32,32 @@ export const rate = (part: number, whole: number) => (whole === 0 ? 0 : Math.rou
 export const shownIssue = (row: Pick<CampaignWithCounters, 'status' | 'sendingIssue'>): SendingIssue | null =>
   row.status === 'sending' || row.status === 'paused' ? row.sendingIssue : null;
 
-export const iso = (date: Date | null) => date?.toISOString() ?? null;
+const iso = (date: Date | null) => date?.toISOString() ?? null;
+
+/** What a campaign answers alike on every channel; its kind's view adds status, content, stats and its own fields. */
+export function sharedView(row: CampaignWithCounters) {
+  return {
+    id: row.id,
+    projectId: row.projectId,
+    name: row.name,
+    sandbox: row.sandbox,
+    segment: row.segment,
+    utm: row.utm,
+    sendingIssue: shownIssue(row),
+    failureReason: row.failureReason,
+    resentFrom: row.resentFrom,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+    sentAt: iso(row.sentAt),
+    completedAt: iso(row.completedAt),
+    cancelledAt: iso(row.cancelledAt),
+    archivedAt: iso(row.archivedAt),
+  };
+}
+
+/** The schedule as answered: the resolved sendAt with the offset of its zone. */
+export const scheduleView = (row: CampaignWithCounters) => ({
+  mode: row.mode,
+  sendAt: row.sendAt && localIso(row.sendAt, row.timezone ?? 'UTC'),
+  timezone: row.timezone,
+});

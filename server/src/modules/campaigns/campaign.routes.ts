@@ -1,228 +1,201 @@
-// Push campaign routes (spec 4.4): create, list, read, edit, delete, re-send, cancel, archive, live progress, CSV export.
+// Campaign routes on every channel (spec 4.4, 2.3): one family of verbs, each channel's paths, schemas and words its descriptor's.
 import { z } from 'zod';
+import type { CampaignChannel } from '../../db/schema.js';
 import { projectOf, reachOf } from '../../http/access.js';
 import { sendCsv } from '../../http/csv.js';
 import { commonErrors, errorEnvelope, paginated } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
-import { CAMPAIGN_CSV_COLUMNS, CAMPAIGN_CSV_DESCRIPTION, toCsvRecord } from './campaign-csv.js';
 import { CampaignStreams, DEFAULT_STREAM_TIMING, type StreamTiming } from './campaign-stream.js';
-import {
-  campaign,
-  createCampaignBody,
-  exportQuery,
-  listQuery,
-  resendBody,
-  streamQuery,
-  updateCampaignBody,
-} from './campaign.schemas.js';
-import type { CampaignService } from './campaign.service.js';
+import { exportQuery, resendBody, streamQuery, type CampaignSchemas } from './campaign.schemas.js';
+import type { CampaignInput, CampaignPatch, CampaignService, CampaignViews } from './campaign.service.js';
 
-const tags = ['Campaigns'];
+/** A route's words in the OpenAPI document. */
+export interface RouteDoc {
+  summary: string;
+  description?: string;
+}
+
+/** A channel's campaign list filters, as its list query gives them. */
+type ListQuery = Parameters<CampaignService['list']>[2] & { page: number; pageSize: number };
+
+/** What a channel's campaign routes are: where they live, what they read and answer, what they say, and its own verbs. */
+export interface CampaignRoutes<C extends CampaignChannel, TestBody = never> {
+  channel: C;
+  /** The path every route starts with (`/campaigns` for push, as spec 4.4 names it). */
+  path: string;
+  tag: string;
+  schemas: Omit<CampaignSchemas, 'create' | 'update' | 'listQuery'> & {
+    create: z.ZodType<CampaignInput<C> & { projectId: string }>;
+    update: z.ZodType<CampaignPatch<C>>;
+    listQuery: z.ZodType<ListQuery>;
+  };
+  docs: Record<'create' | 'list' | 'get' | 'update' | 'remove' | 'send' | 'cancel' | 'archive' | 'stream', RouteDoc> &
+    Partial<Record<'duplicate' | 'pause' | 'resume', RouteDoc>>;
+  /** The CSV export of a project's campaigns, for a channel that has one. */
+  export?: RouteDoc & {
+    columns: readonly string[];
+    toRecord: (campaign: CampaignViews[C]) => string[];
+  };
+  /** A test send of the campaign as it stands to a few addresses, for a channel that has one. */
+  test?: RouteDoc & {
+    body: z.ZodType<TestBody>;
+    addressesOf: (body: TestBody) => readonly string[];
+    answer: z.ZodType;
+    answerOf: (outcomes: Awaited<ReturnType<CampaignService['testSend']>>) => unknown;
+  };
+}
+
 const idParams = z.object({ id: z.string() });
 const projectParams = z.object({ projectId: z.string() });
 const withConflict = { ...commonErrors, 409: errorEnvelope };
 
-const STATS_DOC =
-  'stats: queued = recipients (the audience counted when the campaign was dispatched, replaced by the snapshot size once the ' +
-  'delivery rows are written); sent = accepted by the push service (including those later delivered, clicked or dismissed); ' +
-  'delivered = confirmed by the device; clicked; dismissed; failed; suppressed (frequency cap, cancellation); ' +
-  'ctr = clicked / sent and deliveryRate = delivered / sent, from 0 to 1, both 0 while sent is 0.';
-
-export async function campaignRoutes(app: App, campaigns: CampaignService, timing: StreamTiming = DEFAULT_STREAM_TIMING) {
+export async function campaignRoutes<C extends CampaignChannel, TestBody>(
+  app: App,
+  campaigns: CampaignService,
+  routes: CampaignRoutes<C, TestBody>,
+  timing: StreamTiming = DEFAULT_STREAM_TIMING,
+) {
+  const { channel, path, docs, schemas } = routes;
+  const tags = [routes.tag];
   const streams = new CampaignStreams(timing, app.log);
   app.addHook('preClose', async () => streams.closeAll());
 
   app.post(
-    '/campaigns',
+    path,
     {
       config: { access: { auth: 'project', project: 'body.projectId' } },
-      schema: {
-        tags,
-        summary: 'Create a push campaign: sent now, scheduled, or kept as a draft',
-        description:
-          'immediate → `sending`: the audience is counted now (stats.queued) and snapshotted into one delivery per recipient by a ' +
-          'background job; `sent` once every delivery reached a final state. scheduled → `scheduled` until sendAt (must be in ' +
-          'the future); draft → `draft`, never sent until changed. A test key makes a sandbox campaign: its audience is the sandbox ' +
-          'subscribers and nothing reaches a push service, while statuses and stats move as for a live one. The project\'s delivery ' +
-          'policy applies to every delivery when it goes out: over the frequency cap it is suppressed; during quiet hours it waits ' +
-          `until they end in the subscriber's zone, and the campaign stays sending meanwhile. ${STATS_DOC}`,
-        body: createCampaignBody,
-        response: { 201: campaign, ...commonErrors },
-      },
+      schema: { tags, ...docs.create, body: schemas.create, response: { 201: schemas.campaign, ...commonErrors } },
     },
     async (request, reply) => {
       const { projectId: _scopedByGuard, ...input } = request.body;
-      return reply.status(201).send(await campaigns.create(projectOf(request), 'push', input));
+      return reply.status(201).send(await campaigns.create(projectOf(request), channel, input));
     },
   );
 
   app.get(
-    '/campaigns/project/:projectId',
+    `${path}/project/:projectId`,
     {
       config: { access: { auth: 'project', project: 'params.projectId' } },
-      schema: {
-        tags,
-        summary: "A project's campaigns, newest first",
-        description: 'Archived campaigns are left out unless `status=archived`. A test key sees sandbox campaigns only.',
-        params: projectParams,
-        querystring: listQuery,
-        response: { 200: paginated(campaign), ...commonErrors },
-      },
+      schema: { tags, ...docs.list, params: projectParams, querystring: schemas.listQuery, response: { 200: paginated(schemas.campaign), ...commonErrors } },
     },
     (request) => {
       const { page, pageSize, ...filters } = request.query;
-      return campaigns.list(projectOf(request), 'push', filters, page, pageSize);
+      return campaigns.list(projectOf(request), channel, filters, page, pageSize);
     },
   );
 
-  app.get(
-    '/campaigns/export/project/:projectId.csv',
-    {
-      config: { access: { auth: 'project', project: 'params.projectId' } },
-      schema: {
-        tags,
-        summary: "CSV stream of a project's campaigns with their stats",
-        description: CAMPAIGN_CSV_DESCRIPTION,
-        params: projectParams,
-        querystring: exportQuery,
-        produces: ['text/csv'],
-        response: { 200: z.string().describe('A header row, then one row per campaign'), ...commonErrors },
+  if (routes.export) {
+    const { columns, toRecord, ...doc } = routes.export;
+    app.get(
+      `${path}/export/project/:projectId.csv`,
+      {
+        config: { access: { auth: 'project', project: 'params.projectId' } },
+        schema: {
+          tags,
+          ...doc,
+          params: projectParams,
+          querystring: exportQuery,
+          produces: ['text/csv'],
+          response: { 200: z.string().describe('A header row, then one row per campaign'), ...commonErrors },
+        },
       },
-    },
-    async (request, reply) => {
-      const rows = campaigns.openExport(projectOf(request), 'push', request.query);
-      return sendCsv(request, reply, {
-        filename: `campaigns-${request.params.projectId}.csv`,
-        columns: CAMPAIGN_CSV_COLUMNS,
-        rows,
-        toRecord: toCsvRecord,
-      });
-    },
-  );
+      async (request, reply) => {
+        const rows = campaigns.openExport(projectOf(request), channel, request.query);
+        return sendCsv(request, reply, { filename: `campaigns-${request.params.projectId}.csv`, columns, rows, toRecord });
+      },
+    );
+  }
 
   app.get(
-    '/campaigns/:id',
+    `${path}/:id`,
     {
       config: { access: { auth: 'project' } },
-      schema: { tags, summary: 'One campaign with its full stats', description: STATS_DOC, params: idParams, response: { 200: campaign, ...commonErrors } },
+      schema: { tags, ...docs.get, params: idParams, response: { 200: schemas.campaign, ...commonErrors } },
     },
-    (request) => campaigns.get(reachOf(request), 'push', request.params.id),
+    (request) => campaigns.get(reachOf(request), channel, request.params.id),
   );
 
   app.patch(
-    '/campaigns/:id',
+    `${path}/:id`,
     {
       config: { access: { auth: 'project' } },
-      schema: {
-        tags,
-        summary: 'Edit a draft campaign; it stays a draft',
-        description:
-          'Only drafts can be edited: any other status answers 409 `campaign_not_draft`. The campaign stays a draft whatever the ' +
-          'edit: schedule.mode and sendAt are stored as what POST /campaigns/{id}/send will do (a sendAt given here must be in the ' +
-          'future). Nothing is sent or scheduled until that call.',
-        params: idParams,
-        body: updateCampaignBody,
-        response: { 200: campaign, ...withConflict },
-      },
+      schema: { tags, ...docs.update, params: idParams, body: schemas.update, response: { 200: schemas.campaign, ...withConflict } },
     },
-    (request) => campaigns.update(reachOf(request), 'push', request.params.id, request.body),
+    (request) => campaigns.update(reachOf(request), channel, request.params.id, request.body),
   );
 
   app.delete(
-    '/campaigns/:id',
+    `${path}/:id`,
     {
       config: { access: { auth: 'project' } },
-      schema: {
-        tags,
-        summary: 'Delete a draft, scheduled, cancelled or failed campaign',
-        description:
-          'A scheduled campaign is removed and never sent. sent and archived campaigns answer 409 (archive a sent one instead), ' +
-          'sending ones 409 (cancel first). What was already sent stays in the delivery log.',
-        params: idParams,
-        response: { 204: z.null(), ...withConflict },
-      },
+      schema: { tags, ...docs.remove, params: idParams, response: { 204: z.null(), ...withConflict } },
     },
     async (request, reply) => {
-      await campaigns.remove(reachOf(request), 'push', request.params.id);
+      await campaigns.remove(reachOf(request), channel, request.params.id);
       return reply.status(204).send(null);
     },
   );
 
   app.post(
-    '/campaigns/:id/send',
+    `${path}/:id/send`,
     {
       config: { access: { auth: 'project' } },
-      schema: {
-        tags,
-        summary: 'Send a draft, or re-send a sent or cancelled campaign as a new campaign',
-        description:
-          '**A draft** is dispatched itself, as its stored schedule says, and answered **200** with the same campaign: schedule.mode ' +
-          'immediate (or still `draft`) → `sending` now, with stats.queued = the audience counted now; scheduled → `scheduled` ' +
-          'until sendAt, which must still be in the future (422 on `schedule.sendAt` otherwise: PATCH a new one). The content, ' +
-          'segment and payload size are validated again (422). A draft is sent to its own segment: a `segment` in the body ' +
-          'answers 422.\n\n' +
-          '**A sent or cancelled campaign** (archived and failed ones too): creates and dispatches at once a new campaign with the ' +
-          'same name, content, UTM and environment, to the original segment (evaluated now) or the `segment` given, answered ' +
-          '**201**. The original and its stats are unchanged; the new one (resentFrom = the original) counts on its own.\n\n' +
-          'Scheduled and sending campaigns answer 409 `campaign_not_resendable`.',
-        params: idParams,
-        body: resendBody,
-        response: { 200: campaign, 201: campaign, ...withConflict },
-      },
+      schema: { tags, ...docs.send, params: idParams, body: resendBody, response: { 200: schemas.campaign, 201: schemas.campaign, ...withConflict } },
     },
     async (request, reply) => {
-      const { campaign: sent, created } = await campaigns.send(reachOf(request), 'push', request.params.id, request.body?.segment);
+      const { campaign: sent, created } = await campaigns.send(reachOf(request), channel, request.params.id, request.body?.segment);
       return reply.status(created ? 201 : 200).send(sent);
     },
   );
 
-  app.post(
-    '/campaigns/:id/cancel',
-    {
-      config: { access: { auth: 'project' } },
-      schema: {
-        tags,
-        summary: 'Cancel a scheduled or sending campaign',
-        description:
-          'A scheduled campaign never sends. A sending one stops: deliveries not yet handed to a worker are suppressed at once and ' +
-          'none of them is sent later; those being sent finish. Its stats keep what happened. Other statuses answer 409.',
-        params: idParams,
-        response: { 200: campaign, ...withConflict },
+  if (docs.duplicate) {
+    app.post(
+      `${path}/:id/duplicate`,
+      {
+        config: { access: { auth: 'project' } },
+        schema: { tags, ...docs.duplicate, params: idParams, response: { 201: schemas.campaign, ...commonErrors } },
       },
-    },
-    (request) => campaigns.cancel(reachOf(request), 'push', request.params.id),
-  );
+      async (request, reply) => reply.status(201).send(await campaigns.duplicate(reachOf(request), channel, request.params.id)),
+    );
+  }
 
-  app.post(
-    '/campaigns/:id/archive',
-    {
-      config: { access: { auth: 'project' } },
-      schema: {
-        tags,
-        summary: 'Archive a sent campaign',
-        description: 'Hides it from lists unless status=archived; it stays readable, exportable and re-sendable. Other statuses answer 409.',
-        params: idParams,
-        response: { 200: campaign, ...withConflict },
+  if (routes.test) {
+    const { body, addressesOf, answer, answerOf, ...doc } = routes.test;
+    app.post(
+      `${path}/:id/test`,
+      {
+        config: { access: { auth: 'project' } },
+        schema: { tags, ...doc, params: idParams, body, response: { 200: answer, ...commonErrors } },
       },
-    },
-    (request) => campaigns.archive(reachOf(request), 'push', request.params.id),
-  );
+      async (request) => answerOf(await campaigns.testSend(reachOf(request), channel, request.params.id, addressesOf(request.body as TestBody))),
+    );
+  }
+
+  for (const [verb, act] of [
+    ['cancel', campaigns.cancel],
+    ['pause', campaigns.pause],
+    ['resume', campaigns.resume],
+    ['archive', campaigns.archive],
+  ] as const) {
+    const doc = docs[verb];
+    if (!doc) continue;
+    app.post(
+      `${path}/:id/${verb}`,
+      {
+        config: { access: { auth: 'project' } },
+        schema: { tags, ...doc, params: idParams, response: { 200: schemas.campaign, ...withConflict } },
+      },
+      (request) => act.call(campaigns, reachOf(request), channel, request.params.id),
+    );
+  }
 
   app.get(
-    '/campaigns/:id/stream',
+    `${path}/:id/stream`,
     {
       config: { access: { auth: 'project', credentials: 'jwt-query' } },
       schema: {
         tags,
-        summary: 'Live progress of a campaign (server-sent events)',
-        description:
-          'A dashboard token only: in the `token` and `orgId` query parameters (EventSource cannot set headers), or in the usual ' +
-          '`Authorization: Bearer` and `x-org-id` headers when there is no `token` parameter (the two are never mixed). API keys ' +
-          'are refused (401 Invalid or expired token): API-key callers poll GET /campaigns/{id}. Each event is `data: {"status", "queued", "sent", "delivered", "clicked", "dismissed", ' +
-          '"failed", "suppressed", "ctr", "deliveryRate", "sendingIssue"}` (sendingIssue as on the campaign: why its provider holds ' +
-          'sending up, or null): one on connect, then one whenever something changed (read at most ' +
-          'every 400 ms, changes in between coalesced), with a `: heartbeat` comment every 15 s. The stream ends after an event ' +
-          'with a final status (sent, cancelled, failed, archived) or when the campaign is deleted.',
+        ...docs.stream,
         params: idParams,
         querystring: streamQuery,
         produces: ['text/event-stream'],
@@ -231,9 +204,9 @@ export async function campaignRoutes(app: App, campaigns: CampaignService, timin
     },
     async (request, reply) => {
       const { id } = request.params;
-      const first = await campaigns.progress(reachOf(request), 'push', id);
+      const first = await campaigns.progress(reachOf(request), channel, id);
       reply.hijack();
-      streams.stream(id, () => campaigns.progressOf('push', id), first, request.raw, reply.raw, reply.getHeaders());
+      streams.stream(id, () => campaigns.progressOf(channel, id), first, request.raw, reply.raw, reply.getHeaders());
     },
   );
 }

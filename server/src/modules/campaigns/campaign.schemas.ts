@@ -1,8 +1,9 @@
-// Zod schemas of the campaign routes: the body of spec 2.2 (required vs optional), the campaign, its stats and lists.
+// Zod schemas of the campaign routes: the family every channel's campaigns take (campaignSchemasOf), push's (spec 2.2) from it.
 import { z } from 'zod';
 import { CAMPAIGN_MODES, CAMPAIGN_STATUSES } from '../../db/schema.js';
 import { dateOrDateTime, isoDate, isoDateTime, paginationQuery, pushActions, timestamp, timezone, webUrl } from '../../http/schemas.js';
 import { segmentFilterSchema } from '../segments/segment-filter.js';
+import type { CampaignStatus } from './campaign.repository.js';
 
 /** A push campaign is never paused (email campaigns are). */
 const pushStatuses = z.enum(CAMPAIGN_STATUSES).exclude(['paused']);
@@ -58,28 +59,6 @@ const campaignUtm = z
   );
 
 export const campaignName = z.string().trim().min(1).max(200);
-
-export const createCampaignBody = z
-  .strictObject({
-    name: campaignName.describe('Required'),
-    projectId: z.string().min(1).describe('Required'),
-    content: pushContent,
-    segment: campaignSegment,
-    schedule: campaignSchedule,
-    utm: campaignUtm.optional(),
-  })
-  .meta({ id: 'NewCampaign', description: 'Required: name, projectId, content (title, body), segment, schedule.mode. The rest is optional.' });
-
-export const updateCampaignBody = z
-  .strictObject({
-    name: campaignName.optional(),
-    projectId: z.string().min(1).optional().describe("The campaign's own project (a campaign cannot move)"),
-    content: pushContent.optional(),
-    segment: campaignSegment.optional(),
-    schedule: campaignSchedule.optional(),
-    utm: campaignUtm.nullable().optional().describe('null removes the UTM parameters'),
-  })
-  .describe('Any field of the create body; each one given replaces the stored one whole (content, segment, schedule, utm).');
 
 export const resendBody = z
   .strictObject({ segment: campaignSegment.optional().describe('Override: send to this segment instead of the original one') })
@@ -137,42 +116,96 @@ export const sendingIssueField = sendingIssue
       'batch went through, and always once the campaign is no longer sending or paused). The progress stream carries it too.',
   );
 
-export const campaign = z
-  .object({
-    id: z.string(),
-    projectId: z.string(),
-    name: z.string(),
-    status: pushStatuses.describe(
-        'draft; scheduled (waits for sendAt); sending; sent (every delivery reached a final state); cancelled; failed (see failureReason: ' +
-          'schedule_missed: its time passed beyond the grace window while Herald was down); archived (a sent campaign ' +
-          'hidden from lists)',
-      ),
-    sandbox: z.boolean().describe('Made with a test key: sent to sandbox subscribers only, and nothing reaches a push service'),
-    content: pushContent,
-    segment: campaignSegment,
-    schedule: z.object({
-      mode: z.enum(CAMPAIGN_MODES),
-      sendAt: timestamp.nullable().describe('The resolved instant, with the offset of timezone'),
-      timezone: z.string().nullable(),
-    }),
-    utm: z.object({ source: z.string().optional(), medium: z.string().optional(), campaign: z.string().optional() }).nullable(),
-    stats: campaignStats,
-    sendingIssue: sendingIssueField,
-    failureReason: z.string().nullable(),
-    resentFrom: z.string().nullable().describe('The campaign this one re-sends'),
-    createdAt: timestamp,
-    updatedAt: timestamp,
-    sentAt: timestamp.nullable().describe('When sending started'),
-    completedAt: timestamp.nullable().describe('When every delivery reached a final state (status sent)'),
-    cancelledAt: timestamp.nullable(),
-    archivedAt: timestamp.nullable(),
-  })
-  .meta({ id: 'Campaign' });
+/** A channel's campaign schemas (create and edit bodies, the campaign, the list query): one family for every channel. */
+export function campaignSchemasOf<
+  Content extends z.ZodType,
+  Stored extends z.ZodType,
+  Schedule extends z.ZodType,
+  ScheduleView extends z.ZodRawShape,
+  Utm extends z.ZodType,
+  UtmView extends z.ZodType,
+  Statuses extends z.ZodType<CampaignStatus>,
+  Stats extends z.ZodType,
+  ViewFields extends z.ZodRawShape,
+>(
+  /** What a channel gives: its content, schedule, UTM, statuses and stats, and how they are named. */
+  parts: {
+    /** The OpenAPI component names of the create body and the campaign, and the create body's description. */
+    names: { create: string; campaign: string; createDescription: string };
+    content: Content;
+    /** The content as stored and answered. */
+    storedContent: Stored;
+    schedule: Schedule;
+    /** What the answered schedule carries beyond mode, sendAt and timezone. */
+    scheduleView: ScheduleView;
+    utm: Utm;
+    utmView: UtmView;
+    statuses: Statuses;
+    statusDescription: string;
+    sandboxDescription: string;
+    stats: Stats;
+    /** What the answered campaign carries after its stats, for this channel only. */
+    viewFields: ViewFields;
+  },
+) {
+  const create = z
+    .strictObject({
+      name: campaignName.describe('Required'),
+      projectId: z.string().min(1).describe('Required'),
+      content: parts.content,
+      segment: campaignSegment,
+      schedule: parts.schedule,
+      utm: parts.utm.optional(),
+    })
+    .meta({ id: parts.names.create, description: parts.names.createDescription });
+  const update = z
+    .strictObject({
+      name: campaignName.optional(),
+      projectId: z.string().min(1).optional().describe("The campaign's own project (a campaign cannot move)"),
+      content: parts.content.optional(),
+      segment: campaignSegment.optional(),
+      schedule: parts.schedule.optional(),
+      utm: parts.utm.nullable().optional().describe('null removes the UTM parameters'),
+    })
+    .describe('Any field of the create body; each one given replaces the stored one whole (content, segment, schedule, utm).');
+  const campaign = z
+    .object({
+      id: z.string(),
+      projectId: z.string(),
+      name: z.string(),
+      status: parts.statuses.describe(parts.statusDescription),
+      sandbox: z.boolean().describe(parts.sandboxDescription),
+      content: parts.storedContent,
+      segment: campaignSegment,
+      schedule: z.object({
+        mode: z.enum(CAMPAIGN_MODES),
+        sendAt: timestamp.nullable().describe('The resolved instant, with the offset of timezone'),
+        timezone: z.string().nullable(),
+        ...parts.scheduleView,
+      }),
+      utm: parts.utmView.nullable(),
+      stats: parts.stats,
+      ...parts.viewFields,
+      sendingIssue: sendingIssueField,
+      failureReason: z.string().nullable(),
+      resentFrom: z.string().nullable().describe('The campaign this one re-sends'),
+      createdAt: timestamp,
+      updatedAt: timestamp,
+      sentAt: timestamp.nullable().describe('When sending started'),
+      completedAt: timestamp.nullable().describe('When every delivery reached a final state (status sent)'),
+      cancelledAt: timestamp.nullable(),
+      archivedAt: timestamp.nullable(),
+    })
+    .meta({ id: parts.names.campaign });
+  return { create, update, campaign, listQuery: listQueryOf(parts.statuses) };
+}
+
+export type CampaignSchemas = ReturnType<typeof campaignSchemasOf>;
 
 const day = isoDate.describe('YYYY-MM-DD (UTC day, inclusive)');
 
 /** A channel's campaign list query: `statuses` are those its campaigns can be in. */
-export const listQueryOf = <Status extends string>(statuses: z.ZodType<Status>) =>
+export const listQueryOf = <Statuses extends z.ZodType<CampaignStatus>>(statuses: Statuses) =>
   z.strictObject({
     ...paginationQuery,
     status: statuses.optional().describe('Only this status; without it, every campaign except archived ones'),
@@ -181,11 +214,31 @@ export const listQueryOf = <Status extends string>(statuses: z.ZodType<Status>) 
     q: z.string().trim().min(1).max(200).optional().describe('Name contains (case-insensitive)'),
   });
 
-export const listQuery = listQueryOf(pushStatuses);
-
 export const exportQuery = z.strictObject({ from: day.optional(), to: day.optional() });
 
 export const streamQuery = z.strictObject({
   token: z.string().min(1).optional().describe('A dashboard access token (JWT); without it, the Authorization header is read'),
   orgId: z.string().min(1).optional().describe('With `token`: the organization to act in (the x-org-id header is then not read)'),
+});
+
+export const pushCampaignSchemas = campaignSchemasOf({
+  names: {
+    create: 'NewCampaign',
+    campaign: 'Campaign',
+    createDescription: 'Required: name, projectId, content (title, body), segment, schedule.mode. The rest is optional.',
+  },
+  content: pushContent,
+  storedContent: pushContent,
+  schedule: campaignSchedule,
+  scheduleView: {},
+  utm: campaignUtm,
+  utmView: z.object({ source: z.string().optional(), medium: z.string().optional(), campaign: z.string().optional() }),
+  statuses: pushStatuses,
+  statusDescription:
+    'draft; scheduled (waits for sendAt); sending; sent (every delivery reached a final state); cancelled; failed (see failureReason: ' +
+    'schedule_missed: its time passed beyond the grace window while Herald was down); archived (a sent campaign ' +
+    'hidden from lists)',
+  sandboxDescription: 'Made with a test key: sent to sandbox subscribers only, and nothing reaches a push service',
+  stats: campaignStats,
+  viewFields: {},
 });

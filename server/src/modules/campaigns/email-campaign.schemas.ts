@@ -1,10 +1,10 @@
-// Zod schemas of the email campaign routes (spec 2.3): the builder's fields, the campaign, its live counters and rates.
+// Zod schemas of the email campaign routes (spec 2.3): the builder's fields, the counters and rates, the campaign family for email.
 import { z } from 'zod';
-import { CAMPAIGN_MODES, CAMPAIGN_STATUSES } from '../../db/schema.js';
+import { CAMPAIGN_STATUSES } from '../../db/schema.js';
 import { timestamp } from '../../http/schemas.js';
 import { html, MERGE_TAGS_NOTE, preheader, subject, text } from '../email-templates/email-template.schemas.js';
 import { email } from '../subscribers/contact.schemas.js';
-import { campaignName, campaignSchedule, campaignSegment, sendingIssueField } from './campaign.schemas.js';
+import { campaignSchedule, campaignSchemasOf } from './campaign.schemas.js';
 
 export const mailbox = (role: string) =>
   z
@@ -81,31 +81,6 @@ const emailUtm = z
       'already in the URL is replaced, every other parameter and the fragment are kept exactly as written.',
   );
 
-export const createEmailCampaignBody = z
-  .strictObject({
-    name: campaignName.describe('Required'),
-    projectId: z.string().min(1).describe('Required'),
-    content: emailCampaignContent,
-    segment: campaignSegment,
-    schedule: emailSchedule,
-    utm: emailUtm.optional(),
-  })
-  .meta({
-    id: 'NewEmailCampaign',
-    description: 'Required: name, projectId, content (subject, html and from, or templateId and from), segment, schedule.mode. The rest is optional.',
-  });
-
-export const updateEmailCampaignBody = z
-  .strictObject({
-    name: campaignName.optional(),
-    projectId: z.string().min(1).optional().describe("The campaign's own project (a campaign cannot move)"),
-    content: emailCampaignContent.optional(),
-    segment: campaignSegment.optional(),
-    schedule: emailSchedule.optional(),
-    utm: emailUtm.nullable().optional().describe('null removes the UTM parameters'),
-  })
-  .describe('Any field of the create body; each one given replaces the stored one whole (content, segment, schedule, utm).');
-
 export const emailCampaignStats = z
   .object({
     totalTargeted: z.number().int().describe('Recipients: the audience counted when dispatched, replaced by the snapshot size (one per distinct address) once written'),
@@ -131,30 +106,32 @@ export const emailCampaignStats = z
       'however often an event repeats. totalTargeted − sent − failed − suppressed is still to go.',
   });
 
-export const emailCampaign = z
-  .object({
-    id: z.string(),
-    projectId: z.string(),
-    name: z.string(),
-    status: z.enum(CAMPAIGN_STATUSES).describe('As push campaigns (draft, scheduled, sending, sent, cancelled, failed, archived), and paused: sending held by POST /email-campaigns/{id}/pause'),
-    sandbox: z.boolean().describe('Made with a test key: sent to sandbox subscribers only, rendered and recorded, never handed to a provider'),
-    content: storedContent,
-    segment: campaignSegment,
-    schedule: z.object({
-      mode: z.enum(CAMPAIGN_MODES),
-      sendAt: timestamp.nullable().describe('The resolved instant, with the offset of timezone'),
-      timezone: z.string().nullable(),
-      localTime: z.boolean(),
-      localWindow: z
-        .object({ from: timestamp, to: timestamp })
-        .nullable()
-        .describe(
-          "A local-time send's span: when the first zone on Earth (UTC+14) and the last (UTC−12) reach sendAt's wall-clock " +
-            'time, 26 hours apart; the campaign is dispatched at `from` and stays `sending` at least until `to`. null otherwise',
-        ),
-    }),
-    utm: z.object({ source: z.string().optional(), medium: z.string().optional(), campaign: z.string().optional(), content: z.string().optional() }).nullable(),
-    stats: emailCampaignStats,
+export const emailCampaignSchemas = campaignSchemasOf({
+  names: {
+    create: 'NewEmailCampaign',
+    campaign: 'EmailCampaign',
+    createDescription: 'Required: name, projectId, content (subject, html and from, or templateId and from), segment, schedule.mode. The rest is optional.',
+  },
+  content: emailCampaignContent,
+  storedContent,
+  schedule: emailSchedule,
+  scheduleView: {
+    localTime: z.boolean(),
+    localWindow: z
+      .object({ from: timestamp, to: timestamp })
+      .nullable()
+      .describe(
+        "A local-time send's span: when the first zone on Earth (UTC+14) and the last (UTC−12) reach sendAt's wall-clock " +
+          'time, 26 hours apart; the campaign is dispatched at `from` and stays `sending` at least until `to`. null otherwise',
+      ),
+  },
+  utm: emailUtm,
+  utmView: z.object({ source: z.string().optional(), medium: z.string().optional(), campaign: z.string().optional(), content: z.string().optional() }),
+  statuses: z.enum(CAMPAIGN_STATUSES),
+  statusDescription: 'As push campaigns (draft, scheduled, sending, sent, cancelled, failed, archived), and paused: sending held by POST /email-campaigns/{id}/pause',
+  sandboxDescription: 'Made with a test key: sent to sandbox subscribers only, rendered and recorded, never handed to a provider',
+  stats: emailCampaignStats,
+  viewFields: {
     pauseReason: z
       .enum(['manual', 'monthly_cap_reached'])
       .nullable()
@@ -163,17 +140,8 @@ export const emailCampaign = z
           "organization's monthly email cap held its emails: it resumes by itself on the first of next month (UTC), or " +
           'now with POST /email-campaigns/{id}/resume once the plan allows more. null unless paused',
       ),
-    sendingIssue: sendingIssueField,
-    failureReason: z.string().nullable(),
-    resentFrom: z.string().nullable().describe('The campaign this one re-sends'),
-    createdAt: timestamp,
-    updatedAt: timestamp,
-    sentAt: timestamp.nullable().describe('When sending started'),
-    completedAt: timestamp.nullable().describe('When every delivery reached a final state (status sent)'),
-    cancelledAt: timestamp.nullable(),
-    archivedAt: timestamp.nullable(),
-  })
-  .meta({ id: 'EmailCampaign' });
+  },
+});
 
 export const testBody = z.strictObject({
   emails: z

@@ -6,14 +6,14 @@ import type { ContentProblem } from '../../delivery/delivery-face.js';
 import { validationFailed, type FieldError } from '../../shared/errors.js';
 import { parseTemplate, type MergeTagFormat } from '../../shared/merge-tags.js';
 import type { ProjectScope } from '../tenancy.js';
-import { iso, rate, shownIssue, type CampaignKind } from './campaign-kind.js';
-import { localIso, localTimeWindow } from './campaign-schedule.js';
+import { rate, scheduleView, sharedView, type CampaignKind } from './campaign-kind.js';
+import { localTimeWindow } from './campaign-schedule.js';
 import type { CampaignWithCounters } from './campaign.repository.js';
-import type { emailCampaign, emailCampaignStats } from './email-campaign.schemas.js';
+import type { emailCampaignSchemas, emailCampaignStats } from './email-campaign.schemas.js';
 import { applyUtmToHtml } from './utm.js';
 
 type EmailCampaignStats = z.output<typeof emailCampaignStats>;
-export type EmailCampaign = Omit<z.output<typeof emailCampaign>, 'segment'> & { segment: CampaignSegment };
+export type EmailCampaign = Omit<z.output<typeof emailCampaignSchemas.campaign>, 'segment'> & { segment: CampaignSegment };
 
 /** A saved template's parts. */
 export interface TemplateParts {
@@ -117,32 +117,16 @@ export function emailCampaignKind(deps: EmailCampaignDeps): CampaignKind<EmailCa
     message: (content, utm) => ({ channel: 'email', content: toEmailContent(content, utm), options: { personalized: true } }),
     stats: emailStats,
     view: (row) => ({
-      id: row.id,
-      projectId: row.projectId,
-      name: row.name,
+      ...sharedView(row),
       status: row.status,
-      sandbox: row.sandbox,
       content: row.content as EmailCampaignContent,
-      segment: row.segment,
       schedule: {
-        mode: row.mode,
-        sendAt: row.sendAt && localIso(row.sendAt, row.timezone ?? 'UTC'),
-        timezone: row.timezone,
+        ...scheduleView(row),
         localTime: row.localTime,
         localWindow: row.localTime && row.sendAt ? windowOf(row.sendAt, row.timezone ?? 'UTC') : null,
       },
-      utm: row.utm,
       stats: emailStats(row),
       pauseReason: row.status === 'paused' ? row.pauseReason : null,
-      sendingIssue: shownIssue(row),
-      failureReason: row.failureReason,
-      resentFrom: row.resentFrom,
-      createdAt: row.createdAt.toISOString(),
-      updatedAt: row.updatedAt.toISOString(),
-      sentAt: iso(row.sentAt),
-      completedAt: iso(row.completedAt),
-      cancelledAt: iso(row.cancelledAt),
-      archivedAt: iso(row.archivedAt),
     }),
   };
 }

@@ -2,15 +2,14 @@
 import type { z } from 'zod';
 import type { CampaignContent, CampaignSegment, PushContent } from '../../db/schema.js';
 import * as delivery from '../../delivery/delivery-face.js';
-import { iso, rate, shownIssue, type CampaignKind } from './campaign-kind.js';
-import { localIso } from './campaign-schedule.js';
+import { rate, scheduleView, sharedView, type CampaignKind } from './campaign-kind.js';
 import type { CampaignWithCounters } from './campaign.repository.js';
-import type { campaign, campaignStats } from './campaign.schemas.js';
+import type { campaignStats, pushCampaignSchemas } from './campaign.schemas.js';
 import { applyUtm } from './utm.js';
 
 type CampaignStats = z.output<typeof campaignStats>;
 /** A push campaign as answered; its stored segment keeps the filters as written. */
-export type Campaign = Omit<z.output<typeof campaign>, 'segment'> & { segment: CampaignSegment };
+export type Campaign = Omit<z.output<typeof pushCampaignSchemas.campaign>, 'segment'> & { segment: CampaignSegment };
 
 export function pushStats(row: Pick<CampaignWithCounters, 'audienceSize' | 'counters'>): CampaignStats {
   const { sent, delivered, clicked, dismissed, failed, suppressed } = row.counters;
@@ -52,26 +51,12 @@ export function pushCampaignKind(validate: (content: PushContent) => delivery.Co
     }),
     stats: pushStats,
     view: (row) => ({
-      id: row.id,
-      projectId: row.projectId,
-      name: row.name,
+      ...sharedView(row),
       // A push campaign is never paused.
       status: row.status as Campaign['status'],
-      sandbox: row.sandbox,
       content: row.content as CampaignContent,
-      segment: row.segment,
-      schedule: { mode: row.mode, sendAt: row.sendAt && localIso(row.sendAt, row.timezone ?? 'UTC'), timezone: row.timezone },
-      utm: row.utm,
+      schedule: scheduleView(row),
       stats: pushStats(row),
-      sendingIssue: shownIssue(row),
-      failureReason: row.failureReason,
-      resentFrom: row.resentFrom,
-      createdAt: row.createdAt.toISOString(),
-      updatedAt: row.updatedAt.toISOString(),
-      sentAt: iso(row.sentAt),
-      completedAt: iso(row.completedAt),
-      cancelledAt: iso(row.cancelledAt),
-      archivedAt: iso(row.archivedAt),
     }),
   };
 }
