@@ -3,7 +3,8 @@ import { sql } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
 import type { Db } from '../../db/database.js';
 import { subscribers, type AutomationStep, type AutomationTrigger, type EnrollmentState } from '../../db/schema.js';
-import { marketingConsentOf, takesSomeMarketing, type ConsentChannel } from '../segments/segment-filter.js';
+import { reachableOnSome } from '../segments/reachability.js';
+import { marketingConsentOf, type ConsentChannel } from '../segments/segment-filter.js';
 
 /**
  * The enrollment half of the registration statement (subscriber.repository.ts): every row of the CTE `inserted`
@@ -77,9 +78,9 @@ export async function enrollEach(
 }
 
 /**
- * Moves a tick-evaluated automation's window to `until` and enrolls, in one statement, every active subscriber of
- * its environment that `who` selects (a predicate over `s`) and that takes marketing on some channel (an automation
- * is marketing); each is due at a moment spread over the minute after
+ * Moves a tick-evaluated automation's window to `until` and enrolls, in one statement, every subscriber of its
+ * environment that `who` selects (a predicate over `s`) and that is reachable for marketing on some channel (an
+ * automation is marketing; a dead push device leaves its person's addresses in); each is due at a moment spread over the minute after
  * `until` (by its id), so that a trigger matching a million people does not make them all due at once. Nothing
  * happens when another evaluation moved the window meanwhile. Returns how many were enrolled, or undefined then.
  */
@@ -94,8 +95,8 @@ export async function enrollSelected(db: Db, automation: TriggerAutomation, unti
       SELECT s.project_id, ${automation.id}, ${automation.version}, ${automation.entryStepId}, s.id,
         ${until}::timestamptz + make_interval(secs => (hashtext(s.id) & 65535) * 60.0 / 65536)
       FROM subscribers s
-      WHERE s.project_id = ${automation.projectId} AND s.sandbox = ${automation.sandbox} AND s.status = 'active' AND ${who}
-        AND ${takesSomeMarketing(alias(subscribers, 's'))}
+      WHERE s.project_id = ${automation.projectId} AND s.sandbox = ${automation.sandbox} AND ${who}
+        AND ${reachableOnSome({ marketing: true }, alias(subscribers, 's'))}
       ON CONFLICT DO NOTHING`);
     return inserted.rowCount ?? 0;
   });

@@ -9,8 +9,7 @@ import { enqueueJob, removeJob } from '../../jobs/enqueue.js';
 import { conflict, notFound, validationFailed } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import { INSTANT_RANGE_ERROR, isStorableInstant } from '../../shared/instants.js';
-import { compileSegmentFilter, rangeAfter, rangeStart, type SegmentFilter } from '../segments/segment-filter.js';
-import { channelAudience, countAudience } from '../segments/segment.repository.js';
+import { rangeAfter, rangeStart, type SegmentFilter } from '../segments/segment-filter.js';
 import { storedFilter, type SegmentService } from '../segments/segment.service.js';
 import type { ProjectScope, Reach } from '../tenancy.js';
 import { shownIssue, type CampaignKind } from './campaign-kind.js';
@@ -442,7 +441,7 @@ export class CampaignService {
       const size = await delivery.snapshotDeliveries(
         tx,
         { id: messageId, projectId, channel: row.channel },
-        channelAudience(scope, row.channel, compileSegmentFilter(filters)),
+        this.segments.audienceOn(scope, row.channel, filters),
         row.localTime ? await this.localDue(row) : undefined,
       );
       await repo.updateLocked(tx, projectId, campaignId, { messageId, audienceSize: size, snapshotAt: now, pendingSegmentId: null });
@@ -483,7 +482,7 @@ export class CampaignService {
   }
 
   private countAudience(scope: ProjectScope, channel: CampaignChannel, filters: SegmentFilter): Promise<number> {
-    return countAudience(this.db, scope, compileSegmentFilter(filters), channel);
+    return this.segments.countOn(scope, channel, filters);
   }
 
   /** Writes a validated plan in one transaction; a saved segment deleted since validation is the same 422. */

@@ -108,14 +108,6 @@ export function marketingConsentOf(channel: ConsentChannel, s: SubscriberColumns
     'subscribed') END`;
 }
 
-/** The subscriber takes marketing on some channel: a browser subscription (the permission prompt is the opt-in) or a subscribed address. */
-export function takesSomeMarketing(s: SubscriberColumns = subscribers): SQL {
-  return sql`(${s.endpoint} IS NOT NULL OR ${sql.join(
-    CONSENT_CHANNELS.map((channel) => sql`${marketingConsentOf(channel, s)} = 'subscribed'`),
-    sql` OR `,
-  )})`;
-}
-
 /** The fields the compiler and evaluator read from a subscriber. */
 export interface FilterableSubscriber {
   platform: string | null;

@@ -1,10 +1,11 @@
 // Saved segments and audience queries; every function is confined to the caller's project(s).
-import { and, asc, count, desc, eq, gt, inArray, isNotNull, sql, type SQL } from 'drizzle-orm';
+import { and, asc, count, desc, eq, gt, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/database.js';
 import { isForeignKeyViolation } from '../../db/pg-errors.js';
 import { segments, subscribers, type Channel } from '../../db/schema.js';
 import { reachableRows } from '../../db/tenant-scope.js';
 import type { ProjectScope, Reach } from '../tenancy.js';
+import { activePerson, reachableOn } from './reachability.js';
 
 export type SegmentRow = typeof segments.$inferSelect;
 
@@ -82,29 +83,15 @@ export async function deleteSegment(db: Db, reach: Reach, id: string): Promise<'
 }
 
 /**
- * The subscribers a send from this scope would reach: the project's active subscribers of the same environment
- * (live for dashboard users and live keys, sandbox for test keys), narrowed by the compiled filter.
+ * The subscribers of a reach estimate or an export from this scope: the project's active people (`activePerson`) of
+ * the same environment (live for dashboard users and live keys, sandbox for test keys), narrowed by the compiled filter.
  */
 export function audience(scope: ProjectScope, filter: SQL | undefined): SQL {
-  return and(
-    eq(subscribers.projectId, scope.projectId),
-    eq(subscribers.sandbox, scope.sandbox),
-    eq(subscribers.status, 'active'),
-    filter,
-  )!;
+  return and(eq(subscribers.projectId, scope.projectId), eq(subscribers.sandbox, scope.sandbox), activePerson(), filter)!;
 }
 
 /** Whether the person kept `channel` on (`preferences.channels.<channel>` not false). */
 const channelAllowed = (channel: Channel) => sql`(${subscribers.preferences} -> 'channels' -> ${channel}) IS DISTINCT FROM 'false'::jsonb`;
-
-/**
- * The address takes marketing on `channel`: it is not opted out or unreachable, and its marketing consent is
- * `subscribed` (an address without a row is both). Campaigns and segment reach read it; transactional sends do not.
- */
-const addressTakesMarketing = (channel: Channel, address: SQL) => sql`NOT EXISTS (
-  SELECT 1 FROM channel_addresses a
-  WHERE a.project_id = ${subscribers.projectId} AND a.sandbox = ${subscribers.sandbox} AND a.channel = ${channel} AND a.address = ${address}
-    AND (a.status <> 'reachable' OR a.consent <> 'subscribed'))`;
 
 /**
  * No subscriber of the same environment carrying this address has stopped `channel` on it: what one device's person
@@ -121,28 +108,23 @@ function addressOpen(channel: Exclude<Channel, 'push'>): SQL {
 }
 
 /**
- * Who a send on `channel` reaches, and the address that makes one recipient of several rows. Push reaches devices:
- * every `active` subscriber (the device's own status) with a subscription, that kept push on. Email reaches
- * addresses, once per address (case-insensitive) whose status takes mail, whatever its devices' push status; SMS and
- * WhatsApp reach phone numbers (E.164), once each. An address is left out when any subscriber carrying it stopped the
- * channel (`addressOpen`), when it is opted out or unreachable on the channel, or when its marketing consent is not
- * `subscribed` (`channel_addresses`): these are marketing audiences.
+ * Who a send on `channel` reaches, and the address that makes one recipient of several rows: those reachable for
+ * marketing on it (`reachableOn`) that kept the channel on. Push reaches devices, each `active` subscription. Email
+ * reaches addresses, once per address (case-insensitive), whatever its devices' push status; SMS and WhatsApp reach
+ * phone numbers (E.164), once each. An address is left out when any subscriber carrying it stopped the channel
+ * (`addressOpen`): these are marketing audiences.
  */
 export function channelAudience(scope: ProjectScope, channel: Channel, filter: SQL | undefined): { where: SQL; address: SQL | undefined } {
   const environment = and(eq(subscribers.projectId, scope.projectId), eq(subscribers.sandbox, scope.sandbox), filter)!;
+  const reachable = reachableOn(channel, { marketing: true });
   switch (channel) {
     case 'push':
-      return { where: and(environment, channelAllowed(channel), eq(subscribers.status, 'active'), isNotNull(subscribers.endpoint))!, address: undefined };
-    case 'email': {
-      const address = sql`lower(${subscribers.email})`;
-      const mailable = inArray(subscribers.emailStatus, ['active', 'verified']);
-      return { where: and(environment, isNotNull(subscribers.email), mailable, addressOpen(channel), addressTakesMarketing(channel, address))!, address };
-    }
+      return { where: and(environment, channelAllowed(channel), reachable)!, address: undefined };
+    case 'email':
+      return { where: and(environment, reachable, addressOpen(channel))!, address: sql`lower(${subscribers.email})` };
     case 'sms':
-    case 'whatsapp': {
-      const address = sql`${subscribers.phone}`;
-      return { where: and(environment, isNotNull(subscribers.phone), addressOpen(channel), addressTakesMarketing(channel, address))!, address };
-    }
+    case 'whatsapp':
+      return { where: and(environment, reachable, addressOpen(channel))!, address: sql`${subscribers.phone}` };
   }
 }
 

@@ -1,4 +1,5 @@
 // Saved segments, exact reach estimates (cached 30 s per project and filters) and streamed audience exports.
+import type { SQL } from 'drizzle-orm';
 import type { Db } from '../../db/database.js';
 import type { Channel } from '../../db/schema.js';
 import { AppError, conflict, notFound, validationFailed } from '../../shared/errors.js';
@@ -152,6 +153,19 @@ export class SegmentService {
     // Oldest entries go first (a Map keeps insertion order), so the cache stays bounded.
     while (this.reachCache.size > REACH_CACHE_MAX) this.reachCache.delete(this.reachCache.keys().next().value!);
     return { count, computedAt: new Date(now).toISOString(), cached: false };
+  }
+
+  /**
+   * A channel's send audience for `filters` (a campaign's snapshot): the rows it reaches and the address that makes one
+   * recipient of several rows (`channelAudience`).
+   */
+  audienceOn(scope: ProjectScope, channel: Channel, filters: SegmentFilter): { where: SQL; address: SQL | undefined } {
+    return repo.channelAudience(scope, channel, compileSegmentFilter(filters));
+  }
+
+  /** The exact size of a channel's send audience for `filters` (its recipients), uncached. */
+  countOn(scope: ProjectScope, channel: Channel, filters: SegmentFilter): Promise<number> {
+    return repo.countAudience(this.db, scope, compileSegmentFilter(filters), channel);
   }
 
   /** Checks the segment now (so a 404 comes before any CSV byte), then yields matching subscribers batch by batch. */
