@@ -276,7 +276,7 @@ export function createServices(db: Db, config: ServicesConfig, jwtSecret: string
     keyring,
     emailDomains,
     apiKeys,
-    subscribers: new SubscriberService(db, pool, createGeoLookup(config.geo)),
+    subscribers: new SubscriberService(db, pool, createGeoLookup(config.geo), (client, registered) => automations.enrollRegistered(client, registered)),
     segments,
     suppressions,
     sesWebhook,

@@ -1,21 +1,34 @@
 // Enrollments' SQL: set-based enrollment by each trigger, the executor's locked claim, and its fenced write-back.
 import { sql } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
+import type pg from 'pg';
 import type { Db } from '../../db/database.js';
 import { subscribers, type AutomationStep, type AutomationTrigger, type EnrollmentState } from '../../db/schema.js';
 import { reachableOnSome } from '../segments/reachability.js';
 import { marketingConsentOf, type ConsentChannel } from '../segments/segment-filter.js';
 
-/**
- * The enrollment half of the registration statement (subscriber.repository.ts): every row of the CTE `inserted`
- * (id, project_id, sandbox) is enrolled in its project's active `subscriber_added` automations of its environment,
- * in the same statement and commit as the registration itself.
- */
-export const ENROLL_REGISTERED = `insert into automation_enrollments (project_id, automation_id, version, subscriber_id, step_id)
-         select i.project_id, a.id, a.version, i.id, v.steps->0->>'id' from inserted i
+// Prepared once per connection, like the registration statement it follows in the same transaction.
+const ENROLL_REGISTERED = {
+  name: 'automation_enrollments_enroll_registered',
+  text: `insert into automation_enrollments (project_id, automation_id, version, subscriber_id, step_id)
+         select i.project_id, a.id, a.version, i.id, v.steps->0->>'id'
+         from unnest($1::text[], $2::text[], $3::boolean[]) as i(id, project_id, sandbox)
          join automations a on a.project_id = i.project_id and a.sandbox = i.sandbox and a.state = 'active' and a.trigger_type = 'subscriber_added'
          join automation_versions v on v.automation_id = a.id and v.version = a.version
-         on conflict do nothing`;
+         on conflict do nothing`,
+} as const;
+
+/**
+ * Enrolls subscribers just registered in their project's active `subscriber_added` automations of their environment,
+ * on the registration's own connection and transaction, so that it commits with it.
+ */
+export async function enrollRegistered(client: pg.ClientBase, registered: readonly { id: string; projectId: string; sandbox: boolean }[]): Promise<void> {
+  if (registered.length === 0) return;
+  await client.query({
+    ...ENROLL_REGISTERED,
+    values: [registered.map((r) => r.id), registered.map((r) => r.projectId), registered.map((r) => r.sandbox)],
+  });
+}
 
 /** An active automation as a trigger reads it: its current version's trigger. */
 export interface TriggerAutomation {

@@ -1,5 +1,6 @@
 // Automations: flows checked and versioned, their states, starters, per-step stats, enrollments, and what enrolls people.
 import { sql } from 'drizzle-orm';
+import type pg from 'pg';
 import type { z } from 'zod';
 import type { Db } from '../../db/database.js';
 import type { AutomationState, AutomationStep, AutomationTrigger, EmailCampaignContent, EnrollmentState } from '../../db/schema.js';
@@ -83,6 +84,14 @@ export class AutomationService {
     private readonly db: Db,
     private readonly deps: AutomationDeps,
   ) {}
+
+  /**
+   * Enrolls subscribers just registered in their `subscriber_added` automations, on the registration's connection and
+   * transaction (handed to the subscribers module as its `onRegistered`).
+   */
+  enrollRegistered(client: pg.ClientBase, registered: readonly { id: string; projectId: string; sandbox: boolean }[]): Promise<void> {
+    return enrollments.enrollRegistered(client, registered);
+  }
 
   starters(): { data: Starter[] } {
     return { data: [...STARTERS] };

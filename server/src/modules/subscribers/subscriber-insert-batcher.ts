@@ -1,14 +1,14 @@
 // Group commit for registrations: the rows that arrive together are written by one multi-row INSERT, in one commit.
 import type pg from 'pg';
 import { GroupCommit, type GroupCommitOptions } from '../../shared/group-commit.js';
-import { insertRegistrations, type NewRegistration } from './subscriber.repository.js';
+import { insertRegistrations, type NewRegistration, type OnRegistered } from './subscriber.repository.js';
 
 export class SubscriberInsertBatcher {
   private readonly commits: GroupCommit<NewRegistration, boolean>;
 
-  constructor(pool: pg.Pool, options: GroupCommitOptions = { maxBatch: 100 }) {
+  constructor(pool: pg.Pool, options: GroupCommitOptions = { maxBatch: 100 }, onRegistered?: OnRegistered) {
     this.commits = new GroupCommit(async (rows) => {
-      const inserted = await insertRegistrations(pool, rows);
+      const inserted = await insertRegistrations(pool, rows, onRegistered);
       return rows.map((row) => inserted.has(row.id));
     }, options);
   }

@@ -6,7 +6,6 @@ import type { Db } from '../../db/database.js';
 import { campaigns, deliveries, deliveryEvents, messages, recipientName, subscribers, transactionalSends, type Channel, type DeliveryEvent, type MarketingConsent } from '../../db/schema.js';
 import { reachableRows } from '../../db/tenant-scope.js';
 import type { ProjectScope, Reach } from '../tenancy.js';
-import { ENROLL_REGISTERED } from '../automations/automation-enrollment.repository.js';
 import { marketingConsentOf } from '../segments/segment-filter.js';
 
 /** A subscriber's marketing consent per channel; null where it has no address (push: no browser subscription). */
@@ -46,12 +45,10 @@ export interface NewRegistration {
 }
 
 // One statement for any number of rows (one array per column), prepared once per connection: the registration hot
-// path skips both the query builder and PostgreSQL's parse and plan (docs/PERFORMANCE.md, Ingest). The same statement
-// enrolls each new subscriber in its project's subscriber_added automations, so no registration can miss them.
+// path skips both the query builder and PostgreSQL's parse and plan (docs/PERFORMANCE.md, Ingest).
 const INSERT_REGISTRATIONS = {
   name: 'subscribers_insert_registrations',
-  text: `with inserted as (
-         insert into subscribers (id, project_id, token, endpoint, p256dh, auth, user_agent, platform, browser, os, device,
+  text: `insert into subscribers (id, project_id, token, endpoint, p256dh, auth, user_agent, platform, browser, os, device,
                            country, city, language, timezone, sandbox, created_at, subscribed_at, updated_at, last_seen_at)
          select id, project_id, token, endpoint, p256dh, auth, user_agent, platform, browser, os, device,
                 country, city, language, timezone, sandbox, at, at, at, at
@@ -61,19 +58,49 @@ const INSERT_REGISTRATIONS = {
            as r(id, project_id, token, endpoint, p256dh, auth, user_agent, platform, browser, os, device,
                 country, city, language, timezone, sandbox, at)
          on conflict (project_id, endpoint) do nothing
-         returning id, project_id, sandbox
-       ), enrolled as (${ENROLL_REGISTERED})
-       select id from inserted`,
+         returning id, project_id, sandbox`,
 } as const;
 
+/** A subscriber just registered, as its registration's transaction hands it over. */
+export interface Registered {
+  id: string;
+  projectId: string;
+  sandbox: boolean;
+}
+
 /**
- * Inserts the registrations (each names its own project) in one statement, so in one commit; returns the ids of
- * the rows inserted — a row whose project already has its endpoint is skipped, as is a later duplicate in the batch.
- * Runs on the pg pool itself: Drizzle's query builder has no named prepared raw statements.
+ * What else a registration writes, on its connection and in its transaction (the composition root enrolls the new
+ * subscribers in their `subscriber_added` automations), so that no registration commits without it.
  */
-export async function insertRegistrations(pool: pg.Pool, rows: readonly NewRegistration[]): Promise<Set<string>> {
+export type OnRegistered = (client: pg.ClientBase, registered: readonly Registered[]) => Promise<void>;
+
+/**
+ * Inserts the registrations (each names its own project) in one statement, with `onRegistered` in the same commit;
+ * returns the ids of the rows inserted — a row whose project already has its endpoint is skipped, as is a later
+ * duplicate in the batch. Runs on a pg connection: Drizzle's query builder has no named prepared raw statements.
+ */
+export async function insertRegistrations(pool: pg.Pool, rows: readonly NewRegistration[], onRegistered?: OnRegistered): Promise<Set<string>> {
+  if (!onRegistered) return new Set((await pool.query<{ id: string }>(registrationsQuery(rows))).rows.map((row) => row.id));
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  try {
+    await client.query('BEGIN');
+    const { rows: inserted } = await client.query<{ id: string; project_id: string; sandbox: boolean }>(registrationsQuery(rows));
+    await onRegistered(client, inserted.map((r) => ({ id: r.id, projectId: r.project_id, sandbox: r.sandbox })));
+    await client.query('COMMIT');
+    return new Set(inserted.map((row) => row.id));
+  } catch (error) {
+    // A connection that cannot even roll back is dropped rather than handed to the next caller mid-transaction.
+    await client.query('ROLLBACK').catch((rollback: Error) => (broken = rollback));
+    throw error;
+  } finally {
+    client.release(broken);
+  }
+}
+
+function registrationsQuery(rows: readonly NewRegistration[]) {
   const column = <T>(pick: (row: NewRegistration) => T) => rows.map(pick);
-  const result = await pool.query<{ id: string }>({
+  return {
     ...INSERT_REGISTRATIONS,
     values: [
       column((r) => r.id),
@@ -94,8 +121,7 @@ export async function insertRegistrations(pool: pg.Pool, rows: readonly NewRegis
       column((r) => r.sandbox),
       column((r) => r.registeredAt),
     ],
-  });
-  return new Set(result.rows.map((row) => row.id));
+  };
 }
 
 export async function findByEndpoint(db: Db, projectId: string, endpoint: string): Promise<SubscriberRow | undefined> {

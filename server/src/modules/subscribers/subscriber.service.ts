@@ -146,8 +146,10 @@ export class SubscriberService {
     private readonly db: Db,
     pool: pg.Pool,
     private readonly geo: GeoLookup = noGeo,
+    /** What a registration also writes in its transaction: the composition root enrolls `subscriber_added` automations. */
+    onRegistered?: repo.OnRegistered,
   ) {
-    this.inserts = new SubscriberInsertBatcher(pool);
+    this.inserts = new SubscriberInsertBatcher(pool, undefined, onRegistered);
   }
 
   /** Registers a push device; a test key registers a sandbox subscriber. A known endpoint is not overwritten. */
