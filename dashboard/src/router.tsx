@@ -5,10 +5,9 @@ import { Layout } from './components/layout';
 import { ApiKeysPage } from './pages/api-keys';
 import { AutomationEnrollmentsPage, enrollmentFiltersFromSearch } from './pages/automation-enrollments';
 import { AutomationsPage } from './pages/automations';
-import { EditCampaignPage, NewCampaignPage } from './pages/campaign-builder';
-import { CampaignPage, CampaignsPage, campaignFiltersFromSearch } from './pages/campaigns';
+import { emailCampaigns, listFiltersFromSearch, pushCampaigns } from './pages/campaign-channel';
+import { CampaignListPage } from './pages/campaign-list';
 import { ContactImportPage } from './pages/contact-import';
-import { EmailCampaignsPage, emailCampaignFiltersFromSearch } from './pages/email-campaigns';
 import { EmailDomainsPage } from './pages/email-domains';
 import { EmailProviderPage } from './pages/email-provider';
 import { EmailTemplatePage, EmailTemplatesPage, NewEmailTemplatePage } from './pages/email-templates';
@@ -18,6 +17,7 @@ import { LoginPage } from './pages/login';
 import { MembersPage } from './pages/members';
 import { ProjectLayout, ProjectSettingsPage } from './pages/project';
 import { ProjectsPage } from './pages/projects';
+import { EditPushCampaignPage, NewPushCampaignPage, PushCampaignPage } from './pages/push-campaign';
 import { sendFiltersFromSearch, TransactionalPage } from './pages/transactional';
 import { NewSegmentPage, SegmentPage, SegmentsPage } from './pages/segments';
 import { filtersFromSearch } from './pages/subscriber-filters';
@@ -109,24 +109,24 @@ const campaignsRoute = createRoute({ getParentRoute: () => projectRoute, path: '
 const campaignListRoute = createRoute({
   getParentRoute: () => campaignsRoute,
   path: '/',
-  component: CampaignsPage,
-  validateSearch: campaignFiltersFromSearch,
+  component: () => <CampaignListPage channel={pushCampaigns} />,
+  validateSearch: listFiltersFromSearch(pushCampaigns.statuses),
 });
-const newCampaignRoute = createRoute({ getParentRoute: () => campaignsRoute, path: '/new', component: NewCampaignPage });
-const campaignRoute = createRoute({ getParentRoute: () => campaignsRoute, path: '/$campaignId', component: CampaignPage });
-const editCampaignRoute = createRoute({ getParentRoute: () => campaignsRoute, path: '/$campaignId/edit', component: EditCampaignPage });
+const newCampaignRoute = createRoute({ getParentRoute: () => campaignsRoute, path: '/new', component: NewPushCampaignPage });
+const campaignRoute = createRoute({ getParentRoute: () => campaignsRoute, path: '/$campaignId', component: PushCampaignPage });
+const editCampaignRoute = createRoute({ getParentRoute: () => campaignsRoute, path: '/$campaignId/edit', component: EditPushCampaignPage });
 const emailCampaignsRoute = createRoute({ getParentRoute: () => projectRoute, path: '/email-campaigns', component: Outlet });
 const emailCampaignListRoute = createRoute({
   getParentRoute: () => emailCampaignsRoute,
   path: '/',
-  component: EmailCampaignsPage,
-  validateSearch: emailCampaignFiltersFromSearch,
+  component: () => <CampaignListPage channel={emailCampaigns} />,
+  validateSearch: listFiltersFromSearch(emailCampaigns.statuses),
 });
-// The builder and a campaign's page load on demand: what they bring (the builder's tabs) costs the first page nothing.
+// The builder and a campaign's page load on demand: what they bring (the builder's tabs, the charts) costs the first page nothing.
 const newEmailCampaignRoute = createRoute({
   getParentRoute: () => emailCampaignsRoute,
   path: '/new',
-  component: lazyRouteComponent(() => import('./pages/email-campaign-builder'), 'NewEmailCampaignPage'),
+  component: lazyRouteComponent(() => import('./pages/email-campaign'), 'NewEmailCampaignPage'),
 });
 const emailCampaignRoute = createRoute({
   getParentRoute: () => emailCampaignsRoute,
@@ -136,7 +136,7 @@ const emailCampaignRoute = createRoute({
 const editEmailCampaignRoute = createRoute({
   getParentRoute: () => emailCampaignsRoute,
   path: '/$campaignId/edit',
-  component: lazyRouteComponent(() => import('./pages/email-campaign-builder'), 'EditEmailCampaignPage'),
+  component: lazyRouteComponent(() => import('./pages/email-campaign'), 'EditEmailCampaignPage'),
 });
 const segmentsRoute = createRoute({ getParentRoute: () => projectRoute, path: '/segments', component: Outlet });
 const segmentListRoute = createRoute({ getParentRoute: () => segmentsRoute, path: '/', component: SegmentsPage });

@@ -1,5 +1,6 @@
-// The push campaign builder's form state and the API's campaign body (spec 2.2), one into the other.
-// No DOM: tested in Node (campaign-builder-model.test.ts) for a lossless round trip.
+// The campaign builders' form state and the API's campaign body, one into the other: what every channel's form holds
+// (name, UTM, audience, schedule), then push's content (spec 2.2). No DOM: tested in Node (campaign-builder-model.test.ts,
+// email-campaign-builder-model.test.ts) for a lossless round trip.
 import type { Body, Schemas } from '../api/client';
 import { EMPTY as NO_FILTERS, fromFilters, toFilters, type BuilderState } from './segment-builder-model';
 
@@ -7,16 +8,10 @@ export type CampaignBody = Body<'/campaigns', 'post'>;
 type Campaign = Schemas['Campaign'];
 export type Mode = CampaignBody['schedule']['mode'];
 
-export interface CampaignForm {
+/** What a builder's form holds on every channel, beside its content. */
+export interface CampaignFormBase<UtmKey extends string = string> {
   name: string;
-  title: string;
-  body: string;
-  iconUrl: string;
-  imageUrl: string;
-  clickUrl: string;
-  /** Up to two buttons: the URL each opens and its label; an empty pair is no button. */
-  actions: { action: string; title: string }[];
-  utm: { source: string; medium: string; campaign: string };
+  utm: Record<UtmKey, string>;
   audience: 'filters' | 'saved';
   filters: BuilderState;
   savedSegmentId: string;
@@ -26,8 +21,66 @@ export interface CampaignForm {
   timezone: string;
 }
 
-export const EMPTY_FORM: CampaignForm = {
+export const EMPTY_BASE: Omit<CampaignFormBase, 'utm'> = {
   name: '',
+  audience: 'filters',
+  filters: NO_FILTERS,
+  savedSegmentId: '',
+  mode: 'draft',
+  sendAt: '',
+  timezone: '',
+};
+
+export const optional = (value: string) => (value.trim() === '' ? undefined : value.trim());
+
+/** The body's name, segment, schedule and UTM, as every channel's API takes them: empty fields left out. */
+export function baseBody(form: CampaignFormBase) {
+  const utm = Object.fromEntries(Object.entries(form.utm).filter(([, value]) => value.trim() !== '').map(([key, value]) => [key, value.trim()]));
+  return {
+    name: form.name,
+    segment: form.audience === 'saved' ? { savedSegmentId: form.savedSegmentId } : { filters: toFilters(form.filters) },
+    schedule: {
+      mode: form.mode,
+      ...(form.mode === 'scheduled' && { sendAt: form.sendAt }),
+      ...(optional(form.timezone) && { timezone: optional(form.timezone) }),
+    },
+    ...(Object.keys(utm).length > 0 && { utm }),
+  };
+}
+
+/** A stored campaign's name, UTM, audience and schedule in the form: its resolved sendAt as the wall clock of its zone. */
+export function baseFormOf<UtmKey extends string>(
+  campaign: Pick<Campaign | Schemas['EmailCampaign'], 'name' | 'segment' | 'schedule'> & { utm: Partial<Record<UtmKey, string>> | null },
+  utmKeys: readonly UtmKey[],
+): CampaignFormBase<UtmKey> {
+  const { segment, schedule, utm } = campaign;
+  return {
+    name: campaign.name,
+    utm: Object.fromEntries(utmKeys.map((key) => [key, utm?.[key] ?? ''])) as Record<UtmKey, string>,
+    audience: 'savedSegmentId' in segment ? 'saved' : 'filters',
+    filters: 'filters' in segment ? fromFilters(segment.filters) : NO_FILTERS,
+    savedSegmentId: 'savedSegmentId' in segment ? segment.savedSegmentId : '',
+    mode: schedule.mode,
+    // `2026-12-01T09:00:00+01:00` is 09:00 in its zone: the first 16 characters are the wall clock.
+    sendAt: schedule.sendAt ? schedule.sendAt.slice(0, 16) : '',
+    timezone: schedule.timezone ?? '',
+  };
+}
+
+const PUSH_UTM = ['source', 'medium', 'campaign'] as const;
+
+export interface CampaignForm extends CampaignFormBase<(typeof PUSH_UTM)[number]> {
+  title: string;
+  body: string;
+  iconUrl: string;
+  imageUrl: string;
+  clickUrl: string;
+  /** Up to two buttons: the URL each opens and its label; an empty pair is no button. */
+  actions: { action: string; title: string }[];
+}
+
+export const EMPTY_FORM: CampaignForm = {
+  ...EMPTY_BASE,
   title: '',
   body: '',
   iconUrl: '',
@@ -38,15 +91,7 @@ export const EMPTY_FORM: CampaignForm = {
     { action: '', title: '' },
   ],
   utm: { source: '', medium: '', campaign: '' },
-  audience: 'filters',
-  filters: NO_FILTERS,
-  savedSegmentId: '',
-  mode: 'draft',
-  sendAt: '',
-  timezone: '',
 };
-
-const optional = (value: string) => (value.trim() === '' ? undefined : value.trim());
 
 /** The content as the preview and the API see it: empty fields left out. */
 export function contentOf(form: CampaignForm): CampaignBody['content'] {
@@ -62,40 +107,20 @@ export function contentOf(form: CampaignForm): CampaignBody['content'] {
 }
 
 export function toCampaignBody(form: CampaignForm, projectId: string): CampaignBody {
-  const utm = Object.fromEntries(Object.entries(form.utm).filter(([, value]) => value.trim() !== '').map(([key, value]) => [key, value.trim()]));
-  return {
-    name: form.name,
-    projectId,
-    content: contentOf(form),
-    segment: form.audience === 'saved' ? { savedSegmentId: form.savedSegmentId } : { filters: toFilters(form.filters) },
-    schedule: {
-      mode: form.mode,
-      ...(form.mode === 'scheduled' && { sendAt: form.sendAt }),
-      ...(optional(form.timezone) && { timezone: optional(form.timezone) }),
-    },
-    ...(Object.keys(utm).length > 0 && { utm }),
-  };
+  return { ...baseBody(form), projectId, content: contentOf(form) };
 }
 
-/** A stored draft in the form: its resolved sendAt shown as the wall-clock time of its zone. */
+/** A stored draft in the form. */
 export function formOf(campaign: Campaign): CampaignForm {
-  const { content, segment, schedule, utm } = campaign;
+  const { content } = campaign;
   const actions = [...(content.actions ?? []), { action: '', title: '' }, { action: '', title: '' }].slice(0, 2);
   return {
-    name: campaign.name,
+    ...baseFormOf(campaign, PUSH_UTM),
     title: content.title,
     body: content.body,
     iconUrl: content.iconUrl ?? '',
     imageUrl: content.imageUrl ?? '',
     clickUrl: content.clickUrl ?? '',
     actions,
-    utm: { source: utm?.source ?? '', medium: utm?.medium ?? '', campaign: utm?.campaign ?? '' },
-    audience: 'savedSegmentId' in segment ? 'saved' : 'filters',
-    filters: 'filters' in segment ? fromFilters(segment.filters) : NO_FILTERS,
-    savedSegmentId: 'savedSegmentId' in segment ? segment.savedSegmentId : '',
-    mode: schedule.mode,
-    // `2026-12-01T09:00:00+01:00` is 09:00 in its zone: the first 16 characters are the wall clock.
-    sendAt: schedule.sendAt ? schedule.sendAt.slice(0, 16) : '',
-    timezone: schedule.timezone ?? '',
   };
 }

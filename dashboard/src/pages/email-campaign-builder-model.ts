@@ -2,15 +2,15 @@
 // fields a recipient's email is rendered with and the merge-tag insertion. No DOM: tested in Node
 // (email-campaign-builder-model.test.ts).
 import type { Body, Schemas } from '../api/client';
-import { EMPTY as NO_FILTERS, fromFilters, toFilters, type BuilderState } from './segment-builder-model';
+import { baseBody, baseFormOf, EMPTY_BASE, optional, type CampaignFormBase } from './campaign-builder-model';
 
 export type EmailCampaignBody = Body<'/email-campaigns', 'post'>;
 type EmailCampaign = Schemas['EmailCampaign'];
 type Subscriber = Schemas['Subscriber'];
-export type Mode = EmailCampaignBody['schedule']['mode'];
 
-export interface EmailCampaignForm {
-  name: string;
+const EMAIL_UTM = ['source', 'medium', 'campaign', 'content'] as const;
+
+export interface EmailCampaignForm extends CampaignFormBase<(typeof EMAIL_UTM)[number]> {
   subject: string;
   preheader: string;
   html: string;
@@ -25,19 +25,12 @@ export interface EmailCampaignForm {
   /** Empty: no Reply-To. */
   replyToLocal: string;
   replyToDomain: string;
-  utm: { source: string; medium: string; campaign: string; content: string };
-  audience: 'filters' | 'saved';
-  filters: BuilderState;
-  savedSegmentId: string;
-  mode: Mode;
-  /** The wall-clock time in `timezone` (or each recipient's, with `localTime`), as a datetime-local input holds it. */
-  sendAt: string;
-  timezone: string;
+  /** With a schedule: `sendAt` is each recipient's own wall-clock time. */
   localTime: boolean;
 }
 
 export const EMPTY_FORM: EmailCampaignForm = {
-  name: '',
+  ...EMPTY_BASE,
   subject: '',
   preheader: '',
   html: '',
@@ -50,16 +43,8 @@ export const EMPTY_FORM: EmailCampaignForm = {
   replyToLocal: '',
   replyToDomain: '',
   utm: { source: '', medium: '', campaign: '', content: '' },
-  audience: 'filters',
-  filters: NO_FILTERS,
-  savedSegmentId: '',
-  mode: 'draft',
-  sendAt: '',
-  timezone: '',
   localTime: false,
 };
-
-const optional = (value: string) => (value.trim() === '' ? undefined : value.trim());
 
 /** The parts with merge tags, as the preview and the API read them: an empty preheader is none, auto text is none. */
 export function partsOf(form: EmailCampaignForm): { subject: string; html: string; preheader?: string; text?: string } {
@@ -72,10 +57,10 @@ export function partsOf(form: EmailCampaignForm): { subject: string; html: strin
 }
 
 export function toEmailCampaignBody(form: EmailCampaignForm, projectId: string): EmailCampaignBody {
-  const utm = Object.fromEntries(Object.entries(form.utm).filter(([, value]) => value.trim() !== '').map(([key, value]) => [key, value.trim()]));
   const replyTo = optional(form.replyToLocal);
+  const base = baseBody(form);
   return {
-    name: form.name,
+    ...base,
     projectId,
     content: {
       ...partsOf(form),
@@ -83,14 +68,7 @@ export function toEmailCampaignBody(form: EmailCampaignForm, projectId: string):
       from: { email: `${form.fromLocal.trim()}@${form.fromDomain}`, ...(optional(form.fromName) && { name: optional(form.fromName) }) },
       ...(replyTo && { replyTo: { email: `${replyTo}@${form.replyToDomain}`, ...(optional(form.replyToName) && { name: optional(form.replyToName) }) } }),
     },
-    segment: form.audience === 'saved' ? { savedSegmentId: form.savedSegmentId } : { filters: toFilters(form.filters) },
-    schedule: {
-      mode: form.mode,
-      ...(form.mode === 'scheduled' && { sendAt: form.sendAt }),
-      ...(optional(form.timezone) && { timezone: optional(form.timezone) }),
-      ...(form.mode === 'scheduled' && form.localTime && { localTime: true }),
-    },
-    ...(Object.keys(utm).length > 0 && { utm }),
+    schedule: { ...base.schedule, ...(form.mode === 'scheduled' && form.localTime && { localTime: true }) },
   };
 }
 
@@ -101,13 +79,13 @@ function splitAddress(address: string | undefined): [string, string] {
   return at < 0 ? [address, ''] : [address.slice(0, at), address.slice(at + 1)];
 }
 
-/** A stored draft in the form: its resolved sendAt shown as the wall-clock time of its zone. */
+/** A stored draft in the form. */
 export function formOf(campaign: EmailCampaign): EmailCampaignForm {
-  const { content, segment, schedule, utm } = campaign;
+  const { content } = campaign;
   const [fromLocal, fromDomain] = splitAddress(content.from.email);
   const [replyToLocal, replyToDomain] = splitAddress(content.replyTo?.email);
   return {
-    name: campaign.name,
+    ...baseFormOf(campaign, EMAIL_UTM),
     subject: content.subject,
     preheader: content.preheader ?? '',
     html: content.html,
@@ -119,15 +97,7 @@ export function formOf(campaign: EmailCampaign): EmailCampaignForm {
     replyToName: content.replyTo?.name ?? '',
     replyToLocal,
     replyToDomain,
-    utm: { source: utm?.source ?? '', medium: utm?.medium ?? '', campaign: utm?.campaign ?? '', content: utm?.content ?? '' },
-    audience: 'savedSegmentId' in segment ? 'saved' : 'filters',
-    filters: 'filters' in segment ? fromFilters(segment.filters) : NO_FILTERS,
-    savedSegmentId: 'savedSegmentId' in segment ? segment.savedSegmentId : '',
-    mode: schedule.mode,
-    // `2026-12-01T09:00:00+01:00` is 09:00 in its zone: the first 16 characters are the wall clock.
-    sendAt: schedule.sendAt ? schedule.sendAt.slice(0, 16) : '',
-    timezone: schedule.timezone ?? '',
-    localTime: schedule.localTime,
+    localTime: campaign.schedule.localTime,
   };
 }
 

@@ -1,156 +1,319 @@
-// An email campaign's page: its live counters and rates over the event stream (spec 6.3), its events over time as a
-// chart and its top clicked links (spec 2.3), content with a preview rendered for a chosen subscriber, audience and
-// schedule, a test send, and send (a draft), edit (a draft), pause, resume, cancel, archive, duplicate and re-send.
+// Email campaigns' pages: the builder's content (from a saved template or written here, merge tags inserted at the
+// cursor, plain text generated or written) with a live preview rendered for a chosen subscriber, senders on verified
+// domains and the local-time schedule; the campaign's page adds its events over time as a chart, its top clicked links,
+// its content previewed for a chosen subscriber, and a test send. The rest is the campaign pages every channel shares.
 // Loaded on demand: it brings Chart.js.
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { Link, useNavigate, useParams } from '@tanstack/react-router';
-import { useEffect, useMemo, useState, type FormEvent } from 'react';
-import { api, unwrap, type Schemas } from '../api/client';
+import * as Tabs from '@radix-ui/react-tabs';
+import { useMutation, useQuery } from '@tanstack/react-query';
+import { Link } from '@tanstack/react-router';
+import { useMemo, useRef, useState, type FormEvent } from 'react';
+import { api, ApiError, belongsTo, unwrap, type Schemas } from '../api/client';
 import { useMembership } from '../auth/me';
-import { session } from '../auth/session';
-import { Confirm } from '../components/confirm';
 import { EmailPreview, PreviewSubscriber, useEmailPreview, usePreviewSubscriber, WidthToggle, type PreviewWidth } from '../components/email-preview';
-import { Field, FormError } from '../components/field';
+import { Field, FormError, SelectField, TextAreaField } from '../components/field';
 import { dateTime } from '../components/format';
 import { LineChart, type Series } from '../components/line-chart';
 import { ErrorMessage, QueryState } from '../components/query-state';
-import { SendingIssueBanner } from '../components/sending-issue';
-import { mergeFieldsOf, parseAddresses } from './email-campaign-builder-model';
+import { EditCampaignPage, NewCampaignPage, type BuilderChannel } from './campaign-builder';
+import { emailCampaigns } from './campaign-channel';
+import { CampaignPage } from './campaign-page';
+import {
+  COMMON_MERGE_TAGS,
+  EMPTY_FORM,
+  formOf,
+  insertAt,
+  mergeFieldsOf,
+  mergeTag,
+  parseAddresses,
+  partsOf,
+  toEmailCampaignBody,
+  type EmailCampaignBody,
+  type EmailCampaignForm,
+} from './email-campaign-builder-model';
 
 type EmailCampaign = Schemas['EmailCampaign'];
-type Stats = Schemas['EmailCampaignStats'];
 type Analytics = Schemas['EmailCampaignAnalytics'];
-type Status = EmailCampaign['status'];
 
-const FINAL: readonly Status[] = ['sent', 'cancelled', 'failed', 'archived'];
+const PARTS = ['subject', 'preheader', 'html', 'text'] as const;
 
-type Progress = Stats & { status: Status; sendingIssue: EmailCampaign['sendingIssue'] };
-
-/**
- * The campaign's counters from its event stream while it is not final (the stream ends itself after a final
- * status). A snapshot counts for the campaign as it was read when the snapshot came: once the campaign is read again
- * (an action's answer, a refetch), the read is as new, until the next snapshot.
- */
-function useEmailProgress(campaign: EmailCampaign | undefined): Progress | undefined {
-  const [progress, setProgress] = useState<{ snapshot: Progress; of: string }>();
-  const queryClient = useQueryClient();
-  const id = campaign?.id;
-  const updatedAt = campaign?.updatedAt;
-  // A draft has nothing to stream until it is sent (the send's answer is a new read, which opens the stream).
-  const live = campaign !== undefined && campaign.status !== 'draft' && !FINAL.includes(campaign.status);
-  useEffect(() => {
-    if (!id || !live || !updatedAt) return;
-    const { token, orgId } = session.get();
-    if (!token || !orgId) return;
-    // EventSource cannot set headers: the stream takes the dashboard token and organization in its query (spec 5.1.6).
-    const source = new EventSource(`/email-campaigns/${encodeURIComponent(id)}/stream?${new URLSearchParams({ token, orgId })}`);
-    let status: Status | undefined;
-    source.onmessage = (event: MessageEvent<string>) => {
-      const snapshot = JSON.parse(event.data) as Progress;
-      setProgress({ snapshot, of: updatedAt });
-      // A new status brings new dates (sentAt, completedAt) and actions: the campaign is read again.
-      if (status !== undefined && snapshot.status !== status) {
-        void queryClient.invalidateQueries({ queryKey: ['email-campaign', id] });
-        void queryClient.invalidateQueries({ queryKey: ['email-campaigns'] });
-      }
-      status = snapshot.status;
-      if (FINAL.includes(snapshot.status)) source.close();
-    };
-    return () => source.close();
-  }, [id, live, updatedAt, queryClient]);
-  return progress && progress.of === updatedAt ? progress.snapshot : undefined;
+/** The live preview's 422 named as the campaign body names the parts (`html` → `content.html`), to show beside them. */
+function asContentError(error: unknown): ApiError | undefined {
+  if (!(error instanceof ApiError) || error.status !== 422) return undefined;
+  return new ApiError(error.status, error.code, error.message, error.details?.map((detail) => ({ ...detail, field: `content.${detail.field}` })));
 }
 
-const COUNTERS: [keyof Stats, string][] = [
-  ['totalTargeted', 'Targeted'],
-  ['sent', 'Sent'],
-  ['delivered', 'Delivered'],
-  ['opened', 'Opened'],
-  ['clicked', 'Clicked'],
-  ['bounced', 'Bounced'],
-  ['complained', 'Complained'],
-  ['unsubscribed', 'Unsubscribed'],
-  ['failed', 'Failed'],
-  ['suppressed', 'Suppressed'],
-];
+const builder: BuilderChannel<EmailCampaign, EmailCampaignForm, EmailCampaignBody> = {
+  campaigns: emailCampaigns,
+  empty: EMPTY_FORM,
+  formOf,
+  toBody: toEmailCampaignBody,
+  formLabel: 'Email campaign',
+  fields: [
+    'name',
+    ...PARTS.map((part) => `content.${part}`),
+    'content.from',
+    'content.replyTo',
+    'segment.filters',
+    'segment.savedSegmentId',
+    'schedule.sendAt',
+    'schedule.timezone',
+    'schedule.localTime',
+    'utm',
+  ],
+  utmLegend: 'UTM parameters (added to every web link of the HTML)',
+  reachUnit: (count) => `email address${count === 1 ? '' : 'es'}`,
+  audienceHint: 'Counted now; the audience is read again when the campaign is sent, leaving out suppressed and unsubscribed addresses.',
+  useContent: function useEmailContent({ projectId, campaign, form, set, save }) {
+    const { canWrite } = useMembership();
+    const [tab, setTab] = useState<'html' | 'text'>('html');
+    const [width, setWidth] = useState<PreviewWidth>('desktop');
+    // After an edit of a part, the live preview checks the parts again: its verdict replaces the last save's.
+    const [partsEdited, setPartsEdited] = useState(false);
+    const domains = useQuery({
+      queryKey: ['email-domains', projectId],
+      queryFn: () => unwrap(api.GET('/projects/{projectId}/email-domains', { params: { path: { projectId } } })),
+    });
+    const verified = domains.data?.data.filter((domain) => domain.status === 'verified').map((domain) => domain.domain) ?? [];
+    // Until one is picked, an address is on the first verified domain.
+    const addressed: EmailCampaignForm = { ...form, fromDomain: form.fromDomain || (verified[0] ?? ''), replyToDomain: form.replyToDomain || (verified[0] ?? '') };
+    const picker = usePreviewSubscriber(projectId);
+    const variables = picker.subscriber ? mergeFieldsOf(picker.subscriber) : {};
+    const preview = useEmailPreview(projectId, partsOf(form), variables);
+    const previewError = asContentError(preview.error);
+    const partsError = partsEdited ? previewError : (save.error ?? previewError);
+    const error = save.error;
+    return {
+      saved: addressed,
+      onSave: () => setPartsEdited(false),
+      onError: (failure) => {
+        // A message about the plain text would be out of sight behind the HTML tab.
+        if (failure instanceof ApiError && failure.fieldError('content.text') && !failure.fieldError('content.html')) setTab('text');
+      },
+      onChange: (patch) => {
+        if (!PARTS.some((part) => part in patch) && !('textMode' in patch)) return;
+        setPartsEdited(true);
+        // A save refused for its parts alone has nothing left to say once they change.
+        if (save.error instanceof ApiError && save.error.details?.every((detail) => PARTS.some((part) => belongsTo(detail.field, `content.${part}`)))) save.reset();
+      },
+      content: (
+        <>
+          <TemplatePicker projectId={projectId} onPick={(parts) => set(parts)} />
+          <Field label="Subject" field="content.subject" error={partsError} value={form.subject} onChange={(e) => set({ subject: e.target.value })} />
+          <Field
+            label="Preheader"
+            field="content.preheader"
+            error={partsError}
+            hint="Optional: the line inboxes show after the subject."
+            value={form.preheader}
+            onChange={(e) => set({ preheader: e.target.value })}
+          />
+          <Tabs.Root value={tab} onValueChange={(value) => setTab(value as 'html' | 'text')}>
+            <Tabs.List className="tab-list" aria-label="Body">
+              <Tabs.Trigger value="html">HTML</Tabs.Trigger>
+              <Tabs.Trigger value="text">Plain text</Tabs.Trigger>
+            </Tabs.List>
+            <Tabs.Content value="html" className="tab-panel">
+              <HtmlEditor
+                html={form.html}
+                onChange={(html) => set({ html })}
+                error={partsError}
+                names={[...COMMON_MERGE_TAGS, ...Object.keys(picker.subscriber?.attributes ?? {}), ...(preview.data?.variables.map((variable) => variable.name) ?? [])]}
+              />
+            </Tabs.Content>
+            <Tabs.Content value="text" className="tab-panel">
+              <fieldset className="radios">
+                <legend>Plain-text part</legend>
+                <label>
+                  <input type="radio" name="textMode" checked={form.textMode === 'auto'} onChange={() => set({ textMode: 'auto' })} /> Generated from each
+                  recipient&apos;s HTML
+                </label>
+                <label>
+                  <input type="radio" name="textMode" checked={form.textMode === 'custom'} onChange={() => set({ textMode: 'custom' })} /> Written here
+                </label>
+              </fieldset>
+              {form.textMode === 'custom' ? (
+                <TextAreaField label="Plain-text version" field="content.text" error={partsError} rows={10} value={form.text} onChange={(e) => set({ text: e.target.value })} />
+              ) : (
+                <pre className="json" aria-label="Generated plain text">
+                  {preview.data?.text ?? 'Write an HTML body to see the text generated from it.'}
+                </pre>
+              )}
+            </Tabs.Content>
+          </Tabs.Root>
+        </>
+      ),
+      fieldsets: <Senders form={addressed} set={set} error={error} verified={verified} projectId={projectId} loaded={domains.isSuccess} />,
+      aside: (
+        <>
+          <section className="card" aria-label="Preview settings">
+            <PreviewSubscriber picker={picker} />
+            <WidthToggle width={width} onChange={setWidth} />
+          </section>
+          <EmailPreview preview={preview.data} failed={preview.isError} updating={preview.isFetching} width={width} />
+          {campaign && canWrite && <TestSend campaignId={campaign.id} hint="Sends the draft as last saved." />}
+        </>
+      ),
+      timezoneHint: form.localTime ? 'For recipients with no zone of their own when the project has none.' : undefined,
+      schedule: (
+        <>
+          <label className="check">
+            <input type="checkbox" name="schedule.localTime" checked={form.localTime} onChange={(e) => set({ localTime: e.target.checked })} aria-describedby="local-time-hint" />
+            Send at each recipient&apos;s local time
+          </label>
+          <p id="local-time-hint" className="hint">
+            The time above is read in each recipient&apos;s own time zone (its subscriber&apos;s, else the project&apos;s). Sending starts when the first zone on
+            Earth (UTC+14) reaches it and goes on for 26 hours, until the last one (UTC−12) does; recipients whose time has already passed when it
+            starts get it at once.
+          </p>
+          {error instanceof ApiError && error.fieldError('schedule.localTime') && (
+            <p className="field-error" role="alert">
+              {error.fieldError('schedule.localTime')}
+            </p>
+          )}
+        </>
+      ),
+    };
+  },
+};
 
-const RATES: [keyof Stats, string][] = [
-  ['openRate', 'Open rate'],
-  ['clickRate', 'Click rate'],
-  ['bounceRate', 'Bounce rate'],
-  ['complaintRate', 'Complaint rate'],
-  ['unsubscribeRate', 'Unsubscribe rate'],
-];
-
-export function EmailCampaignPage() {
-  const { projectId, campaignId } = useParams({ from: '/signed-in/projects/$projectId/email-campaigns/$campaignId' });
-  const { canWrite } = useMembership();
-  const campaign = useQuery({
-    queryKey: ['email-campaign', campaignId],
-    queryFn: () => unwrap(api.GET('/email-campaigns/{id}', { params: { path: { id: campaignId } } })),
+/** Fills the parts from a saved template: the campaign keeps its own copy, later template edits do not reach it. */
+function TemplatePicker({ projectId, onPick }: { projectId: string; onPick: (parts: Partial<EmailCampaignForm>) => void }) {
+  const [templateId, setTemplateId] = useState('');
+  const [failure, setFailure] = useState<unknown>();
+  const templates = useQuery({
+    queryKey: ['email-templates', projectId, 'all'],
+    queryFn: () => unwrap(api.GET('/email-templates/project/{projectId}', { params: { path: { projectId }, query: { pageSize: 100 } } })),
   });
-  const progress = useEmailProgress(campaign.data);
+  const use = async () => {
+    setFailure(undefined);
+    try {
+      const template = await unwrap(api.GET('/email-templates/{id}', { params: { path: { id: templateId } } }));
+      onPick({
+        subject: template.subject,
+        preheader: template.preheader ?? '',
+        html: template.html,
+        textMode: template.text === null ? 'auto' : 'custom',
+        text: template.text ?? '',
+      });
+    } catch (error) {
+      setFailure(error);
+    }
+  };
+  if (!templates.data || templates.data.total === 0) return null;
   return (
-    <section aria-labelledby="campaign-title">
-      <p className="breadcrumb">
-        <Link to="/projects/$projectId/email-campaigns" params={{ projectId }}>
-          Email campaigns
-        </Link>
-      </p>
-      <QueryState query={campaign}>
-        {(c) => {
-          // The stream's snapshot, while there is one newer than the campaign as read.
-          const stats: Stats = progress ?? c.stats;
-          const status = progress?.status ?? c.status;
-          const issue = progress ? progress.sendingIssue : c.sendingIssue;
-          return (
-            <>
-              <h2 id="campaign-title">{c.name}</h2>
-              <p>
-                Status: <strong data-testid="campaign-status">{status}</strong>
-                {c.sandbox && <span className="badge test"> test (sandbox)</span>}
-                {c.failureReason && <span className="error"> ({c.failureReason})</span>}
-              </p>
-              <SendingIssueBanner issue={issue} channel="email" />
-              {canWrite && <CampaignActions projectId={projectId} campaign={c} status={status} />}
-              <Counters stats={stats} />
-              {c.status !== 'draft' && <Activity campaignId={c.id} live={!FINAL.includes(status)} />}
-              <Content projectId={projectId} campaign={c} />
-              <Delivery projectId={projectId} campaign={c} />
-              {canWrite && <TestSend campaignId={c.id} />}
-            </>
-          );
-        }}
-      </QueryState>
-    </section>
+    <div className="row align-end">
+      <SelectField label="Start from a saved template" field="templateId" error={undefined} value={templateId} onChange={(e) => setTemplateId(e.target.value)}>
+        <option value="">choose one</option>
+        {templates.data.data.map((template) => (
+          <option key={template.id} value={template.id}>
+            {template.name}
+          </option>
+        ))}
+      </SelectField>
+      <button type="button" className="field-button" disabled={templateId === ''} onClick={() => void use()}>
+        Use template
+      </button>
+      <ErrorMessage error={failure} />
+    </div>
   );
 }
 
-function Counters({ stats }: { stats: Stats }) {
-  const toGo = Math.max(0, stats.totalTargeted - stats.sent - stats.failed - stats.suppressed);
+/** The HTML body and the control that inserts a merge tag where the cursor is. */
+function HtmlEditor({ html, onChange, error, names }: { html: string; onChange: (html: string) => void; error: unknown; names: string[] }) {
+  const editor = useRef<HTMLTextAreaElement>(null);
+  const [name, setName] = useState('first_name');
+  const insert = () => {
+    const textarea = editor.current;
+    if (!textarea || name.trim() === '') return;
+    const { text, cursor } = insertAt(html, textarea.selectionStart, textarea.selectionEnd, mergeTag(name));
+    onChange(text);
+    // Once the new value is in the textarea, the cursor goes back after the tag, ready to type on.
+    requestAnimationFrame(() => {
+      textarea.focus();
+      textarea.setSelectionRange(cursor, cursor);
+    });
+  };
   return (
-    <section aria-labelledby="counters-title">
-      <h3 id="counters-title">Live counters</h3>
-      <dl className="details stats" aria-label="Statistics" aria-live="polite">
-        {COUNTERS.map(([key, label]) => (
-          <div key={key}>
-            <dt>{label}</dt>
-            <dd data-testid={`stat-${key}`}>{stats[key]}</dd>
-          </div>
-        ))}
-        <div>
-          <dt>Still to go</dt>
-          <dd data-testid="stat-to-go">{toGo}</dd>
-        </div>
-        {RATES.map(([key, label]) => (
-          <div key={key}>
-            <dt>{label}</dt>
-            <dd data-testid={`stat-${key}`}>{(stats[key] * 100).toFixed(2)} %</dd>
-          </div>
-        ))}
-      </dl>
-      <p className="hint">Rates are over the emails sent and not bounced (the bounce rate: over those sent).</p>
-    </section>
+    <>
+      <div className="row align-end">
+        <Field label="Merge tag" field="mergeTag" error={undefined} list="merge-tags" value={name} onChange={(e) => setName(e.target.value)} hint="A subscriber field or attribute name" />
+        <datalist id="merge-tags">
+          {[...new Set(names)].map((tag) => (
+            <option key={tag} value={tag} />
+          ))}
+        </datalist>
+        <button type="button" className="field-button" onClick={insert} disabled={name.trim() === ''}>
+          Insert merge tag
+        </button>
+      </div>
+      <TextAreaField
+        ref={editor}
+        label="HTML body"
+        field="content.html"
+        error={error}
+        hint={'Merge tags render per recipient: {{ first_name | default: "there" }}, {% if vip %}…{% endif %}. Values are HTML-escaped.'}
+        rows={16}
+        value={html}
+        onChange={(e) => onChange(e.target.value)}
+      />
+    </>
+  );
+}
+
+interface SendersProps {
+  form: EmailCampaignForm;
+  set: (patch: Partial<EmailCampaignForm>) => void;
+  error: unknown;
+  verified: string[];
+  projectId: string;
+  loaded: boolean;
+}
+
+/** From and Reply-To: a local part on one of the project's verified sending domains (the only ones the API takes). */
+function Senders({ form, set, error, verified, projectId, loaded }: SendersProps) {
+  const { canWrite } = useMembership();
+  // A stored address on a subdomain of a verified domain stays choosable.
+  const options = (current: string) => (current && !verified.includes(current) ? [...verified, current] : verified);
+  const domainSelect = (label: string, field: string, value: string, onChange: (domain: string) => void) => (
+    <SelectField label={label} field={field} error={undefined} value={value} onChange={(e) => onChange(e.target.value)}>
+      {options(value).length === 0 && <option value="">no verified domain</option>}
+      {options(value).map((domain) => (
+        <option key={domain} value={domain}>
+          @{domain}
+        </option>
+      ))}
+    </SelectField>
+  );
+  return (
+    <fieldset disabled={!canWrite} className="card">
+      <legend>Sender</legend>
+      {loaded && verified.length === 0 && (
+        <p className="notice">
+          The project has no verified sending domain: email is sent only from one.{' '}
+          <Link to="/projects/$projectId/domains" params={{ projectId }}>
+            Add and verify a domain
+          </Link>
+          .
+        </p>
+      )}
+      <div className="row align-end">
+        <Field label="From name" field="content.from.name" error={error} value={form.fromName} onChange={(e) => set({ fromName: e.target.value })} />
+        <Field label="From address" field="content.from.email" error={error} value={form.fromLocal} onChange={(e) => set({ fromLocal: e.target.value })} placeholder="hello" />
+        {domainSelect('From domain', 'content.from.domain', form.fromDomain, (fromDomain) => set({ fromDomain }))}
+      </div>
+      <div className="row align-end">
+        <Field label="Reply-To name" field="content.replyTo.name" error={error} value={form.replyToName} onChange={(e) => set({ replyToName: e.target.value })} />
+        <Field
+          label="Reply-To address"
+          field="content.replyTo.email"
+          error={error}
+          value={form.replyToLocal}
+          onChange={(e) => set({ replyToLocal: e.target.value })}
+          hint="Optional: replies go to the From address without one."
+        />
+        {domainSelect('Reply-To domain', 'content.replyTo.domain', form.replyToDomain, (replyToDomain) => set({ replyToDomain }))}
+      </div>
+    </fieldset>
   );
 }
 
@@ -293,192 +456,6 @@ function Content({ projectId, campaign }: { projectId: string; campaign: EmailCa
   );
 }
 
-function Delivery({ projectId, campaign }: { projectId: string; campaign: EmailCampaign }) {
-  const { segment, schedule } = campaign;
-  return (
-    <section aria-labelledby="delivery-title">
-      <h3 id="delivery-title">Audience and schedule</h3>
-      <dl className="details">
-        <div>
-          <dt>Audience</dt>
-          <dd>
-            {'savedSegmentId' in segment ? (
-              <Link to="/projects/$projectId/segments/$segmentId" params={{ projectId, segmentId: segment.savedSegmentId }}>
-                Saved segment
-              </Link>
-            ) : (
-              <code>{JSON.stringify(segment.filters)}</code>
-            )}
-          </dd>
-        </div>
-        <div>
-          <dt>Schedule</dt>
-          <dd data-testid="campaign-schedule">
-            {schedule.mode}
-            {schedule.sendAt && ` at ${dateTime(schedule.sendAt)}${schedule.timezone ? ` (${schedule.timezone})` : ''}`}
-            {schedule.localTime && ", at each recipient's local time"}
-          </dd>
-        </div>
-        {schedule.localWindow && (
-          <div>
-            <dt>Local-time window</dt>
-            <dd data-testid="local-window">
-              from {dateTime(schedule.localWindow.from)} (UTC+14 reaches the time) to {dateTime(schedule.localWindow.to)} (UTC−12 does): 26 hours
-            </dd>
-          </div>
-        )}
-        <div>
-          <dt>Created / sent / completed</dt>
-          <dd>
-            {dateTime(campaign.createdAt)} / {dateTime(campaign.sentAt)} / {dateTime(campaign.completedAt)}
-          </dd>
-        </div>
-        {campaign.resentFrom && (
-          <div>
-            <dt>Re-sends</dt>
-            <dd>
-              <Link to="/projects/$projectId/email-campaigns/$campaignId" params={{ projectId, campaignId: campaign.resentFrom }}>
-                the original campaign
-              </Link>
-            </dd>
-          </div>
-        )}
-      </dl>
-    </section>
-  );
-}
-
-type Action = 'send' | 'pause' | 'resume' | 'cancel' | 'archive';
-
-function CampaignActions({ projectId, campaign: c, status }: { projectId: string; campaign: EmailCampaign; status: Status }) {
-  const queryClient = useQueryClient();
-  const navigate = useNavigate();
-  const [failure, setFailure] = useState<unknown>();
-  const act = async (action: Action) => {
-    const path = { params: { path: { id: c.id } } };
-    const calls = {
-      send: () => api.POST('/email-campaigns/{id}/send', path),
-      pause: () => api.POST('/email-campaigns/{id}/pause', path),
-      resume: () => api.POST('/email-campaigns/{id}/resume', path),
-      cancel: () => api.POST('/email-campaigns/{id}/cancel', path),
-      archive: () => api.POST('/email-campaigns/{id}/archive', path),
-    } satisfies Record<Action, () => Promise<unknown>>;
-    const updated = await unwrap<EmailCampaign>(calls[action]());
-    queryClient.setQueryData(['email-campaign', c.id], updated);
-    await queryClient.invalidateQueries({ queryKey: ['email-campaigns', projectId] });
-  };
-  // Pause and resume are undone by each other: no confirmation, an error shown here.
-  const run = (action: Action) => {
-    setFailure(undefined);
-    act(action).catch(setFailure);
-  };
-  const duplicate = async () => {
-    setFailure(undefined);
-    try {
-      const copy = await unwrap(api.POST('/email-campaigns/{id}/duplicate', { params: { path: { id: c.id } } }));
-      await queryClient.invalidateQueries({ queryKey: ['email-campaigns', projectId] });
-      await navigate({ to: '/projects/$projectId/email-campaigns/$campaignId/edit', params: { projectId, campaignId: copy.id } });
-    } catch (error) {
-      setFailure(error);
-    }
-  };
-  const scheduled = c.schedule.mode === 'scheduled';
-  return (
-    <div className="actions start" role="group" aria-label="Campaign actions">
-      {status === 'draft' && (
-        <>
-          <Link to="/projects/$projectId/email-campaigns/$campaignId/edit" params={{ projectId, campaignId: c.id }} className="button">
-            Edit
-          </Link>
-          <Confirm
-            trigger={scheduled ? 'Schedule' : 'Send'}
-            title={`${scheduled ? 'Schedule' : 'Send'} “${c.name}”?`}
-            description={
-              scheduled && c.schedule.sendAt
-                ? c.schedule.localTime
-                  ? `It goes out at ${c.schedule.sendAt.slice(11, 16)} in each recipient's time zone, over 26 hours, to its audience as it is when sending starts.`
-                  : `It goes out at ${dateTime(c.schedule.sendAt)} to its audience as it is then.`
-                : 'It goes out now to its audience as it is now. It can be paused or cancelled while it sends, not undone.'
-            }
-            confirm={scheduled ? 'Schedule campaign' : 'Send campaign'}
-            onConfirm={() => act('send')}
-          />
-        </>
-      )}
-      {status === 'sending' && (
-        <button type="button" onClick={() => run('pause')}>
-          Pause
-        </button>
-      )}
-      {status === 'paused' && (
-        <button type="button" onClick={() => run('resume')}>
-          Resume
-        </button>
-      )}
-      {(status === 'scheduled' || status === 'sending' || status === 'paused') && (
-        <Confirm
-          trigger="Cancel campaign"
-          title={`Cancel “${c.name}”?`}
-          description="Emails not yet handed to a worker are suppressed and never sent; those being sent finish. This cannot be undone."
-          confirm="Cancel campaign"
-          onConfirm={() => act('cancel')}
-        />
-      )}
-      {status === 'sent' && (
-        <Confirm
-          trigger="Archive"
-          title={`Archive “${c.name}”?`}
-          description="It disappears from the list (unless the archived status is chosen) and stays readable and re-sendable."
-          confirm="Archive campaign"
-          onConfirm={() => act('archive')}
-        />
-      )}
-      <button type="button" onClick={() => void duplicate()}>
-        Duplicate
-      </button>
-      {FINAL.includes(status) && <Resend projectId={projectId} campaign={c} />}
-      <ErrorMessage error={failure} />
-    </div>
-  );
-}
-
-/** Re-send a finished campaign as a new one, to its own segment (evaluated now) or a saved segment chosen here. */
-function Resend({ projectId, campaign }: { projectId: string; campaign: EmailCampaign }) {
-  const navigate = useNavigate();
-  const queryClient = useQueryClient();
-  const [segmentId, setSegmentId] = useState('');
-  const segments = useQuery({
-    queryKey: ['segments', projectId, 'all'],
-    queryFn: () => unwrap(api.GET('/segments/project/{projectId}', { params: { path: { projectId }, query: { pageSize: 100 } } })),
-  });
-  const resend = async () => {
-    const body = segmentId ? { segment: { savedSegmentId: segmentId } } : {};
-    const created = await unwrap(api.POST('/email-campaigns/{id}/send', { params: { path: { id: campaign.id } }, body }));
-    await queryClient.invalidateQueries({ queryKey: ['email-campaigns', projectId] });
-    await navigate({ to: '/projects/$projectId/email-campaigns/$campaignId', params: { projectId, campaignId: created.id } });
-  };
-  return (
-    <div className="row resend">
-      <label htmlFor="resend-segment">Re-send to</label>
-      <select id="resend-segment" value={segmentId} onChange={(event) => setSegmentId(event.target.value)}>
-        <option value="">its own segment (evaluated now)</option>
-        {segments.data?.data.map((segment) => (
-          <option key={segment.id} value={segment.id}>
-            saved segment: {segment.name}
-          </option>
-        ))}
-      </select>
-      <Confirm
-        trigger="Re-send"
-        title={`Re-send “${campaign.name}”?`}
-        description="A new campaign with the same content is created and sent at once; this one and its stats stay as they are."
-        confirm="Re-send now"
-        onConfirm={resend}
-      />
-    </div>
-  );
-}
-
 /** The campaign as it is stored, sent now to up to five addresses, subject marked [Test]: counted and logged nowhere. */
 export function TestSend({ campaignId, hint }: { campaignId: string; hint?: string }) {
   const [typed, setTyped] = useState('');
@@ -517,5 +494,23 @@ export function TestSend({ campaignId, hint }: { campaignId: string; hint?: stri
         </ul>
       )}
     </form>
+  );
+}
+
+export const NewEmailCampaignPage = () => <NewCampaignPage channel={builder} />;
+export const EditEmailCampaignPage = () => <EditCampaignPage channel={builder} />;
+export function EmailCampaignPage() {
+  const { canWrite } = useMembership();
+  return (
+    <CampaignPage
+      channel={emailCampaigns}
+      details={(c, status) => (
+        <>
+          {c.status !== 'draft' && <Activity campaignId={c.id} live={!['sent', 'cancelled', 'failed', 'archived'].includes(status)} />}
+          <Content projectId={c.projectId} campaign={c} />
+        </>
+      )}
+      after={(c) => canWrite && <TestSend campaignId={c.id} />}
+    />
   );
 }

@@ -46,17 +46,24 @@ export const campaignSchedule = z
   })
   .describe('When it is sent');
 
-const campaignUtm = z
-  .strictObject({
-    source: z.string().trim().min(1).max(200).optional(),
-    medium: z.string().trim().min(1).max(200).optional(),
-    campaign: z.string().trim().min(1).max(200).optional(),
-  })
-  .refine((utm) => utm.source !== undefined || utm.medium !== undefined || utm.campaign !== undefined, 'must name source, medium or campaign')
-  .describe(
-    'Optional. Appended as utm_source, utm_medium and utm_campaign to content.clickUrl and every action URL when the campaign is sent: ' +
-      'a parameter of the same name already in the URL is replaced, every other parameter and the fragment are kept exactly as written.',
-  );
+/** A channel's UTM parameters: the body's (at least one named; each a trimmed 1-200 characters) and the answer's. */
+function utmSchemasOf<Key extends string>(keys: readonly Key[], description: string) {
+  const named = `${keys.slice(0, -1).join(', ')} or ${keys.at(-1)}`;
+  const body = z
+    .strictObject(Object.fromEntries(keys.map((key) => [key, z.string().trim().min(1).max(200).optional()])) as Record<Key, z.ZodOptional<z.ZodString>>)
+    .refine((utm) => Object.values(utm).some((value) => value !== undefined), `must name ${named}`)
+    .describe(description);
+  const view = z.object(Object.fromEntries(keys.map((key) => [key, z.string().optional()])) as Record<Key, z.ZodOptional<z.ZodString>>);
+  return { body, view };
+}
+
+/** A channel's stats: its counters (whole numbers) then its rates, each with what it counts. */
+export function statsSchemaOf<Counter extends string, Rate extends string>(counters: Record<Counter, string>, rates: Record<Rate, string>) {
+  return z.object({
+    ...(Object.fromEntries(Object.entries<string>(counters).map(([key, counts]) => [key, z.number().int().describe(counts)])) as Record<Counter, z.ZodNumber>),
+    ...(Object.fromEntries(Object.entries<string>(rates).map(([key, counts]) => [key, z.number().describe(counts)])) as Record<Rate, z.ZodNumber>),
+  });
+}
 
 export const campaignName = z.string().trim().min(1).max(200);
 
@@ -65,21 +72,21 @@ export const resendBody = z
   .nullish()
   .describe('Optional');
 
-export const campaignStats = z
-  .object({
-    queued: z
-      .number()
-      .int()
-      .describe('Recipients: the audience counted when the campaign was dispatched, replaced by the snapshot size (the delivery rows) once written'),
-    sent: z.number().int().describe('Accepted by the push service (including those later delivered, clicked or dismissed)'),
-    delivered: z.number().int().describe('Confirmed received by the device (the service worker reported it; a click implies it)'),
-    clicked: z.number().int().describe('Clicked (the notification or one of its buttons), once per recipient'),
-    dismissed: z.number().int().describe('Closed without a click'),
-    failed: z.number().int().describe('Will not be sent: refused by the push service, gone subscription, retries exhausted'),
-    suppressed: z.number().int().describe('Kept back on purpose: frequency cap, or the campaign was cancelled'),
-    ctr: z.number().describe('Click-through rate: clicked / sent, from 0 to 1 (4 decimals); 0 while nothing was sent'),
-    deliveryRate: z.number().describe('delivered / sent, from 0 to 1 (4 decimals); 0 while nothing was sent'),
-  })
+export const campaignStats = statsSchemaOf(
+  {
+    queued: 'Recipients: the audience counted when the campaign was dispatched, replaced by the snapshot size (the delivery rows) once written',
+    sent: 'Accepted by the push service (including those later delivered, clicked or dismissed)',
+    delivered: 'Confirmed received by the device (the service worker reported it; a click implies it)',
+    clicked: 'Clicked (the notification or one of its buttons), once per recipient',
+    dismissed: 'Closed without a click',
+    failed: 'Will not be sent: refused by the push service, gone subscription, retries exhausted',
+    suppressed: 'Kept back on purpose: frequency cap, or the campaign was cancelled',
+  },
+  {
+    ctr: 'Click-through rate: clicked / sent, from 0 to 1 (4 decimals); 0 while nothing was sent',
+    deliveryRate: 'delivered / sent, from 0 to 1 (4 decimals); 0 while nothing was sent',
+  },
+)
   .meta({
     id: 'CampaignStats',
     description: 'Counted from the delivery rows and the tracking reports, each transition once. queued − sent − failed − suppressed is still to go.',
@@ -122,8 +129,7 @@ export function campaignSchemasOf<
   Stored extends z.ZodType,
   Schedule extends z.ZodType,
   ScheduleView extends z.ZodRawShape,
-  Utm extends z.ZodType,
-  UtmView extends z.ZodType,
+  UtmKey extends string,
   Statuses extends z.ZodType<CampaignStatus>,
   Stats extends z.ZodType,
   ViewFields extends z.ZodRawShape,
@@ -138,8 +144,8 @@ export function campaignSchemasOf<
     schedule: Schedule;
     /** What the answered schedule carries beyond mode, sendAt and timezone. */
     scheduleView: ScheduleView;
-    utm: Utm;
-    utmView: UtmView;
+    /** Its UTM parameters and what they are appended to. */
+    utm: { keys: readonly UtmKey[]; description: string };
     statuses: Statuses;
     statusDescription: string;
     sandboxDescription: string;
@@ -148,6 +154,7 @@ export function campaignSchemasOf<
     viewFields: ViewFields;
   },
 ) {
+  const utm = utmSchemasOf(parts.utm.keys, parts.utm.description);
   const create = z
     .strictObject({
       name: campaignName.describe('Required'),
@@ -155,7 +162,7 @@ export function campaignSchemasOf<
       content: parts.content,
       segment: campaignSegment,
       schedule: parts.schedule,
-      utm: parts.utm.optional(),
+      utm: utm.body.optional(),
     })
     .meta({ id: parts.names.create, description: parts.names.createDescription });
   const update = z
@@ -165,7 +172,7 @@ export function campaignSchemasOf<
       content: parts.content.optional(),
       segment: campaignSegment.optional(),
       schedule: parts.schedule.optional(),
-      utm: parts.utm.nullable().optional().describe('null removes the UTM parameters'),
+      utm: utm.body.nullable().optional().describe('null removes the UTM parameters'),
     })
     .describe('Any field of the create body; each one given replaces the stored one whole (content, segment, schedule, utm).');
   const campaign = z
@@ -183,7 +190,7 @@ export function campaignSchemasOf<
         timezone: z.string().nullable(),
         ...parts.scheduleView,
       }),
-      utm: parts.utmView.nullable(),
+      utm: utm.view.nullable(),
       stats: parts.stats,
       ...parts.viewFields,
       sendingIssue: sendingIssueField,
@@ -231,8 +238,12 @@ export const pushCampaignSchemas = campaignSchemasOf({
   storedContent: pushContent,
   schedule: campaignSchedule,
   scheduleView: {},
-  utm: campaignUtm,
-  utmView: z.object({ source: z.string().optional(), medium: z.string().optional(), campaign: z.string().optional() }),
+  utm: {
+    keys: ['source', 'medium', 'campaign'],
+    description:
+      'Optional. Appended as utm_source, utm_medium and utm_campaign to content.clickUrl and every action URL when the campaign is sent: ' +
+      'a parameter of the same name already in the URL is replaced, every other parameter and the fragment are kept exactly as written.',
+  },
   statuses: pushStatuses,
   statusDescription:
     'draft; scheduled (waits for sendAt); sending; sent (every delivery reached a final state); cancelled; failed (see failureReason: ' +

@@ -4,7 +4,7 @@ import { CAMPAIGN_STATUSES } from '../../db/schema.js';
 import { timestamp } from '../../http/schemas.js';
 import { html, MERGE_TAGS_NOTE, preheader, subject, text } from '../email-templates/email-template.schemas.js';
 import { email } from '../subscribers/contact.schemas.js';
-import { campaignSchedule, campaignSchemasOf } from './campaign.schemas.js';
+import { campaignSchedule, campaignSchemasOf, statsSchemaOf } from './campaign.schemas.js';
 
 export const mailbox = (role: string) =>
   z
@@ -67,38 +67,27 @@ const emailSchedule = campaignSchedule
   })
   .describe('When it is sent');
 
-const emailUtm = z
-  .strictObject({
-    source: z.string().trim().min(1).max(200).optional(),
-    medium: z.string().trim().min(1).max(200).optional(),
-    campaign: z.string().trim().min(1).max(200).optional(),
-    content: z.string().trim().min(1).max(200).optional(),
-  })
-  .refine((utm) => Object.values(utm).some((value) => value !== undefined), 'must name source, medium, campaign or content')
-  .describe(
-    'Optional. Appended as utm_source, utm_medium, utm_campaign and utm_content to every absolute http(s) link of the HTML when the ' +
-      'campaign is sent (not to mailto:, tel:, #anchors or relative links, nor the unsubscribe footer): a parameter of the same name ' +
-      'already in the URL is replaced, every other parameter and the fragment are kept exactly as written.',
-  );
-
-export const emailCampaignStats = z
-  .object({
-    totalTargeted: z.number().int().describe('Recipients: the audience counted when dispatched, replaced by the snapshot size (one per distinct address) once written'),
-    sent: z.number().int().describe('Accepted by the email provider (including those later delivered, opened, bounced …)'),
-    delivered: z.number().int().describe("Reported delivered by the provider, or implied by an open or a click"),
-    opened: z.number().int().describe('Opened at least once (the first open per recipient; machine opens included, flagged in the events log)'),
-    clicked: z.number().int().describe('Clicked at least once (the first click per recipient)'),
-    bounced: z.number().int().describe('Bounced after the provider accepted it (hard bounces: the address is suppressed)'),
-    complained: z.number().int().describe('Marked as spam by the recipient (the address is suppressed for good)'),
-    unsubscribed: z.number().int().describe('Unsubscribed through this email (its footer, preference center or List-Unsubscribe)'),
-    failed: z.number().int().describe('Will not be sent: refused by the provider, missing merge-tag variables, retries exhausted'),
-    suppressed: z.number().int().describe('Kept back on purpose: the frequency cap, or the campaign was cancelled'),
-    openRate: z.number().describe('opened / sent, from 0 to 1 (4 decimals); 0 while nothing was sent. Every rate is over sent, which counts every recipient the others count'),
-    clickRate: z.number().describe('clicked / sent (a recipient who clicked and later bounced stays in both)'),
-    bounceRate: z.number().describe('bounced / sent'),
-    complaintRate: z.number().describe('complained / sent'),
-    unsubscribeRate: z.number().describe('unsubscribed / sent'),
-  })
+export const emailCampaignStats = statsSchemaOf(
+  {
+    totalTargeted: 'Recipients: the audience counted when dispatched, replaced by the snapshot size (one per distinct address) once written',
+    sent: 'Accepted by the email provider (including those later delivered, opened, bounced …)',
+    delivered: 'Reported delivered by the provider, or implied by an open or a click',
+    opened: 'Opened at least once (the first open per recipient; machine opens included, flagged in the events log)',
+    clicked: 'Clicked at least once (the first click per recipient)',
+    bounced: 'Bounced after the provider accepted it (hard bounces: the address is suppressed)',
+    complained: 'Marked as spam by the recipient (the address is suppressed for good)',
+    unsubscribed: 'Unsubscribed through this email (its footer, preference center or List-Unsubscribe)',
+    failed: 'Will not be sent: refused by the provider, missing merge-tag variables, retries exhausted',
+    suppressed: 'Kept back on purpose: the frequency cap, or the campaign was cancelled',
+  },
+  {
+    openRate: 'opened / sent, from 0 to 1 (4 decimals); 0 while nothing was sent. Every rate is over sent, which counts every recipient the others count',
+    clickRate: 'clicked / sent (a recipient who clicked and later bounced stays in both)',
+    bounceRate: 'bounced / sent',
+    complaintRate: 'complained / sent',
+    unsubscribeRate: 'unsubscribed / sent',
+  },
+)
   .meta({
     id: 'EmailCampaignStats',
     description:
@@ -125,8 +114,13 @@ export const emailCampaignSchemas = campaignSchemasOf({
           'time, 26 hours apart; the campaign is dispatched at `from` and stays `sending` at least until `to`. null otherwise',
       ),
   },
-  utm: emailUtm,
-  utmView: z.object({ source: z.string().optional(), medium: z.string().optional(), campaign: z.string().optional(), content: z.string().optional() }),
+  utm: {
+    keys: ['source', 'medium', 'campaign', 'content'],
+    description:
+      'Optional. Appended as utm_source, utm_medium, utm_campaign and utm_content to every absolute http(s) link of the HTML when the ' +
+      'campaign is sent (not to mailto:, tel:, #anchors or relative links, nor the unsubscribe footer): a parameter of the same name ' +
+      'already in the URL is replaced, every other parameter and the fragment are kept exactly as written.',
+  },
   statuses: z.enum(CAMPAIGN_STATUSES),
   statusDescription: 'As push campaigns (draft, scheduled, sending, sent, cancelled, failed, archived), and paused: sending held by POST /email-campaigns/{id}/pause',
   sandboxDescription: 'Made with a test key: sent to sandbox subscribers only, rendered and recorded, never handed to a provider',
