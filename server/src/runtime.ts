@@ -11,8 +11,8 @@ import { buildMetricsApp, createMetricsRegistry } from './http/metrics.js';
 import type { App } from './http/types.js';
 import { createTaskList, cronItems } from './jobs/task-list.js';
 import { migrateWorkerSchema, startWorker } from './jobs/worker.js';
-import { resolveJwtSecret } from './modules/auth/jwt-secret.js';
-import { bootstrapFirstRun, type FirstRun } from './modules/organizations/bootstrap.js';
+import { resolveJwtSecret } from './modules/auth/index.js';
+import { bootstrapFirstRun, type FirstRun } from './modules/organizations/index.js';
 import { createServices } from './services.js';
 import { startSmtpIn } from './smtp-in/smtp-in-server.js';
 

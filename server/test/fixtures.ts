@@ -1,7 +1,6 @@
 // Test fixtures: a user with an organization, a project and keys, created through the real services and login.
 import { createECDH, randomBytes } from 'node:crypto';
-import { hashPassword } from '../src/modules/auth/password.js';
-import { insertUser } from '../src/modules/auth/user.repository.js';
+import { hashPassword, insertUser } from '../src/modules/auth/index.js';
 import type { Role } from '../src/modules/tenancy.js';
 import { newId } from '../src/shared/ids.js';
 import { randomToken } from '../src/shared/secrets.js';

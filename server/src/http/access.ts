@@ -1,10 +1,9 @@
 // The tenancy guard: every route declares who may call it, and this plugin alone authenticates and scopes requests.
 import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
-import type { KeyOwner } from '../modules/api-keys/api-key.repository.js';
-import type { ApiKeyService } from '../modules/api-keys/api-key.service.js';
-import { INVALID_TOKEN, type AuthService } from '../modules/auth/auth.service.js';
-import type { ProjectService } from '../modules/projects/project.service.js';
+import type { ApiKeyService, KeyOwner } from '../modules/api-keys/index.js';
+import { INVALID_TOKEN, type AuthService } from '../modules/auth/index.js';
+import type { ProjectService } from '../modules/projects/index.js';
 import { roleAtLeast, type OrganizationTenant, type ProjectScope, type Reach, type Role, type Tenant } from '../modules/tenancy.js';
 import { AppError, forbidden, notFound, unauthorized } from '../shared/errors.js';
 

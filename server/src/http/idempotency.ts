@@ -1,7 +1,7 @@
 // The Idempotency-Key header on API-key POST routes: its schema, and answering a repeat with the first response.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import type { IdempotencyService } from '../modules/idempotency/idempotency.service.js';
+import type { IdempotencyService } from '../modules/idempotency/index.js';
 import { projectOf } from './access.js';
 
 /** Route headers declaring the optional key (unknown headers pass through untouched). */

@@ -3,7 +3,7 @@ import { sql } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
 import type { Db } from '../../db/database.js';
 import { subscribers, type AutomationStep, type AutomationTrigger, type EnrollmentState } from '../../db/schema.js';
-import { marketingConsentOf, takesSomeMarketing, type ConsentChannel } from '../segments/segment-filter.js';
+import { marketingConsentOf, takesSomeMarketing, type ConsentChannel } from '../segments/index.js';
 
 /**
  * The enrollment half of the registration statement (subscriber.repository.ts): every row of the CTE `inserted`

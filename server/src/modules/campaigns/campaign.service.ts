@@ -3,15 +3,22 @@
 import type { z } from 'zod';
 import type { Db } from '../../db/database.js';
 import type { CampaignChannel, CampaignContent, CampaignSegment, CampaignUtm, EmailCampaignContent, SendingIssue } from '../../db/schema.js';
-import * as delivery from '../../delivery/delivery-face.js';
-import type { DeliveryEngine } from '../../delivery/delivery-face.js';
+import * as delivery from '../../delivery/index.js';
+import type { DeliveryEngine } from '../../delivery/index.js';
 import { enqueueJob, removeJob } from '../../jobs/enqueue.js';
 import { conflict, notFound, validationFailed } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import { INSTANT_RANGE_ERROR, isStorableInstant } from '../../shared/instants.js';
-import { compileSegmentFilter, rangeAfter, rangeStart, type SegmentFilter } from '../segments/segment-filter.js';
-import { channelAudience, countAudience } from '../segments/segment.repository.js';
-import { storedFilter, type SegmentService } from '../segments/segment.service.js';
+import {
+  channelAudience,
+  compileSegmentFilter,
+  countAudience,
+  rangeAfter,
+  rangeStart,
+  type SegmentFilter,
+  type SegmentService,
+  storedFilter,
+} from '../segments/index.js';
 import type { ProjectScope, Reach } from '../tenancy.js';
 import { shownIssue, type CampaignKind } from './campaign-kind.js';
 import { localTimeWindow, resolveSendAt } from './campaign-schedule.js';

@@ -14,7 +14,7 @@ import { createTaskList, cronItems } from '../../jobs/task-list.js';
 import { createLogger } from '../../logger.js';
 import { createSecretBox } from '../../shared/secret-box.js';
 import { randomToken } from '../../shared/secrets.js';
-import { createKeyring } from '../channels/secret-keyring.js';
+import { createKeyring } from '../channels/index.js';
 import { findDomain } from './email-domain.repository.js';
 import { RECHECK_TASK, resealPrivateKeys, type EmailDomain } from './email-domain.service.js';
 

@@ -4,11 +4,11 @@ import { sql } from 'drizzle-orm';
 import type { Db } from '../../db/database.js';
 import { newId } from '../../shared/ids.js';
 import { randomToken } from '../../shared/secrets.js';
-import { ApiKeyService } from '../api-keys/api-key.service.js';
-import { hashPassword } from '../auth/password.js';
-import * as users from '../auth/user.repository.js';
-import type { Keyring } from '../channels/secret-keyring.js';
-import { ProjectService } from '../projects/project.service.js';
+import { ApiKeyService } from '../api-keys/index.js';
+import { hashPassword } from '../auth/index.js';
+import * as users from '../auth/index.js';
+import type { Keyring } from '../channels/index.js';
+import { ProjectService } from '../projects/index.js';
 import * as orgs from './organization.repository.js';
 
 const BOOTSTRAP_LOCK = 7_305_002;

@@ -4,7 +4,7 @@ import { projectOf, tenantOf } from '../../http/access.js';
 import { idempotencyHeaders, idempotent } from '../../http/idempotency.js';
 import { commonErrors, errorEnvelope, paginated, paginationQuery } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
-import type { IdempotencyService } from '../idempotency/idempotency.service.js';
+import type { IdempotencyService } from '../idempotency/index.js';
 import type { TransactionalEmailService } from './transactional-email.service.js';
 import type { TransactionalSmsService } from './transactional-sms.service.js';
 import type { TransactionalWhatsAppService } from './transactional-whatsapp.service.js';
