@@ -2,6 +2,6 @@
 export { bootstrapFirstRun, type FirstRun } from './bootstrap.js';
 export { invitationRoutes } from './invitation.routes.js';
 export { InvitationService } from './invitation.service.js';
-export { insertMembership, insertOrganization } from './organization.repository.js';
+export { organizationDirectory, type OrganizationDirectory } from './organization-directory.js';
 export { organizationRoutes } from './organization.routes.js';
 export { OrganizationService } from './organization.service.js';
