@@ -4,7 +4,7 @@ import { count } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../test/harness.js';
 import { loadConfig } from '../config.js';
-import { buildApp } from '../http/app.js';
+import { buildApp } from '../app/app.js';
 import { WORKER_SCHEMA } from '../jobs/worker.js';
 import { createLogger } from '../logger.js';
 import { resolveJwtSecret } from '../modules/auth/index.js';

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDnsServer, type DnsServer } from '../../../test/dns-server.js';
 import { addMember, createTenant, publishableKey, type Tenant } from '../../../test/fixtures.js';
 import { startTestApp, type TestApp } from '../../../test/harness.js';
-import { createTaskList, cronItems } from '../../jobs/task-list.js';
+import { createTaskList, cronItems } from '../../app/task-list.js';
 import { createLogger } from '../../logger.js';
 import { createSecretBox } from '../../shared/secret-box.js';
 import { randomToken } from '../../shared/secrets.js';
