@@ -5,7 +5,7 @@ import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { openDatabase } from '../../server/src/db/database.js';
-import { DEFAULT_PUSH_TTL_SECONDS, queueMessages, type MessageRecord } from '../../server/src/delivery/delivery-face.js';
+import { DEFAULT_PUSH_TTL_SECONDS, queueMessages, type MessageRecord } from '../../server/src/delivery/index.js';
 import { recordStepRuns, claimDue, type StepRunWrite } from '../../server/src/modules/automations/automation-enrollment.repository.js';
 import { startDnsServer } from '../../server/test/dns-server.js';
 import type { WorkerProcess } from '../../server/test/worker-processes.js';

@@ -6,7 +6,7 @@ import type pg from 'pg';
 import type { EmailContent } from '../../server/src/db/schema.js';
 import { personalizeEmail, recipientVariables, renderEmail } from '../../server/src/delivery/channels/email/email-render.js';
 import { composeSigned, DKIM_SIGNED_HEADERS, type DkimKey } from '../../server/src/delivery/channels/email/mail-composition.js';
-import { createEmailLinks } from '../../server/src/delivery/email-links.js';
+import { createEmailLinks } from '../../server/src/delivery/index.js';
 import type { WorkerProcess } from '../../server/test/worker-processes.js';
 import { log, measure, microsPer, ratio, tenths, type CaseResult, type Measurement } from '../lib/harness.js';
 import { cpuSecondsOf, machineCpuSeconds, peakRssDuring, postgresCpu, postgresCpuUsed, startHeraldWorker, type Child, type SmtpSink } from '../lib/process.js';

@@ -6,7 +6,7 @@ import webpush from 'web-push';
 import { DELIVERIES_CHANNEL } from '../../server/src/delivery/delivery-notifications.js';
 import { encryptPushPayload } from '../../server/src/delivery/channels/push/push-encryption.js';
 import { pushPayload } from '../../server/src/delivery/channels/push/push-payload.js';
-import { createTrackingTokens } from '../../server/src/delivery/tracking-token.js';
+import { createTrackingTokens } from '../../server/src/delivery/index.js';
 import { newId } from '../../server/src/shared/ids.js';
 import type { WorkerProcess } from '../../server/test/worker-processes.js';
 import { log, measure, ratio, tenths, type CaseResult, type Measurement } from '../lib/harness.js';

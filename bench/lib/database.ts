@@ -6,8 +6,7 @@ import pg from 'pg';
 import { startEmbeddedPostgres } from '../../server/src/db/embedded-postgres.js';
 import { openDatabase } from '../../server/src/db/database.js';
 import { createLogger } from '../../server/src/logger.js';
-import { hashPassword } from '../../server/src/modules/auth/password.js';
-import { insertUser } from '../../server/src/modules/auth/user.repository.js';
+import { hashPassword, userDirectory } from '../../server/src/modules/auth/index.js';
 import { migrateAll } from '../../server/src/runtime.js';
 import { loadConfig } from '../../server/src/config.js';
 import { generateVapidKeys } from '../../server/src/modules/channels/vapid.js';
@@ -65,7 +64,7 @@ export async function createBenchTenant(url: string): Promise<BenchTenant> {
   try {
     const services = createServices(database.db, loadConfig({ JWT_TTL: '1h' }), randomToken(32));
     const owner = { email: `bench-${randomToken(6)}@example.com`, password: randomToken(16) };
-    const user = await insertUser(database.db, { id: newId('usr'), email: owner.email, name: 'Bench', passwordHash: await hashPassword(owner.password) });
+    const user = await userDirectory.create(database.db, { id: newId('usr'), email: owner.email, name: 'Bench', passwordHash: await hashPassword(owner.password) });
     const org = await services.organizations.create(user.id, 'Bench');
     const project = await services.projects.create(org.id, { name: 'Bench audience' });
     const ingest = await services.projects.create(org.id, { name: 'Bench ingest' });

@@ -2,7 +2,7 @@
 import { writeFile } from 'node:fs/promises';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { loadConfig } from '../../server/src/config.js';
-import { openApiDocument } from '../../server/src/http/openapi-document.js';
+import { openApiDocument } from '../../server/src/app/openapi-document.js';
 
 // An empty environment: the types must not depend on the machine that builds them.
 const document = await openApiDocument(loadConfig({}));

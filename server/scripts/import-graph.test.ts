@@ -96,15 +96,15 @@ describe('import-graph script', () => {
 
   it('passes --check on a tree whose modules meet only at their faces, without cycles', async () => {
     const root = await tree({
-      'services.ts': "import { listOrders } from './modules/orders/index.js';\nimport { send } from './delivery/delivery-face.js';\nexport const s = { listOrders, send };\n",
+      'services.ts': "import { listOrders } from './modules/orders/index.js';\nimport { send } from './delivery/index.js';\nexport const s = { listOrders, send };\n",
       'shared/errors.ts': 'export class AppError extends Error {}\n',
       'modules/orders/index.ts': "export { listOrders } from './order.service.js';\n",
       'modules/orders/order.service.ts':
         "import { findPerson } from '../people/index.js';\nimport { AppError } from '../../shared/errors.js';\n" +
         'export const listOrders = () => { if (!findPerson) throw new AppError(); };\n',
       'modules/people/index.ts': "export { findPerson } from './person.repository.js';\n",
-      'modules/people/person.repository.ts': "import { send } from '../../delivery/delivery-face.js';\nexport const findPerson = send;\n",
-      'delivery/delivery-face.ts': "export { send } from './delivery-engine.js';\n",
+      'modules/people/person.repository.ts': "import { send } from '../../delivery/index.js';\nexport const findPerson = send;\n",
+      'delivery/index.ts': "export { send } from './delivery-engine.js';\n",
       'delivery/delivery-engine.ts': 'export const send = () => 1;\n',
     });
 

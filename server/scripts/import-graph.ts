@@ -33,9 +33,6 @@ export interface Report {
   fileCycles: string[][];
 }
 
-// delivery's face keeps its old name until issue 27 renames it index.ts.
-const LEGACY_FACES = new Set(['delivery/delivery-face.ts']);
-
 export function placeOf(file: string): Place {
   const parts = file.split('/');
   if (parts[0] === 'modules' && parts.length > 2) return { name: parts[1]!, kind: 'module' };
@@ -49,7 +46,7 @@ export function placeOf(file: string): Place {
 export function isFace(file: string): boolean {
   const parts = file.split('/');
   const moduleRoot = parts[0] === 'modules' ? 2 : 1;
-  return (parts.length === moduleRoot + 1 && parts[moduleRoot] === 'index.ts') || LEGACY_FACES.has(file);
+  return parts.length === moduleRoot + 1 && parts[moduleRoot] === 'index.ts';
 }
 
 function sourceFiles(root: string, dir = ''): string[] {

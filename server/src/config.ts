@@ -3,7 +3,14 @@ import { isIPv4, isIPv6 } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 import type { Channel } from './db/schema.js';
-import type { AllowedHosts } from './delivery/outbound-guard.js';
+
+/** Hosts the operator lets tenants connect to whatever their addresses (OUTBOUND_ALLOWED_HOSTS): a relay on localhost. */
+export interface AllowedHosts {
+  /** Host names, lower-case, without a trailing dot. */
+  names: string[];
+  /** Addresses and subnets: any resolved address inside one passes. */
+  subnets: { network: string; prefix: number; family: 'ipv4' | 'ipv6' }[];
+}
 
 const durationPattern = /^(\d+)\s*(ms|s|m|h|d)?$/;
 const unitSeconds = { ms: 0.001, s: 1, m: 60, h: 3600, d: 86400 } as const;

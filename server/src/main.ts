@@ -4,12 +4,12 @@ import { ConfigError, loadConfig, type Config } from './config.js';
 import { joinDatabase } from './db/connect.js';
 import { openDatabase } from './db/database.js';
 import { DataDirLockedError } from './db/embedded-postgres.js';
-import { openApiDocument } from './http/openapi-document.js';
+import { openApiDocument } from './app/openapi-document.js';
 import { createLogger } from './logger.js';
 import { runAdminCommand } from './cli/admin.js';
-import { createKeyring } from './modules/channels/secret-keyring.js';
+import { createKeyring } from './modules/channels/index.js';
 import { migrateAll, startHerald, type Herald, type ProcessRole } from './runtime.js';
-import type { FirstRun } from './modules/organizations/bootstrap.js';
+import type { FirstRun } from './modules/organizations/index.js';
 
 const USAGE = `Usage: herald <command>
 

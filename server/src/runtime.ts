@@ -6,13 +6,13 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { acquireDatabase, type DatabaseServer } from './db/connect.js';
 import { migrateDatabase, openDatabase, type Database } from './db/database.js';
-import { buildApp } from './http/app.js';
-import { buildMetricsApp, createMetricsRegistry } from './http/metrics.js';
+import { buildApp } from './app/app.js';
+import { buildMetricsApp, createMetricsRegistry } from './app/metrics.js';
 import type { App } from './http/types.js';
-import { createTaskList, cronItems } from './jobs/task-list.js';
+import { createTaskList, cronItems } from './app/task-list.js';
 import { migrateWorkerSchema, startWorker } from './jobs/worker.js';
-import { resolveJwtSecret } from './modules/auth/jwt-secret.js';
-import { bootstrapFirstRun, type FirstRun } from './modules/organizations/bootstrap.js';
+import { resolveJwtSecret } from './modules/auth/index.js';
+import { bootstrapFirstRun, type FirstRun } from './modules/organizations/index.js';
 import { createServices } from './services.js';
 import { startSmtpIn } from './smtp-in/smtp-in-server.js';
 

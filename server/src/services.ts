@@ -6,64 +6,71 @@ import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import type { Db } from './db/database.js';
-import { createSandboxProvider } from './delivery/channels/sandbox.js';
-import { createWebPushProvider } from './delivery/channels/push/web-push-provider.js';
-import type { ChannelProvider, PushItem } from './delivery/channel.js';
-import { createEmailAdapter } from './delivery/channels/email/email-adapter.js';
-import { createOutboundGuard } from './delivery/outbound-guard.js';
-import type { DkimKeys } from './delivery/channels/email/mail-composition.js';
-import { createSesProvider, readSesAccount } from './delivery/channels/email/ses-provider.js';
-import { createSmtpProvider } from './delivery/channels/email/smtp-provider.js';
-import { createSmsAdapter } from './delivery/channels/sms/sms-adapter.js';
-import { createTwilioProvider, readTwilioAccount, twilioAccount } from './delivery/channels/sms/twilio-provider.js';
-import { createCloudApiProvider, listMessageTemplates, readPhoneNumber } from './delivery/channels/whatsapp/cloud-api.js';
-import { createTwilioWhatsAppProvider, twilioWhatsAppWebhook } from './delivery/channels/whatsapp/twilio-whatsapp.js';
-import { createWhatsAppAdapter } from './delivery/channels/whatsapp/whatsapp-adapter.js';
-import { createPushAdapter } from './delivery/channels/push/push-adapter.js';
-import { DeliveryEngine } from './delivery/delivery-engine.js';
-import { createEmailLinks, type EmailLinks } from './delivery/email-links.js';
-import { redisSendRate } from './delivery/send-rate.js';
-import { createTrackingTokens, type TrackingTokens } from './delivery/tracking-token.js';
-import { ApiKeyService } from './modules/api-keys/api-key.service.js';
-import { AuthService } from './modules/auth/auth.service.js';
-import { AutomationExecutor } from './modules/automations/automation-executor.js';
-import { AutomationService } from './modules/automations/automation.service.js';
-import { CampaignService } from './modules/campaigns/campaign.service.js';
-import { EmailCampaignAnalyticsService } from './modules/campaigns/email-campaign-analytics.service.js';
-import { emailCampaignKind } from './modules/campaigns/email-campaign.js';
-import { pushCampaignKind } from './modules/campaigns/push-campaign.js';
-import { EmailTemplateService } from './modules/email-templates/email-template.service.js';
-import { EventService } from './modules/events/event.service.js';
-import { createTokenService } from './modules/auth/tokens.js';
-import { IdempotencyService } from './modules/idempotency/idempotency.service.js';
-import { InvitationService } from './modules/organizations/invitation.service.js';
-import { OrganizationService } from './modules/organizations/organization.service.js';
-import { ChannelConfigService } from './modules/channels/channel-config.service.js';
-import { createKeyring, type Keyring } from './modules/channels/secret-keyring.js';
-import { SmsOptOutService } from './modules/channels/sms-opt-out.service.js';
-import { SmsSenderService } from './modules/channels/sms-sender.service.js';
-import { createTxtLookup } from './modules/email-domains/domain-records.js';
-import { EmailDomainService } from './modules/email-domains/email-domain.service.js';
-import { ProjectService } from './modules/projects/project.service.js';
-import { SegmentService } from './modules/segments/segment.service.js';
-import { SuppressionService } from './modules/suppressions/suppression.service.js';
-import { InboundMailService } from './modules/email-webhooks/inbound-mail.service.js';
-import { SesWebhookService } from './modules/email-webhooks/ses-webhook.service.js';
-import { SnsVerifier } from './modules/email-webhooks/sns-message.js';
-import { ContactService } from './modules/subscribers/contact.service.js';
-import { createGeoLookup } from './modules/subscribers/geo.js';
-import { createFormTokens } from './modules/preferences/form-token.js';
-import { PreferenceService } from './modules/preferences/preference.service.js';
-import { SubscriberService } from './modules/subscribers/subscriber.service.js';
-import { EmailTrackingService } from './modules/tracking/email-tracking.service.js';
-import { TrackingService } from './modules/tracking/tracking.service.js';
-import { TransactionalEmailService } from './modules/transactional/transactional-email.service.js';
-import { TransactionalSmsService } from './modules/transactional/transactional-sms.service.js';
-import { TwilioWebhookService } from './modules/twilio-webhooks/twilio-webhook.service.js';
-import { TransactionalWhatsAppService } from './modules/transactional/transactional-whatsapp.service.js';
-import { TransactionalService } from './modules/transactional/transactional.service.js';
-import { WhatsAppTemplateService } from './modules/whatsapp/whatsapp-template.service.js';
-import { WhatsAppWebhookService } from './modules/whatsapp/whatsapp-webhook.service.js';
+import {
+  type ChannelProvider,
+  createCloudApiProvider,
+  createEmailAdapter,
+  createEmailLinks,
+  createOutboundGuard,
+  createPushAdapter,
+  createSandboxProvider,
+  createSesProvider,
+  createSmsAdapter,
+  createSmtpProvider,
+  createTrackingTokens,
+  createTwilioProvider,
+  createTwilioWhatsAppProvider,
+  createWebPushProvider,
+  createWhatsAppAdapter,
+  DeliveryEngine,
+  type DkimKeys,
+  type EmailLinks,
+  listMessageTemplates,
+  type PushItem,
+  readPhoneNumber,
+  readSesAccount,
+  readTwilioAccount,
+  redisSendRate,
+  type TrackingTokens,
+  twilioAccount,
+  twilioWhatsAppWebhook,
+} from './delivery/index.js';
+import { ApiKeyService } from './modules/api-keys/index.js';
+import { AuthService, createTokenService } from './modules/auth/index.js';
+import { AutomationExecutor, AutomationService } from './modules/automations/index.js';
+import {
+  CampaignService,
+  EmailCampaignAnalyticsService,
+  emailCampaignKind,
+  pushCampaignKind,
+} from './modules/campaigns/index.js';
+import { EmailTemplateService } from './modules/email-templates/index.js';
+import { EventService } from './modules/events/index.js';
+import { IdempotencyService } from './modules/idempotency/index.js';
+import { InvitationService, OrganizationService } from './modules/organizations/index.js';
+import {
+  ChannelConfigService,
+  createKeyring,
+  type Keyring,
+  SmsOptOutService,
+  SmsSenderService,
+} from './modules/channels/index.js';
+import { createTxtLookup, EmailDomainService } from './modules/email-domains/index.js';
+import { ProjectService } from './modules/projects/index.js';
+import { SegmentService } from './modules/segments/index.js';
+import { SuppressionService } from './modules/suppressions/index.js';
+import { InboundMailService, SesWebhookService, SnsVerifier } from './modules/email-webhooks/index.js';
+import { ContactService, createGeoLookup, SubscriberService } from './modules/subscribers/index.js';
+import { createFormTokens, PreferenceService } from './modules/preferences/index.js';
+import { EmailTrackingService, TrackingService } from './modules/tracking/index.js';
+import {
+  TransactionalEmailService,
+  TransactionalService,
+  TransactionalSmsService,
+  TransactionalWhatsAppService,
+} from './modules/transactional/index.js';
+import { TwilioWebhookService } from './modules/twilio-webhooks/index.js';
+import { WhatsAppTemplateService, WhatsAppWebhookService } from './modules/whatsapp/index.js';
 
 export interface Services {
   auth: AuthService;

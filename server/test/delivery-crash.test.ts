@@ -1,7 +1,7 @@
 // Crash safety: two worker processes share a campaign, one is killed with SIGKILL midway; exactly once but one window.
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { DELIVERIES_CHANNEL } from '../src/delivery/delivery-notifications.js';
-import { createTrackingTokens } from '../src/delivery/tracking-token.js';
+import { createTrackingTokens } from '../src/delivery/index.js';
 import { newId } from '../src/shared/ids.js';
 import { createTenant } from './fixtures.js';
 import { createTestDatabase, startTestApp, TEST_JWT_SECRET, type TestApp, type TestDatabase } from './harness.js';

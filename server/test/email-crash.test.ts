@@ -2,8 +2,8 @@
 // SIGKILL midway; every recipient gets its email once but for one window (accepted by the server, not yet recorded).
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { EmailContent } from '../src/db/schema.js';
-import { announceDeliveries, insertMessage, insertMessageStats, snapshotDeliveries } from '../src/delivery/delivery-face.js';
-import { channelAudience } from '../src/modules/segments/segment.repository.js';
+import { announceDeliveries, insertMessage, insertMessageStats, snapshotDeliveries } from '../src/delivery/index.js';
+import { channelAudience } from '../src/modules/segments/index.js';
 import { newId } from '../src/shared/ids.js';
 import { createTenant, type Tenant } from './fixtures.js';
 import { createTestDatabase, startTestApp, TEST_JWT_SECRET, type TestApp, type TestDatabase } from './harness.js';

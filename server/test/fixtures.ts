@@ -1,7 +1,6 @@
 // Test fixtures: a user with an organization, a project and keys, created through the real services and login.
 import { createECDH, randomBytes } from 'node:crypto';
-import { hashPassword } from '../src/modules/auth/password.js';
-import { insertUser } from '../src/modules/auth/user.repository.js';
+import { hashPassword, userDirectory } from '../src/modules/auth/index.js';
 import type { Role } from '../src/modules/tenancy.js';
 import { newId } from '../src/shared/ids.js';
 import { randomToken } from '../src/shared/secrets.js';
@@ -34,7 +33,7 @@ export async function login(t: TestApp, email: string, password: string): Promis
 export async function createTenant(t: TestApp): Promise<Tenant> {
   const email = `owner-${randomToken(8)}@example.com`;
   const password = 'correct horse battery staple';
-  const user = await insertUser(t.database.db, { id: newId('usr'), email, name: 'Owner', passwordHash: await hashPassword(password) });
+  const user = await userDirectory.create(t.database.db, { id: newId('usr'), email, name: 'Owner', passwordHash: await hashPassword(password) });
   const org = await t.services.organizations.create(user.id, 'Org');
   const project = await t.services.projects.create(org.id, { name: 'Project' });
   const scope = { organizationId: org.id, projectId: project.id, sandbox: false };

@@ -7,10 +7,10 @@ import type { Logger } from 'pino';
 import { inject } from 'vitest';
 import { loadConfig, type Config, type Env } from '../src/config.js';
 import { openDatabase, type Database } from '../src/db/database.js';
-import { buildApp } from '../src/http/app.js';
+import { buildApp } from '../src/app/app.js';
 import type { App } from '../src/http/types.js';
 import { createLogger } from '../src/logger.js';
-import type { DkimKeys } from '../src/delivery/channels/email/mail-composition.js';
+import type { DkimKeys } from '../src/delivery/index.js';
 import { createServices, type Services } from '../src/services.js';
 import { withDatabase } from './global-setup.js';
 

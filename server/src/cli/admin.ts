@@ -3,14 +3,12 @@ import { parseArgs } from 'node:util';
 import { eq } from 'drizzle-orm';
 import type { Db } from '../db/database.js';
 import { organizations, projects } from '../db/schema.js';
-import { ApiKeyService } from '../modules/api-keys/api-key.service.js';
-import { hashPassword } from '../modules/auth/password.js';
-import * as users from '../modules/auth/user.repository.js';
-import * as orgs from '../modules/organizations/organization.repository.js';
-import { ChannelConfigService } from '../modules/channels/channel-config.service.js';
-import type { Keyring } from '../modules/channels/secret-keyring.js';
-import { resealPrivateKeys } from '../modules/email-domains/email-domain.service.js';
-import { ProjectService } from '../modules/projects/project.service.js';
+import { ApiKeyService } from '../modules/api-keys/index.js';
+import { hashPassword, userDirectory } from '../modules/auth/index.js';
+import { organizationDirectory } from '../modules/organizations/index.js';
+import { ChannelConfigService, type Keyring } from '../modules/channels/index.js';
+import { resealPrivateKeys } from '../modules/email-domains/index.js';
+import { ProjectService } from '../modules/projects/index.js';
 import { ROLES, type Role } from '../modules/tenancy.js';
 import { newId } from '../shared/ids.js';
 import { randomToken } from '../shared/secrets.js';
@@ -52,7 +50,7 @@ function nonNegative(value: string, name: string): number {
 }
 
 async function userByEmail(db: Db, email: string) {
-  const user = await users.findUserByEmail(db, email);
+  const user = await userDirectory.findByEmail(db, email);
   if (!user) throw new UsageError(`no user with email ${email}`);
   return user;
 }
@@ -92,10 +90,10 @@ async function execute(db: Db, keyring: Keyring, command: string, v: Record<stri
   switch (command) {
     case 'create-user': {
       const email = required(v, 'email');
-      if (await users.findUserByEmail(db, email)) throw new UsageError(`a user with email ${email} exists`);
+      if (await userDirectory.findByEmail(db, email)) throw new UsageError(`a user with email ${email} exists`);
       const password = v.password ?? randomToken(20);
       if (password.length < 8) throw new UsageError('--password must be at least 8 characters');
-      const user = await users.insertUser(db, {
+      const user = await userDirectory.create(db, {
         id: newId('usr'),
         email,
         name: v.name ?? email.split('@')[0]!,
@@ -105,7 +103,7 @@ async function execute(db: Db, keyring: Keyring, command: string, v: Record<stri
     }
     case 'create-org': {
       const owner = await userByEmail(db, required(v, 'owner'));
-      const org = await orgs.insertOrganization(db, { id: newId('org'), name: required(v, 'name') }, owner.id);
+      const org = await organizationDirectory.create(db, { id: newId('org'), name: required(v, 'name') }, owner.id);
       return { id: org.id, name: org.name, owner: owner.email };
     }
     case 'add-member': {
@@ -113,7 +111,7 @@ async function execute(db: Db, keyring: Keyring, command: string, v: Record<stri
       if (!ROLES.includes(role)) throw new UsageError(`--role must be one of ${ROLES.join(', ')}`);
       const user = await userByEmail(db, required(v, 'email'));
       const orgId = (await organizationById(db, required(v, 'org'))).id;
-      if (!(await orgs.insertMembership(db, orgId, user.id, role))) throw new UsageError('already a member');
+      if (!(await organizationDirectory.addMember(db, orgId, user.id, role))) throw new UsageError('already a member');
       return { organizationId: orgId, userId: user.id, role };
     }
     case 'create-project':

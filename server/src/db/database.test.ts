@@ -4,12 +4,12 @@ import { count } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../test/harness.js';
 import { loadConfig } from '../config.js';
-import { buildApp } from '../http/app.js';
+import { buildApp } from '../app/app.js';
 import { WORKER_SCHEMA } from '../jobs/worker.js';
 import { createLogger } from '../logger.js';
-import { resolveJwtSecret } from '../modules/auth/jwt-secret.js';
-import { createKeyring } from '../modules/channels/secret-keyring.js';
-import { bootstrapFirstRun } from '../modules/organizations/bootstrap.js';
+import { resolveJwtSecret } from '../modules/auth/index.js';
+import { createKeyring } from '../modules/channels/index.js';
+import { bootstrapFirstRun } from '../modules/organizations/index.js';
 
 const NO_SECRET_KEY = { current: undefined, previous: undefined };
 import { migrateAll } from '../runtime.js';

@@ -2,6 +2,7 @@
 // public addresses only, checked when saved and again at connect time, unless the operator allowed the host.
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
+import type { AllowedHosts } from '../config.js';
 
 /** The error code a refused address fails the connection with (the resolver's answer, so DNS rebinding can't pass). */
 export const BLOCKED_ENDPOINT_CODE = 'ERR_BLOCKED_ENDPOINT';
@@ -36,14 +37,6 @@ const LOCALHOST = /(^|\.)localhost\.*$/;
 // Cloud metadata services' names, which their resolvers answer with a link-local address inside the instance; refused
 // by name too, so neither a resolver that answers otherwise nor a mistaken allow-list entry reaches them.
 const METADATA_NAMES = /^(metadata\.google\.internal|metadata\.goog|metadata|instance-data(\.ec2\.internal)?|metadata\.azure\.internal)\.*$/;
-
-/** Hosts the operator lets tenants connect to whatever their addresses (OUTBOUND_ALLOWED_HOSTS): a relay on localhost. */
-export interface AllowedHosts {
-  /** Host names, lower-case, without a trailing dot. */
-  names: string[];
-  /** Addresses and subnets: any resolved address inside one passes. */
-  subnets: { network: string; prefix: number; family: 'ipv4' | 'ipv6' }[];
-}
 
 export const NO_ALLOWED_HOSTS: AllowedHosts = { names: [], subnets: [] };
 

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addMember, createTenant, type Tenant } from '../../test/fixtures.js';
 import { startTestApp, type TestApp } from '../../test/harness.js';
 import { createLogger } from '../logger.js';
-import { buildApp } from './app.js';
+import { buildApp } from '../app/app.js';
 
 let t: TestApp;
 let a: Tenant;

@@ -1,12 +1,9 @@
 // The tenancy guard: every route declares who may call it, and this plugin alone authenticates and scopes requests.
 import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
-import type { KeyOwner } from '../modules/api-keys/api-key.repository.js';
-import type { ApiKeyService } from '../modules/api-keys/api-key.service.js';
-import { INVALID_TOKEN, type AuthService } from '../modules/auth/auth.service.js';
-import type { ProjectService } from '../modules/projects/project.service.js';
+import type { ProjectSettings } from '../db/schema.js';
 import { roleAtLeast, type OrganizationTenant, type ProjectScope, type Reach, type Role, type Tenant } from '../modules/tenancy.js';
-import { AppError, forbidden, notFound, unauthorized } from '../shared/errors.js';
+import { AppError, forbidden, INVALID_TOKEN, notFound, unauthorized } from '../shared/errors.js';
 
 const INVALID_API_KEY = 'Invalid API key';
 const CROSS_PROJECT = 'Resource belongs to a different project';
@@ -42,6 +39,16 @@ export type Access =
 
 /** Whether a publishable key may call the route: only what its access declares. */
 export const allowsPublishable = (access: Access | undefined) => access?.auth === 'project' && access.publishable === true;
+
+/** A live API key and the project it opens. */
+export interface KeyOwner {
+  keyId: string;
+  mode: 'live' | 'test';
+  scope: 'server' | 'publishable';
+  projectId: string;
+  organizationId: string;
+  settings: ProjectSettings;
+}
 
 interface Credentials {
   /** undefined: none presented; null: presented but unknown, revoked or expired. */
@@ -125,10 +132,27 @@ function readSource(request: FastifyRequest, source: ProjectSource): string | un
   return typeof value === 'string' ? value : undefined;
 }
 
+/**
+ * What the guard asks of the app, which fills it with the auth, API key and project services: the guard imports no
+ * module, the modules import the guard.
+ */
 export interface AccessServices {
-  auth: AuthService;
-  apiKeys: ApiKeyService;
-  projects: ProjectService;
+  auth: {
+    /** The user a bearer token names; undefined when it is unknown, expired or no longer a user's. */
+    userOfToken(token: string): Promise<string | undefined>;
+    /** The user's membership of the organization named by x-org-id, or the AppError that refuses it. */
+    organizationTenant(userId: string, organizationId: string | undefined): Promise<OrganizationTenant>;
+  };
+  apiKeys: {
+    /** The live key with this secret; undefined when unknown or revoked. */
+    authenticate(secret: string): Promise<KeyOwner | undefined>;
+  };
+  projects: {
+    /** Whether the project exists in any organization: the one lookup made outside the caller's tenant. */
+    exists(projectId: string): Promise<boolean>;
+    /** The organization's project, undefined when it has no such project. */
+    findRow(organizationId: string, projectId: string): Promise<{ id: string; organizationId: string } | undefined>;
+  };
 }
 
 async function accessPlugin(app: FastifyInstance, services: AccessServices) {

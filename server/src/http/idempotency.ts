@@ -1,7 +1,6 @@
 // The Idempotency-Key header on API-key POST routes: its schema, and answering a repeat with the first response.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import type { IdempotencyService } from '../modules/idempotency/idempotency.service.js';
 import { projectOf } from './access.js';
 
 /** Route headers declaring the optional key (unknown headers pass through untouched). */
@@ -22,6 +21,19 @@ export const idempotencyHeaders = z.looseObject({
 
 const IDEMPOTENT_REPLAYED = 'idempotent-replayed';
 
+/** A request's first response, kept per key; filled by the app with the idempotency module's service. */
+export interface IdempotencyStore {
+  /**
+   * Runs `handle` for the first request with this key and keeps its response; a repeat of the same request gets that
+   * response with `replayed`, a different request under the key a 422, one while the first still runs a 409.
+   */
+  run(
+    ref: { projectId: string; scope: string; key: string },
+    request: unknown,
+    handle: () => Promise<{ statusCode: number; body: unknown }>,
+  ): Promise<{ statusCode: number; body: unknown; replayed: boolean }>;
+}
+
 /**
  * Answers the request through `handle` once per Idempotency-Key (see `idempotencyHeaders`), or directly without a
  * key. `handle` receives the key, to record it with what it did.
@@ -29,7 +41,7 @@ const IDEMPOTENT_REPLAYED = 'idempotent-replayed';
 export async function idempotent<T>(
   request: FastifyRequest,
   reply: FastifyReply,
-  service: IdempotencyService,
+  service: IdempotencyStore,
   handle: (key: string | undefined) => Promise<T>,
 ): Promise<T> {
   const header = request.headers['idempotency-key'];

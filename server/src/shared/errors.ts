@@ -30,5 +30,7 @@ export const notFound = (what: string) => new AppError(404, 'not_found', `${what
 export const forbidden = (message: string, code = 'forbidden') => new AppError(403, code, message);
 export const conflict = (message: string, code = 'conflict') => new AppError(409, code, message);
 export const unauthorized = (message: string, code = 'unauthorized') => new AppError(401, code, message);
+/** The 401 message of a bearer token that is unknown, expired or no longer a user's (auth and the tenancy guard). */
+export const INVALID_TOKEN = 'Invalid or expired token';
 export const validationFailed = (details: FieldError[]) =>
   new AppError(422, 'validation_failed', 'Validation failed', details);

@@ -3,7 +3,7 @@
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { SMTPServer, type SMTPServerDataStream } from 'smtp-server';
-import { inboundAddress, type InboundMailService } from '../modules/email-webhooks/inbound-mail.service.js';
+import { inboundAddress, type InboundMailService } from '../modules/email-webhooks/index.js';
 
 export interface SmtpInOptions {
   host: string;

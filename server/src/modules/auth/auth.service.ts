@@ -1,12 +1,10 @@
 // Login, the current user, password changes, and resolving a bearer token to a member of an organization.
 import type { Db } from '../../db/database.js';
-import { AppError, forbidden, unauthorized, validationFailed } from '../../shared/errors.js';
+import { AppError, forbidden, INVALID_TOKEN, unauthorized, validationFailed } from '../../shared/errors.js';
 import type { OrganizationTenant } from '../tenancy.js';
 import { hashPassword, verifyPassword } from './password.js';
 import type { TokenService } from './tokens.js';
 import * as users from './user.repository.js';
-
-export const INVALID_TOKEN = 'Invalid or expired token';
 
 export interface UserProfile {
   id: string;

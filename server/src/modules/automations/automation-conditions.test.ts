@@ -2,7 +2,7 @@
 // condition step's segment filters and saved segment, and an enrollment without an event.
 import { describe, expect, it } from 'vitest';
 import type { PropertyCondition } from '../../db/schema.js';
-import type { SegmentFilter } from '../segments/segment-filter.js';
+import type { SegmentFilter } from '../segments/index.js';
 import { allHold, criteriaHold, type ConditionSubject } from './automation-conditions.js';
 
 const test = (path: string, operator: PropertyCondition['operator'], value?: unknown): PropertyCondition[] => [{ path, operator, ...(value !== undefined && { value }) }];

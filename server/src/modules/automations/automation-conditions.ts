@@ -3,7 +3,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
 import type { ConditionCriteria, PropertyCondition } from '../../db/schema.js';
 import { writtenInstant } from '../../shared/instants.js';
-import { matchesSegmentFilter, type FilterableSubscriber, type SegmentFilter } from '../segments/segment-filter.js';
+import { matchesSegmentFilter, type FilterableSubscriber, type SegmentFilter } from '../segments/index.js';
 
 /** The value at a dotted path (`cart.total`), or undefined. */
 function valueAt(object: Record<string, unknown> | null | undefined, path: string): unknown {

@@ -14,13 +14,12 @@ import {
   recipientVariables,
   type DeliveryEngine,
   type MessageRecord,
-} from '../../delivery/delivery-face.js';
+} from '../../delivery/index.js';
 import { sleepFor } from '../../shared/sleep.js';
-import { messagingServiceOf, type SmsSenderService } from '../channels/sms-sender.service.js';
-import { storedFilter } from '../segments/segment.service.js';
-import { SERVICE_WINDOW_MS } from '../transactional/transactional-whatsapp.service.js';
-import type { ConsentChannel, SegmentFilter } from '../segments/segment-filter.js';
-import type { WhatsAppTemplateService } from '../whatsapp/whatsapp-template.service.js';
+import { messagingServiceOf, type SmsSenderService } from '../channels/index.js';
+import { type ConsentChannel, type SegmentFilter, storedFilter } from '../segments/index.js';
+import { SERVICE_WINDOW_MS } from '../transactional/index.js';
+import type { WhatsAppTemplateService } from '../whatsapp/index.js';
 import { criteriaHold } from './automation-conditions.js';
 import * as repo from './automation-enrollment.repository.js';
 import { durationSeconds, successors } from './automation-flow.js';

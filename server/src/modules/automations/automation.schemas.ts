@@ -2,11 +2,10 @@
 import { z } from 'zod';
 import { AUTOMATION_STATES, ENROLLMENT_STATES } from '../../db/schema.js';
 import { timestamp, timezone } from '../../http/schemas.js';
-import { pushContent } from '../campaigns/campaign.schemas.js';
-import { mailbox } from '../campaigns/email-campaign.schemas.js';
-import { html, MERGE_TAGS_NOTE, preheader, subject, text } from '../email-templates/email-template.schemas.js';
-import { segmentFilterSchema } from '../segments/segment-filter.js';
-import { templateComponent } from '../transactional/transactional.schemas.js';
+import { mailbox, pushContent } from '../campaigns/index.js';
+import { html, MERGE_TAGS_NOTE, preheader, subject, text } from '../email-templates/index.js';
+import { segmentFilterSchema } from '../segments/index.js';
+import { templateComponent } from '../transactional/index.js';
 import { isValidCron } from './automation-schedule.js';
 import { DURATION_PATTERN } from './automation-flow.js';
 

@@ -7,7 +7,7 @@ import { addMember, createTenant, type Tenant } from '../../../test/fixtures.js'
 import { startTestApp, type TestApp } from '../../../test/harness.js';
 import { createFakeBrowser, startPushService, type FakeBrowser, type PushService } from '../../../test/push-service.js';
 import { seedSubscribers } from '../../../test/subscriber-seed.js';
-import { createTaskList } from '../../jobs/task-list.js';
+import { createTaskList } from '../../app/task-list.js';
 import { startWorker } from '../../jobs/worker.js';
 import { createLogger } from '../../logger.js';
 

@@ -3,8 +3,8 @@
 import type { z } from 'zod';
 import type { Db } from '../../db/database.js';
 import type { CampaignChannel, CampaignContent, CampaignSegment, CampaignUtm, EmailCampaignContent, SendingIssue } from '../../db/schema.js';
-import * as delivery from '../../delivery/delivery-face.js';
-import type { DeliveryEngine } from '../../delivery/delivery-face.js';
+import * as delivery from '../../delivery/index.js';
+import type { DeliveryEngine } from '../../delivery/index.js';
 import { enqueueJob, removeJob } from '../../jobs/enqueue.js';
 import { conflict, notFound, validationFailed } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';

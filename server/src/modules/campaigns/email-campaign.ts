@@ -2,7 +2,7 @@
 // personalized email a dispatch writes (UTM on every link), and the campaign of spec 2.3 with its live counters.
 import type { z } from 'zod';
 import type { CampaignSegment, CampaignUtm, EmailCampaignContent, EmailContent } from '../../db/schema.js';
-import type { ContentProblem } from '../../delivery/delivery-face.js';
+import type { ContentProblem } from '../../delivery/index.js';
 import { validationFailed, type FieldError } from '../../shared/errors.js';
 import { parseTemplate, type MergeTagFormat } from '../../shared/merge-tags.js';
 import type { ProjectScope } from '../tenancy.js';

@@ -9,8 +9,8 @@ import { dkimRecordOf, useSmtpPeer, verifiedDomain as verifyDomain } from '../..
 import { createTenant, type Tenant } from '../../../test/fixtures.js';
 import { startTestApp, type TestApp } from '../../../test/harness.js';
 import { startSmtpPeer, type SmtpPeer } from '../../../test/smtp-peer.js';
-import { recordDeliveryEvents } from '../../delivery/delivery-face.js';
-import { createTaskList } from '../../jobs/task-list.js';
+import { recordDeliveryEvents } from '../../delivery/index.js';
+import { createTaskList } from '../../app/task-list.js';
 import { startWorker } from '../../jobs/worker.js';
 import { createLogger } from '../../logger.js';
 import { dispatchJobKey } from './campaign.service.js';

@@ -9,7 +9,7 @@ import { createFakeBrowser, startPushService, type PushService } from '../../../
 import { startSmtpPeer, type SmtpPeer } from '../../../test/smtp-peer.js';
 import { seedSubscribers } from '../../../test/subscriber-seed.js';
 import { freePort } from '../../db/embedded-postgres.js';
-import { createTaskList } from '../../jobs/task-list.js';
+import { createTaskList } from '../../app/task-list.js';
 import { startWorker } from '../../jobs/worker.js';
 import { createLogger } from '../../logger.js';
 

@@ -1,6 +1,6 @@
 // UTM parameters appended to a campaign's links, leaving everything else in each URL exactly as it was written.
 import type { CampaignContent, CampaignUtm } from '../../db/schema.js';
-import { rewriteLinks } from '../../delivery/delivery-face.js';
+import { rewriteLinks } from '../../delivery/index.js';
 
 const UTM_KEYS = { source: 'utm_source', medium: 'utm_medium', campaign: 'utm_campaign', content: 'utm_content' } as const;
 

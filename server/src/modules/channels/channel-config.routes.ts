@@ -1,7 +1,7 @@
 // A project's channel configurations: which provider each channel uses, its settings, and credentials set but never shown.
 import { z } from 'zod';
 import { CHANNELS } from '../../db/schema.js';
-import { SMTP_TLS_MODES } from '../../delivery/delivery-face.js';
+import { SMTP_TLS_MODES } from '../../delivery/index.js';
 import { projectOf } from '../../http/access.js';
 import { commonErrors, errorEnvelope, timestamp } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';

@@ -2,7 +2,7 @@
 import type { Db } from '../../db/database.js';
 import { notifyProjectChange, type ForgetProject } from '../../db/project-changes.js';
 import type { Channel } from '../../db/schema.js';
-import { createOutboundGuard, type OutboundGuard, type SmtpTls } from '../../delivery/delivery-face.js';
+import { createOutboundGuard, type OutboundGuard, type SmtpTls } from '../../delivery/index.js';
 import { AppError, validationFailed } from '../../shared/errors.js';
 import type { ProjectScope } from '../tenancy.js';
 import * as repo from './channel-config.repository.js';

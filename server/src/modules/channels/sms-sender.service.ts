@@ -1,7 +1,7 @@
 // SMS senders: provisioned per project and destination country, and the one chosen for a send.
 import type { Db } from '../../db/database.js';
 import type { SmsOptions, SmsSenderKind } from '../../db/schema.js';
-import { allowsAlphanumericSender, ALPHANUMERIC_SENDER, senderCountries } from '../../delivery/delivery-face.js';
+import { allowsAlphanumericSender, ALPHANUMERIC_SENDER, senderCountries } from '../../delivery/index.js';
 import { conflict, notFound, validationFailed } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import { isUniqueViolation } from '../../db/pg-errors.js';

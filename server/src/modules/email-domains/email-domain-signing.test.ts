@@ -7,9 +7,9 @@ import { createTenant, type Tenant } from '../../../test/fixtures.js';
 import { startTestApp, type TestApp } from '../../../test/harness.js';
 import { startSmtpPeer, type ReceivedMail, type SmtpPeer } from '../../../test/smtp-peer.js';
 import { subscribers } from '../../db/schema.js';
-import { announceDeliveries, insertMessage, insertMessageStats, snapshotDeliveries } from '../../delivery/delivery-face.js';
+import { announceDeliveries, insertMessage, insertMessageStats, snapshotDeliveries } from '../../delivery/index.js';
 import { newId } from '../../shared/ids.js';
-import { channelAudience } from '../segments/segment.repository.js';
+import { channelAudience } from '../segments/index.js';
 
 interface DomainRecord {
   purpose: string;

@@ -8,7 +8,7 @@ import { conflict, forbidden, notFound } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import { NotifiedCache } from '../../shared/notified-cache.js';
 import { randomToken } from '../../shared/secrets.js';
-import type { Keyring } from '../channels/secret-keyring.js';
+import type { Keyring } from '../channels/index.js';
 import type { ProjectScope } from '../tenancy.js';
 import { generateEd25519KeyPair, generateRsaKeyPair } from './dkim-keys.js';
 import { checkRecords, recordsToPublish, type DnsRecord, type TxtLookup } from './domain-records.js';

@@ -10,11 +10,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDnsServer, type DnsServer } from '../../../test/dns-server.js';
 import { addMember, createTenant, publishableKey, type Tenant } from '../../../test/fixtures.js';
 import { startTestApp, type TestApp } from '../../../test/harness.js';
-import { createTaskList, cronItems } from '../../jobs/task-list.js';
+import { createTaskList, cronItems } from '../../app/task-list.js';
 import { createLogger } from '../../logger.js';
 import { createSecretBox } from '../../shared/secret-box.js';
 import { randomToken } from '../../shared/secrets.js';
-import { createKeyring } from '../channels/secret-keyring.js';
+import { createKeyring } from '../channels/index.js';
 import { findDomain } from './email-domain.repository.js';
 import { RECHECK_TASK, resealPrivateKeys, type EmailDomain } from './email-domain.service.js';
 

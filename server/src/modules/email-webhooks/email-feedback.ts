@@ -3,7 +3,7 @@
 // webhook and DSNs.
 import type { Db } from '../../db/database.js';
 import type { DeliveryEvent } from '../../db/schema.js';
-import * as delivery from '../../delivery/delivery-face.js';
+import * as delivery from '../../delivery/index.js';
 
 /** This many soft bounces to one address within the window make it a hard bounce: a mailbox that keeps failing. */
 export const SOFT_BOUNCE_LIMIT = 3;

@@ -3,7 +3,7 @@
 // unsubscribes (`unsubscribe+TOKEN@…`, RFC 2369).
 import { simpleParser } from 'mailparser';
 import type { Db } from '../../db/database.js';
-import * as delivery from '../../delivery/delivery-face.js';
+import * as delivery from '../../delivery/index.js';
 import { arfReport, type ArfReport } from './arf.js';
 import { dsnFeedback } from './dsn.js';
 import { recordEmailFeedback, type EmailFeedback } from './email-feedback.js';

@@ -1,7 +1,7 @@
 // SES event notifications (a configuration set's event destination, or an identity's notifications) read into what
 // Herald records: delivery events by SES message id, and the addresses a bounce or complaint names.
 import type { DeliveryEvent } from '../../db/schema.js';
-import { machineSignals } from '../tracking/machine-signals.js';
+import { machineSignals } from '../tracking/index.js';
 
 export interface SesEvent {
   /** The SES message id Herald stored as the delivery's provider message id. */

@@ -1,6 +1,6 @@
 // SES notifications through SNS: verified, then recorded on their deliveries, each SNS message once (email-feedback.ts).
 import type { Db } from '../../db/database.js';
-import * as delivery from '../../delivery/delivery-face.js';
+import * as delivery from '../../delivery/index.js';
 import { AppError } from '../../shared/errors.js';
 import { recordEmailFeedback } from './email-feedback.js';
 import { sesEvent, type SesEvent } from './ses-event.js';

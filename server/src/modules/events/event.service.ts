@@ -3,7 +3,7 @@
 import type { z } from 'zod';
 import type { Db } from '../../db/database.js';
 import { newId } from '../../shared/ids.js';
-import type { AutomationService } from '../automations/automation.service.js';
+import type { AutomationService } from '../automations/index.js';
 import type { ProjectScope } from '../tenancy.js';
 import * as repo from './event.repository.js';
 import type { event, eventInput, eventsResponse } from './event.schemas.js';

@@ -4,11 +4,10 @@ import { sql } from 'drizzle-orm';
 import type { Db } from '../../db/database.js';
 import { newId } from '../../shared/ids.js';
 import { randomToken } from '../../shared/secrets.js';
-import { ApiKeyService } from '../api-keys/api-key.service.js';
-import { hashPassword } from '../auth/password.js';
-import * as users from '../auth/user.repository.js';
-import type { Keyring } from '../channels/secret-keyring.js';
-import { ProjectService } from '../projects/project.service.js';
+import { ApiKeyService } from '../api-keys/index.js';
+import { hashPassword, userDirectory } from '../auth/index.js';
+import type { Keyring } from '../channels/index.js';
+import { ProjectService } from '../projects/index.js';
 import * as orgs from './organization.repository.js';
 
 const BOOTSTRAP_LOCK = 7_305_002;
@@ -38,7 +37,7 @@ export async function bootstrapFirstRun(
 
     const email = admin.email ?? 'admin@localhost';
     const generatedPassword = admin.password ? undefined : randomToken(20);
-    const owner = await users.insertUser(tx, {
+    const owner = await userDirectory.create(tx, {
       id: newId('usr'),
       email,
       name: 'Admin',

@@ -5,8 +5,7 @@ import { isUniqueViolation } from '../../db/pg-errors.js';
 import { AppError, conflict, forbidden, notFound, unauthorized, validationFailed, type FieldError } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import { randomToken, sha256 } from '../../shared/secrets.js';
-import { hashPassword } from '../auth/password.js';
-import * as users from '../auth/user.repository.js';
+import { hashPassword, userDirectory } from '../auth/index.js';
 import { roleAtLeast, type OrganizationTenant, type Role } from '../tenancy.js';
 import * as repo from './invitation.repository.js';
 import { insertMembership } from './organization.repository.js';
@@ -97,7 +96,7 @@ export class InvitationService {
       if (extra.length > 0) throw validationFailed(extra);
     }
 
-    const user = userId !== undefined ? await users.findUserById(this.db, userId) : await users.findUserByEmail(this.db, row.email);
+    const user = userId !== undefined ? await userDirectory.findById(this.db, userId) : await userDirectory.findByEmail(this.db, row.email);
     if (userId !== undefined && (!user || user.email.toLowerCase() !== row.email.toLowerCase())) {
       throw forbidden('This invitation is for another address: sign in as the invited address to accept it', 'invitation_email_mismatch');
     }
@@ -121,7 +120,7 @@ export class InvitationService {
         }
         const account =
           user ??
-          (await users.insertUser(tx, { id: newId('usr'), email: row.email, name: input.name!, passwordHash: passwordHash! }));
+          (await userDirectory.create(tx, { id: newId('usr'), email: row.email, name: input.name!, passwordHash: passwordHash! }));
         if (!(await insertMembership(tx, row.organizationId, account.id, row.role))) {
           throw conflict('You are already a member of this organization', 'already_member');
         }

@@ -1,8 +1,8 @@
 // The preference center's rules: the page, the one unsubscribe (one click, mailto, the page), re-subscribing, channel preferences.
 import type { Db } from '../../db/database.js';
 import type { Channel } from '../../db/schema.js';
-import { liftAddressState, recordAddressStates, recordDeliveryEvents, suppressionStatus, type EmailLinks } from '../../delivery/delivery-face.js';
-import type { ContactService } from '../subscribers/contact.service.js';
+import { liftAddressState, recordAddressStates, recordDeliveryEvents, suppressionStatus, type EmailLinks } from '../../delivery/index.js';
+import type { ContactService } from '../subscribers/index.js';
 import type { FormTokens } from './form-token.js';
 import { findLinkedRecipient, type LinkedRecipient } from './preference.repository.js';
 

@@ -6,9 +6,9 @@ import { CHROME_UA, createTenant, pushSubscription, type Tenant } from '../../..
 import { startTestApp, type TestApp } from '../../../test/harness.js';
 import { subscribers, type EmailContent } from '../../db/schema.js';
 import { renderEmail } from '../../delivery/channels/email/email-render.js';
-import { announceDeliveries, insertMessage, insertMessageStats, snapshotDeliveries } from '../../delivery/delivery-face.js';
+import { announceDeliveries, insertMessage, insertMessageStats, snapshotDeliveries } from '../../delivery/index.js';
 import { newId } from '../../shared/ids.js';
-import { channelAudience } from '../segments/segment.repository.js';
+import { channelAudience } from '../segments/index.js';
 import { FORM_TOKEN_LIFETIME_SECONDS } from './form-token.js';
 
 const PUBLIC_URL = 'https://herald.example.com';

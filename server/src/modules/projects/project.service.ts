@@ -4,10 +4,9 @@ import type { ForgetProject } from '../../db/project-changes.js';
 import type { ProjectSettings } from '../../db/schema.js';
 import { notFound, validationFailed } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
-import { ChannelConfigService } from '../channels/channel-config.service.js';
-import type { Keyring } from '../channels/secret-keyring.js';
+import { ChannelConfigService, type Keyring } from '../channels/index.js';
 import type { OrganizationTenant, ProjectScope } from '../tenancy.js';
-import { listVerified } from '../email-domains/email-domain.repository.js';
+import { listVerified } from '../email-domains/index.js';
 import * as repo from './project.repository.js';
 import { newIdentitySecret } from './identity-secret.js';
 

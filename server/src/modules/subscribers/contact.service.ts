@@ -1,14 +1,14 @@
 // Contacts: the email, phone, timezone, language, attributes and preferences of subscribers, set by token (SDK)
 // or by id (server, dashboard); email- or phone-only contacts; all-or-nothing bulk import.
 import type { Db } from '../../db/database.js';
-import { recordConsents, type ConsentChange } from '../../delivery/delivery-face.js';
+import { recordConsents, type ConsentChange } from '../../delivery/index.js';
 import { AppError, notFound, validationFailed } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import { randomToken } from '../../shared/secrets.js';
 import type { ProjectScope, Reach } from '../tenancy.js';
 import { upsertKeyOf, validateRows } from './contact-import.js';
 import * as repo from './contact.repository.js';
-import { CONSENT_CHANNELS, type ConsentChannel } from '../segments/segment-filter.js';
+import { CONSENT_CHANNELS, type ConsentChannel } from '../segments/index.js';
 import { ATTRIBUTES_MAX_BYTES, jsonBytes, type ContactInput, type ContactUpdate, type MarketingConsentInput, type UpsertKey } from './contact.schemas.js';
 import type { SubscriberRow } from './subscriber.repository.js';
 import { withConsents, type Subscriber } from './subscriber.service.js';

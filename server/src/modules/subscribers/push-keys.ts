@@ -1,5 +1,5 @@
 // Validation of a browser push subscription (endpoint, p256dh, auth) before it is stored.
-import type { OutboundGuard } from '../../delivery/delivery-face.js';
+import type { OutboundGuard } from '../../delivery/index.js';
 
 const BASE64URL = /^[A-Za-z0-9_-]+={0,2}$/;
 

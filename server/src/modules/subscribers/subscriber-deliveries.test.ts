@@ -4,7 +4,7 @@ import type { Runner } from 'graphile-worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHROME_UA, createTenant, pushSubscription, type Tenant } from '../../../test/fixtures.js';
 import { startTestApp, type TestApp } from '../../../test/harness.js';
-import { createTaskList } from '../../jobs/task-list.js';
+import { createTaskList } from '../../app/task-list.js';
 import { startWorker } from '../../jobs/worker.js';
 import { createLogger } from '../../logger.js';
 

@@ -8,7 +8,7 @@ import { useSmtpPeer, verifiedDomain } from '../../../test/email-setup.js';
 import { createTenant, type Tenant } from '../../../test/fixtures.js';
 import { startTestApp, type TestApp } from '../../../test/harness.js';
 import { startSmtpPeer, type SmtpPeer } from '../../../test/smtp-peer.js';
-import { createTaskList } from '../../jobs/task-list.js';
+import { createTaskList } from '../../app/task-list.js';
 import { startWorker } from '../../jobs/worker.js';
 import { createLogger } from '../../logger.js';
 import { newId } from '../../shared/ids.js';

@@ -5,8 +5,8 @@ import { projectOf } from '../../http/access.js';
 import { sendCsv, escapeCell } from '../../http/csv.js';
 import { commonErrors, paginated, paginationQuery, timestamp } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
-import { SUPPRESSION_REASONS } from '../../delivery/delivery-face.js';
-import { email } from '../subscribers/contact.schemas.js';
+import { SUPPRESSION_REASONS } from '../../delivery/index.js';
+import { email } from '../subscribers/index.js';
 import { MAX_IMPORT_ROWS, suppressionsFromCsv, type SuppressionService } from './suppression.service.js';
 
 const tags = ['suppressions'];

@@ -2,9 +2,9 @@
 // unsubscribes and the project's own additions; lifted only by the project, and never for a complaint.
 import { CsvError, parse } from 'csv-parse/sync';
 import type { Db } from '../../db/database.js';
-import * as delivery from '../../delivery/delivery-face.js';
+import * as delivery from '../../delivery/index.js';
 import { AppError, conflict, notFound, validationFailed, type FieldError } from '../../shared/errors.js';
-import { email as emailSchema } from '../subscribers/contact.schemas.js';
+import { email as emailSchema } from '../subscribers/index.js';
 import type { ProjectScope } from '../tenancy.js';
 import * as repo from './suppression.repository.js';
 

@@ -6,8 +6,7 @@ import { addMember, createTenant, publishableKey, type Tenant } from '../../../t
 import { startTestApp, type TestApp } from '../../../test/harness.js';
 import { loadConfig } from '../../config.js';
 import { ProviderError, type ChannelAdapter } from '../../delivery/channel.js';
-import { createSandboxProvider } from '../../delivery/channels/sandbox.js';
-import { DeliveryEngine } from '../../delivery/delivery-engine.js';
+import { createSandboxProvider, DeliveryEngine } from '../../delivery/index.js';
 import { newId } from '../../shared/ids.js';
 
 let t: TestApp;

@@ -1,7 +1,7 @@
 // Public email tracking (spec 4.7): GET /e/open/:campaignId/:subscriberId (the pixel) and GET /e/click/… (the redirect).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { SIGNATURE_PARAMETER } from '../../delivery/delivery-face.js';
+import { SIGNATURE_PARAMETER } from '../../delivery/index.js';
 import { errorEnvelope } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import type { EmailTrackingService } from './email-tracking.service.js';

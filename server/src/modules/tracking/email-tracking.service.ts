@@ -1,7 +1,7 @@
 // Email opens and clicks: a signed link names the message or campaign and the subscriber; every hit is logged, and a
 // delivery's first open and first click move it.
 import type { Db } from '../../db/database.js';
-import { findLinkedDelivery, flagClickBurst, recordDeliveryEvents, type EmailLinks, type LinkSubject } from '../../delivery/delivery-face.js';
+import { findLinkedDelivery, flagClickBurst, recordDeliveryEvents, type EmailLinks, type LinkSubject } from '../../delivery/index.js';
 import { BURST_LINKS, BURST_WINDOW_MS, machineSignals, type TrackingRequest } from './machine-signals.js';
 
 /** Agents are free text from anyone: kept short. */

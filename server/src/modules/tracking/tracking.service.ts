@@ -1,6 +1,6 @@
 // Delivery tracking from the service worker: a signed token names the delivery, the event moves it forward.
 import type { Db } from '../../db/database.js';
-import { recordDeliveryEvents, type TrackingTokens } from '../../delivery/delivery-face.js';
+import { recordDeliveryEvents, type TrackingTokens } from '../../delivery/index.js';
 import { notFound } from '../../shared/errors.js';
 
 /** What a service worker reports on a push it received. */

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTenant, CHROME_UA, pushSubscription, type Tenant } from '../../../test/fixtures.js';
 import { startTestApp, type TestApp } from '../../../test/harness.js';
-import { createTrackingTokens } from '../../delivery/tracking-token.js';
+import { createTrackingTokens } from '../../delivery/index.js';
 
 let t: TestApp;
 let tenant: Tenant;

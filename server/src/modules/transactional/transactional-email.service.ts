@@ -14,15 +14,14 @@ import {
   type MessageRecord,
   type SendingProject,
   type SuppressionReason,
-} from '../../delivery/delivery-face.js';
+} from '../../delivery/index.js';
 import { AppError } from '../../shared/errors.js';
 import { GroupCommit } from '../../shared/group-commit.js';
 import { newId } from '../../shared/ids.js';
-import type { EmailDomainService } from '../email-domains/email-domain.service.js';
-import type { EmailTemplateService, TemplateRender } from '../email-templates/email-template.service.js';
-import type { ContactService } from '../subscribers/contact.service.js';
-import type { EmailHolders } from '../subscribers/contact.repository.js';
-import type { SuppressionService } from '../suppressions/suppression.service.js';
+import type { EmailDomainService } from '../email-domains/index.js';
+import type { EmailTemplateService, TemplateRender } from '../email-templates/index.js';
+import type { ContactService, EmailHolders } from '../subscribers/index.js';
+import type { SuppressionService } from '../suppressions/index.js';
 import type { ProjectTenant } from '../tenancy.js';
 import * as repo from './transactional.repository.js';
 import type { EMAIL_REASONS, EMAIL_STATUSES } from './transactional.schemas.js';

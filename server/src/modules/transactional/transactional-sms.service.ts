@@ -11,11 +11,11 @@ import {
   type DeliveryEngine,
   type DeliveryReason,
   type MessageRecord,
-} from '../../delivery/delivery-face.js';
+} from '../../delivery/index.js';
 import { validationFailed } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
-import { messagingServiceOf, type SmsSenderService } from '../channels/sms-sender.service.js';
-import type { ContactService } from '../subscribers/contact.service.js';
+import { messagingServiceOf, type SmsSenderService } from '../channels/index.js';
+import type { ContactService } from '../subscribers/index.js';
 import type { ProjectTenant } from '../tenancy.js';
 import * as repo from './transactional.repository.js';
 import type { SMS_REASONS, SMS_STATUSES } from './transactional.schemas.js';

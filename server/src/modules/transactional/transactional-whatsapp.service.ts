@@ -10,11 +10,11 @@ import {
   type DeliveryEngine,
   type DeliveryReason,
   type MessageRecord,
-} from '../../delivery/delivery-face.js';
+} from '../../delivery/index.js';
 import { newId } from '../../shared/ids.js';
-import type { ContactService } from '../subscribers/contact.service.js';
+import type { ContactService } from '../subscribers/index.js';
 import type { ProjectTenant } from '../tenancy.js';
-import type { WhatsAppTemplateService } from '../whatsapp/whatsapp-template.service.js';
+import type { WhatsAppTemplateService } from '../whatsapp/index.js';
 import * as repo from './transactional.repository.js';
 import type { WHATSAPP_REASONS, WHATSAPP_STATUSES } from './transactional.schemas.js';
 import type { TransactionalOptions } from './transactional.service.js';

@@ -1,10 +1,9 @@
 // Transactional routes (spec 4.8): POST /transactional/send (push) and /transactional/email with an API key, and the send log.
 import { z } from 'zod';
 import { projectOf, tenantOf } from '../../http/access.js';
-import { idempotencyHeaders, idempotent } from '../../http/idempotency.js';
+import { idempotencyHeaders, idempotent, type IdempotencyStore } from '../../http/idempotency.js';
 import { commonErrors, errorEnvelope, paginated, paginationQuery } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
-import type { IdempotencyService } from '../idempotency/idempotency.service.js';
 import type { TransactionalEmailService } from './transactional-email.service.js';
 import type { TransactionalSmsService } from './transactional-sms.service.js';
 import type { TransactionalWhatsAppService } from './transactional-whatsapp.service.js';
@@ -168,7 +167,7 @@ export async function transactionalRoutes(
   transactionalEmail: TransactionalEmailService,
   transactionalSms: TransactionalSmsService,
   transactionalWhatsApp: TransactionalWhatsAppService,
-  idempotency: IdempotencyService,
+  idempotency: IdempotencyStore,
 ) {
   app.post(
     '/transactional/send',

@@ -1,9 +1,9 @@
 // Zod schemas of the transactional routes: the push and email requests, their envelopes, and the send log.
 import { z } from 'zod';
 import { CHANNELS, DELIVERY_STATUSES } from '../../db/schema.js';
-import { DEFAULT_PUSH_TTL_SECONDS } from '../../delivery/delivery-face.js';
+import { DEFAULT_PUSH_TTL_SECONDS } from '../../delivery/index.js';
 import { instant, pushActions, timestamp, webUrl } from '../../http/schemas.js';
-import { email, phone } from '../subscribers/contact.schemas.js';
+import { email, phone } from '../subscribers/index.js';
 
 /** Every reason a send may answer: spec 7.4's push codes, plus Herald's `sandbox`. */
 export const SEND_REASONS = [

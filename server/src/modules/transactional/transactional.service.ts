@@ -9,7 +9,7 @@ import {
   type DeliveryEngine,
   type DeliveryReason,
   type MessageRecord,
-} from '../../delivery/delivery-face.js';
+} from '../../delivery/index.js';
 import { newId } from '../../shared/ids.js';
 import type { ProjectScope, ProjectTenant } from '../tenancy.js';
 import * as repo from './transactional.repository.js';

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { addMember, CHROME_UA, createTenant, type Tenant } from '../../../test/fixtures.js';
 import { startTestApp, type TestApp } from '../../../test/harness.js';
 import { createFakeBrowser, startPushService, type FakeBrowser, type PushService } from '../../../test/push-service.js';
-import { createTaskList, cronItems } from '../../jobs/task-list.js';
+import { createTaskList, cronItems } from '../../app/task-list.js';
 
 let t: TestApp;
 let push: PushService;

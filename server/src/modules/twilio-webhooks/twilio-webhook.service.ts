@@ -11,7 +11,7 @@ import {
   type InboundMessage,
   type ProviderConfig,
   type WebhookRequest,
-} from '../../delivery/delivery-face.js';
+} from '../../delivery/index.js';
 import { forbidden } from '../../shared/errors.js';
 
 /** The channels a Twilio account sends for. */

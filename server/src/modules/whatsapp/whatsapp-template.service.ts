@@ -3,7 +3,7 @@ import type { Db } from '../../db/database.js';
 import { WHATSAPP_TEMPLATE_CATEGORIES, WHATSAPP_TEMPLATE_STATUSES } from '../../db/schema.js';
 import { AppError, forbidden, notFound } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
-import type { ChannelConfigService } from '../channels/channel-config.service.js';
+import type { ChannelConfigService } from '../channels/index.js';
 import type { ProjectScope } from '../tenancy.js';
 import * as repo from './whatsapp-template.repository.js';
 

@@ -9,9 +9,9 @@ import {
   recordAddressStates,
   recordInbound,
   type InboundMessage,
-} from '../../delivery/delivery-face.js';
+} from '../../delivery/index.js';
 import { AppError } from '../../shared/errors.js';
-import type { ChannelConfigService } from '../channels/channel-config.service.js';
+import type { ChannelConfigService } from '../channels/index.js';
 
 /** Words that opt a number out of the project's WhatsApp messages, and back in (the whole message, any case). */
 export const STOP_KEYWORDS = ['STOP', 'STOPALL', 'UNSUBSCRIBE', 'CANCEL', 'END', 'QUIT', 'OPTOUT', 'OPT-OUT'];

@@ -7,9 +7,9 @@ import { createTenant, type Tenant } from '../../../../test/fixtures.js';
 import { startTestApp, type TestApp } from '../../../../test/harness.js';
 import { dkimVerdict, startSmtpPeer, type SmtpPeer } from '../../../../test/smtp-peer.js';
 import { subscribers, type EmailContent } from '../../../db/schema.js';
-import { channelAudience } from '../../../modules/segments/segment.repository.js';
+import { channelAudience } from '../../../modules/segments/index.js';
 import { newId } from '../../../shared/ids.js';
-import { announceDeliveries, insertMessage, insertMessageStats, snapshotDeliveries } from '../../delivery-face.js';
+import { announceDeliveries, insertMessage, insertMessageStats, snapshotDeliveries } from '../../index.js';
 import { insertClaimed, type MessageRecord } from '../../delivery.repository.js';
 
 const DOMAIN = 'mail.example.com';

@@ -8,9 +8,9 @@ import { startSesPeer, type SesPeer } from '../../../../test/ses-peer.js';
 import type { EmailDomain } from '../../../modules/email-domains/email-domain.service.js';
 import { inArray } from 'drizzle-orm';
 import { subscribers } from '../../../db/schema.js';
-import { channelAudience } from '../../../modules/segments/segment.repository.js';
+import { channelAudience } from '../../../modules/segments/index.js';
 import { newId } from '../../../shared/ids.js';
-import { announceDeliveries, insertMessage, insertMessageStats, snapshotDeliveries } from '../../delivery-face.js';
+import { announceDeliveries, insertMessage, insertMessageStats, snapshotDeliveries } from '../../index.js';
 
 const DOMAIN = 'shop.example.com';
 const REGION = 'eu-west-1';

@@ -10,9 +10,9 @@ import { startTestApp, type TestApp } from '../../../../test/harness.js';
 import { startSmtpPeer, type SmtpPeer } from '../../../../test/smtp-peer.js';
 import { makeTestCertificates, type TestCertificates } from '../../../../test/test-certificates.js';
 import { subscribers, type EmailContent } from '../../../db/schema.js';
-import { channelAudience } from '../../../modules/segments/segment.repository.js';
+import { channelAudience } from '../../../modules/segments/index.js';
 import { newId } from '../../../shared/ids.js';
-import { announceDeliveries, insertMessage, insertMessageStats, snapshotDeliveries } from '../../delivery-face.js';
+import { announceDeliveries, insertMessage, insertMessageStats, snapshotDeliveries } from '../../index.js';
 
 const ENV = { PUBLIC_URL: 'https://herald.example.com', EMAIL_BOUNCE_DOMAIN: 'bounces.herald.example.com', DELIVERY_POLL_INTERVAL_MS: '50' };
 const content: EmailContent = { subject: 'Hello', html: '<p>Hello</p>', from: { email: 'news@mail.example.com' } };

@@ -4,7 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { FastifyReply } from 'fastify';
 import { z } from 'zod';
-import type { App } from './types.js';
+import type { App } from '../http/types.js';
 
 /** sdk/dist beside server/, the same from server/src/http (tests) and server/dist/http (the built CLI). */
 const SDK_DIST = fileURLToPath(new URL('../../../sdk/dist/', import.meta.url));

@@ -37,18 +37,18 @@ import { whatsappWebhookRoutes } from '../modules/whatsapp/whatsapp-webhook.rout
 import { automationRoutes } from '../modules/automations/automation.routes.js';
 import { eventRoutes } from '../modules/events/event.routes.js';
 import type { Services } from '../services.js';
-import access from './access.js';
+import access from '../http/access.js';
 import fastifyStatic from '@fastify/static';
 import { DASHBOARD_DIST, dashboardRoutes } from './dashboard.js';
 import { sdkRoutes } from './sdk.js';
-import { registerCors } from './cors.js';
-import { clientErrorHandler, frameworkErrors, registerErrorHandling } from './errors.js';
+import { registerCors } from '../http/cors.js';
+import { clientErrorHandler, frameworkErrors, registerErrorHandling } from '../http/errors.js';
 import { healthRoutes } from './health.routes.js';
 import { createMetricsRegistry, metricsRoute, registerMetrics } from './metrics.js';
-import { refusingNul } from './nul-characters.js';
+import { refusingNul } from '../http/nul-characters.js';
 import { registerOpenApi } from './openapi.js';
-import { registerRateLimits } from './rate-limit.js';
-import type { App } from './types.js';
+import { registerRateLimits } from '../http/rate-limit.js';
+import type { App } from '../http/types.js';
 
 export interface AppDeps {
   config: Config;

@@ -1,9 +1,9 @@
 // Every background task Herald runs: each module declares its own tasks and recurring jobs, gathered here.
 import type { CronItem, TaskList } from 'graphile-worker';
-import { automationCron, automationTasks } from '../modules/automations/automation.tasks.js';
-import { campaignCron, campaignTasks } from '../modules/campaigns/campaign.tasks.js';
-import { emailDomainCron, emailDomainTasks } from '../modules/email-domains/email-domain.tasks.js';
-import { idempotencyCron, idempotencyTasks } from '../modules/idempotency/idempotency.tasks.js';
+import { automationCron, automationTasks } from '../modules/automations/index.js';
+import { campaignCron, campaignTasks } from '../modules/campaigns/index.js';
+import { emailDomainCron, emailDomainTasks } from '../modules/email-domains/index.js';
+import { idempotencyCron, idempotencyTasks } from '../modules/idempotency/index.js';
 import type { Services } from '../services.js';
 
 export function createTaskList(services: Services): TaskList {

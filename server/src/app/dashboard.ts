@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { FastifyReply } from 'fastify';
 import { z } from 'zod';
-import type { App } from './types.js';
+import type { App } from '../http/types.js';
 
 /** dashboard/dist beside server/, the same from server/src/http (tests) and server/dist/http (the built CLI). */
 export const DASHBOARD_DIST = fileURLToPath(new URL('../../../dashboard/dist/', import.meta.url));

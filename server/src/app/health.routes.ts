@@ -3,8 +3,8 @@ import type { Pool } from 'pg';
 import { z } from 'zod';
 import { pendingMigrations } from '../db/database.js';
 import { AppError } from '../shared/errors.js';
-import { errorEnvelope } from './schemas.js';
-import type { App } from './types.js';
+import { errorEnvelope } from '../http/schemas.js';
+import type { App } from '../http/types.js';
 
 const open = { access: { auth: 'public' }, rateLimit: false } as const;
 

@@ -7,8 +7,8 @@ import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client
 import { z } from 'zod';
 import type { Config } from '../config.js';
 import { AppError } from '../shared/errors.js';
-import { clientErrorHandler, frameworkErrors, registerErrorHandling } from './errors.js';
-import { errorEnvelope } from './schemas.js';
+import { clientErrorHandler, frameworkErrors, registerErrorHandling } from '../http/errors.js';
+import { errorEnvelope } from '../http/schemas.js';
 
 export function createMetricsRegistry(): Registry {
   const registry = new Registry();

@@ -1,7 +1,16 @@
 // The delivery module as the rest of Herald uses it: write a message, snapshot its audience, queue or send its
 // deliveries, withdraw it, record what happened after a send (a device's report, a provider's callback). Modules
 // import these, never the delivery repositories.
-export { DEFAULT_PUSH_TTL_SECONDS, type ChannelWebhook, type ContentProblem, type DeliveryReason, type ProviderEvent, type WebhookRequest } from './channel.js';
+export {
+  DEFAULT_PUSH_TTL_SECONDS,
+  type ChannelWebhook,
+  type ContentProblem,
+  type DeliveryReason,
+  type ProviderEvent,
+  type WebhookRequest,
+  type ChannelProvider,
+  type PushItem,
+} from './channel.js';
 export { personalizeEmail, recipientVariables, rewriteLinks } from './channels/email/email-render.js';
 export { createOutboundGuard, type OutboundGuard } from './outbound-guard.js';
 export { SMTP_TLS_MODES, type SmtpTls } from './channels/email/email-item.js';
@@ -20,7 +29,7 @@ export {
   type NamedDelivery,
   type ReportedEvent,
 } from './delivery-events.repository.js';
-export type { DeliveryEngine, DeliveryResult, TestOutcome } from './delivery-engine.js';
+export { DeliveryEngine, type DeliveryResult, type TestOutcome } from './delivery-engine.js';
 export { announceDeliveries } from './delivery-notifications.js';
 export { decidePolicy } from './delivery-policy.repository.js';
 export {
@@ -44,8 +53,8 @@ export {
   type SnapshotAudience,
 } from './delivery.repository.js';
 export { refundEmailQuota, reserveEmailQuota } from './email-quota.repository.js';
-export { SIGNATURE_PARAMETER, type EmailLinks, type LinkSubject } from './email-links.js';
-export { TRACKING_TOKEN_LENGTH, trackingUrl, type TrackingTokens } from './tracking-token.js';
+export { SIGNATURE_PARAMETER, type EmailLinks, type LinkSubject, createEmailLinks } from './email-links.js';
+export { TRACKING_TOKEN_LENGTH, trackingUrl, type TrackingTokens, createTrackingTokens } from './tracking-token.js';
 export {
   findAddressState,
   liftAddressState,
@@ -58,3 +67,16 @@ export {
   type ConsentChange,
   type SuppressionReason,
 } from './address-states.repository.js';
+export { createEmailAdapter } from './channels/email/email-adapter.js';
+export type { DkimKeys } from './channels/email/mail-composition.js';
+export { createSesProvider, readSesAccount } from './channels/email/ses-provider.js';
+export { createSmtpProvider } from './channels/email/smtp-provider.js';
+export { createPushAdapter } from './channels/push/push-adapter.js';
+export { createWebPushProvider } from './channels/push/web-push-provider.js';
+export { createSandboxProvider } from './channels/sandbox.js';
+export { createSmsAdapter } from './channels/sms/sms-adapter.js';
+export { createTwilioProvider, readTwilioAccount, twilioAccount } from './channels/sms/twilio-provider.js';
+export { createCloudApiProvider, listMessageTemplates, readPhoneNumber } from './channels/whatsapp/cloud-api.js';
+export { createTwilioWhatsAppProvider, twilioWhatsAppWebhook } from './channels/whatsapp/twilio-whatsapp.js';
+export { createWhatsAppAdapter } from './channels/whatsapp/whatsapp-adapter.js';
+export { redisSendRate } from './send-rate.js';

@@ -4,7 +4,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
 import type { z } from 'zod';
-import { allowsPublishable, type Access } from './access.js';
+import { allowsPublishable, type Access } from '../http/access.js';
 
 const jwt = { bearerAuth: [], orgId: [] };
 

@@ -1,0 +1,5 @@
+// Face of modules/email-webhooks (the only file others import): Email feedback: SES callbacks through SNS, inbound mail (bounces, complaints, replies) and their routes.
+export { inboundAddress, InboundMailService } from './inbound-mail.service.js';
+export { sesWebhookRoutes } from './ses-webhook.routes.js';
+export { SesWebhookService } from './ses-webhook.service.js';
+export { SnsVerifier } from './sns-message.js';

@@ -1,0 +1,17 @@
+// Face of modules/segments (the only file others import): the filter schema and compiler, the audience queries, the service and its routes.
+export {
+  compileSegmentFilter,
+  CONSENT_CHANNELS,
+  type ConsentChannel,
+  type FilterableSubscriber,
+  marketingConsentOf,
+  matchesSegmentFilter,
+  rangeAfter,
+  rangeStart,
+  type SegmentFilter,
+  segmentFilterSchema,
+  takesSomeMarketing,
+} from './segment-filter.js';
+export { channelAudience, countAudience } from './segment.repository.js';
+export { segmentRoutes } from './segment.routes.js';
+export { SegmentService, storedFilter } from './segment.service.js';
