@@ -8,34 +8,30 @@ import type { Logger } from 'pino';
 import type { Pool } from 'pg';
 import type { Registry } from 'prom-client';
 import type { Config } from '../config.js';
-import { apiKeyRoutes } from '../modules/api-keys/api-key.routes.js';
-import { authRoutes } from '../modules/auth/auth.routes.js';
-import { campaignRoutes } from '../modules/campaigns/campaign.routes.js';
-import { emailCampaignAnalyticsRoutes } from '../modules/campaigns/email-campaign-analytics.routes.js';
-import { emailCampaignRoutes } from '../modules/campaigns/email-campaign.routes.js';
-import { pushCampaignRoutes } from '../modules/campaigns/push-campaign.routes.js';
-import { emailTemplateRoutes } from '../modules/email-templates/email-template.routes.js';
-import { invitationRoutes } from '../modules/organizations/invitation.routes.js';
-import { organizationRoutes } from '../modules/organizations/organization.routes.js';
-import { preferenceRoutes } from '../modules/preferences/preference.routes.js';
-import { channelConfigRoutes } from '../modules/channels/channel-config.routes.js';
-import { emailDomainRoutes } from '../modules/email-domains/email-domain.routes.js';
-import { projectRoutes } from '../modules/projects/project.routes.js';
-import { segmentRoutes } from '../modules/segments/segment.routes.js';
-import { suppressionRoutes } from '../modules/suppressions/suppression.routes.js';
-import { sesWebhookRoutes } from '../modules/email-webhooks/ses-webhook.routes.js';
-import { contactRoutes } from '../modules/subscribers/contact.routes.js';
-import { subscriberRoutes } from '../modules/subscribers/subscriber.routes.js';
-import { emailTrackingRoutes } from '../modules/tracking/email-tracking.routes.js';
-import { trackingRoutes } from '../modules/tracking/tracking.routes.js';
-import { transactionalRoutes } from '../modules/transactional/transactional.routes.js';
-import { twilioWebhookRoutes } from '../modules/twilio-webhooks/twilio-webhook.routes.js';
-import { smsOptOutRoutes } from '../modules/channels/sms-opt-out.routes.js';
-import { smsSenderRoutes } from '../modules/channels/sms-sender.routes.js';
-import { whatsappTemplateRoutes } from '../modules/whatsapp/whatsapp-template.routes.js';
-import { whatsappWebhookRoutes } from '../modules/whatsapp/whatsapp-webhook.routes.js';
-import { automationRoutes } from '../modules/automations/automation.routes.js';
-import { eventRoutes } from '../modules/events/event.routes.js';
+import { apiKeyRoutes } from '../modules/api-keys/index.js';
+import { authRoutes } from '../modules/auth/index.js';
+import {
+  campaignRoutes,
+  emailCampaignAnalyticsRoutes,
+  emailCampaignRoutes,
+  pushCampaignRoutes,
+} from '../modules/campaigns/index.js';
+import { emailTemplateRoutes } from '../modules/email-templates/index.js';
+import { invitationRoutes, organizationRoutes } from '../modules/organizations/index.js';
+import { preferenceRoutes } from '../modules/preferences/index.js';
+import { channelConfigRoutes, smsOptOutRoutes, smsSenderRoutes } from '../modules/channels/index.js';
+import { emailDomainRoutes } from '../modules/email-domains/index.js';
+import { projectRoutes } from '../modules/projects/index.js';
+import { segmentRoutes } from '../modules/segments/index.js';
+import { suppressionRoutes } from '../modules/suppressions/index.js';
+import { sesWebhookRoutes } from '../modules/email-webhooks/index.js';
+import { contactRoutes, subscriberRoutes } from '../modules/subscribers/index.js';
+import { emailTrackingRoutes, trackingRoutes } from '../modules/tracking/index.js';
+import { transactionalRoutes } from '../modules/transactional/index.js';
+import { twilioWebhookRoutes } from '../modules/twilio-webhooks/index.js';
+import { whatsappTemplateRoutes, whatsappWebhookRoutes } from '../modules/whatsapp/index.js';
+import { automationRoutes } from '../modules/automations/index.js';
+import { eventRoutes } from '../modules/events/index.js';
 import type { Services } from '../services.js';
 import access from '../http/access.js';
 import fastifyStatic from '@fastify/static';

@@ -4,8 +4,7 @@ import { alias } from 'drizzle-orm/pg-core';
 import type pg from 'pg';
 import type { Db } from '../../db/database.js';
 import { subscribers, type AutomationStep, type AutomationTrigger, type EnrollmentState } from '../../db/schema.js';
-import { reachableOnSome } from '../segments/reachability.js';
-import { marketingConsentOf, type ConsentChannel } from '../segments/segment-filter.js';
+import { type ConsentChannel, marketingConsentOf, reachableOnSome } from '../segments/index.js';
 
 // Prepared once per connection, like the registration statement it follows in the same transaction.
 const ENROLL_REGISTERED = {

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { CAMPAIGN_MODES, CAMPAIGN_STATUSES } from '../../db/schema.js';
 import { dateOrDateTime, isoDate, isoDateTime, paginationQuery, pushActions, timestamp, timezone, webUrl } from '../../http/schemas.js';
-import { segmentFilterSchema } from '../segments/segment-filter.js';
+import { segmentFilterSchema } from '../segments/index.js';
 import type { CampaignStatus } from './campaign.repository.js';
 
 /** A push campaign is never paused (email campaigns are). */

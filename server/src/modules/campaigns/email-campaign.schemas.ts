@@ -2,8 +2,8 @@
 import { z } from 'zod';
 import { CAMPAIGN_STATUSES } from '../../db/schema.js';
 import { timestamp } from '../../http/schemas.js';
-import { html, MERGE_TAGS_NOTE, preheader, subject, text } from '../email-templates/email-template.schemas.js';
-import { email } from '../subscribers/contact.schemas.js';
+import { html, MERGE_TAGS_NOTE, preheader, subject, text } from '../email-templates/index.js';
+import { email } from '../subscribers/index.js';
 import { campaignSchedule, campaignSchemasOf, statsSchemaOf } from './campaign.schemas.js';
 
 export const mailbox = (role: string) =>

@@ -10,3 +10,4 @@ export { emailCampaignRoutes } from './email-campaign.routes.js';
 export { mailbox } from './email-campaign.schemas.js';
 export { type EmailCampaign, type EmailCampaignInput, emailCampaignKind } from './email-campaign.js';
 export { pushCampaignKind } from './push-campaign.js';
+export { pushCampaignRoutes } from './push-campaign.routes.js';

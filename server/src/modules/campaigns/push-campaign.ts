@@ -1,7 +1,7 @@
 // Push campaigns' kind: the 4 KB check, the push a dispatch writes, and the campaign of spec 2.2 with its stats.
 import type { z } from 'zod';
 import type { CampaignContent, CampaignSegment, PushContent } from '../../db/schema.js';
-import * as delivery from '../../delivery/delivery-face.js';
+import * as delivery from '../../delivery/index.js';
 import { rate, scheduleView, sharedView, type CampaignKind } from './campaign-kind.js';
 import type { CampaignWithCounters } from './campaign.repository.js';
 import type { campaignStats, pushCampaignSchemas } from './campaign.schemas.js';

@@ -10,8 +10,8 @@ export {
   rangeStart,
   type SegmentFilter,
   segmentFilterSchema,
-  takesSomeMarketing,
 } from './segment-filter.js';
 export { channelAudience, countAudience } from './segment.repository.js';
 export { segmentRoutes } from './segment.routes.js';
 export { SegmentService, storedFilter } from './segment.service.js';
+export { reachableOnSome } from './reachability.js';

@@ -6,7 +6,7 @@ import type { Db } from '../../db/database.js';
 import { campaigns, deliveries, deliveryEvents, messages, recipientName, subscribers, transactionalSends, type Channel, type DeliveryEvent, type MarketingConsent } from '../../db/schema.js';
 import { reachableRows } from '../../db/tenant-scope.js';
 import type { ProjectScope, Reach } from '../tenancy.js';
-import { marketingConsentOf } from '../segments/segment-filter.js';
+import { marketingConsentOf } from '../segments/index.js';
 
 /** A subscriber's marketing consent per channel; null where it has no address (push: no browser subscription). */
 export type MarketingConsents = Record<'push' | 'email' | 'sms' | 'whatsapp', MarketingConsent | null>;
