@@ -1,14 +1,11 @@
 // A project's settings apply to the next campaign delivery at once, and are read afresh while the engine's listener is lost.
 import net from 'node:net';
-import type { Runner } from 'graphile-worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startBackground, type Background } from '../../test/background.js';
 import { createTenant, type Tenant } from '../../test/fixtures.js';
 import { startTestApp, type TestApp } from '../../test/harness.js';
 import { createFakeBrowser, startPushService, type FakeBrowser, type PushService } from '../../test/push-service.js';
 import { seedSubscribers } from '../../test/subscriber-seed.js';
-import { createTaskList } from '../app/task-list.js';
-import { startWorker } from '../jobs/worker.js';
-import { createLogger } from '../logger.js';
 
 /** A TCP relay to PostgreSQL for the engine's listener: cut() drops its connection and refuses new ones until restore(). */
 interface Relay {
@@ -53,14 +50,14 @@ async function startRelay(target: URL): Promise<Relay> {
 
 let t: TestApp;
 let push: PushService;
-let runner: Runner;
+let background: Background;
 let relay: Relay;
 let unwatch: () => Promise<void>;
 
 beforeAll(async () => {
   t = await startTestApp({ ALLOW_INSECURE_PUSH_ENDPOINTS: 'true', DELIVERY_POLL_INTERVAL_MS: '50', PUBLIC_URL: 'https://herald.example.com' });
   push = await startPushService();
-  runner = await startWorker({ pool: t.database.pool, logger: createLogger('silent'), concurrency: 2, taskList: createTaskList(t.services) });
+  background = await startBackground(t);
   const url = new URL(t.database.pool.options.connectionString!);
   relay = await startRelay(url);
   const relayed = new URL(url);
@@ -68,12 +65,10 @@ beforeAll(async () => {
   relayed.port = String(relay.port);
   // As runtime.ts does for a worker role: the engine hears queued deliveries and project changes.
   unwatch = await t.services.delivery.watchChanges({ connectionString: relayed.toString() });
-  t.services.delivery.start();
 });
 afterAll(async () => {
-  await runner?.stop();
   await unwatch?.();
-  await t?.services.delivery.stop();
+  await background?.stop();
   await relay?.close();
   await push?.close();
   await t?.close();

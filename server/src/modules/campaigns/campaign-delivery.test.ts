@@ -1,21 +1,18 @@
 // Campaigns end to end with the real moving parts: graphile-worker runs the dispatch jobs, the delivery engine sends
 // through the local push service (real web push) or the sandbox, tracking reports move the stats, the project's
 // delivery policy holds or suppresses pushes, and the progress stream is read over a real HTTP connection.
-import type { Runner } from 'graphile-worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startBackground, type Background } from '../../../test/background.js';
 import { addMember, createTenant, type Tenant } from '../../../test/fixtures.js';
 import { startTestApp, type TestApp } from '../../../test/harness.js';
 import { createFakeBrowser, startPushService, type FakeBrowser, type PushService } from '../../../test/push-service.js';
 import { seedSubscribers } from '../../../test/subscriber-seed.js';
-import { createTaskList } from '../../app/task-list.js';
-import { startWorker } from '../../jobs/worker.js';
-import { createLogger } from '../../logger.js';
 
 const PUBLIC_URL = 'https://herald.example.com';
 
 let t: TestApp;
 let push: PushService;
-let runner: Runner;
+let background: Background;
 let fixedNow: Date | undefined;
 let baseUrl: string;
 
@@ -25,13 +22,11 @@ beforeAll(async () => {
     { clock: () => fixedNow ?? new Date() },
   );
   push = await startPushService();
-  runner = await startWorker({ pool: t.database.pool, logger: createLogger('silent'), concurrency: 2, taskList: createTaskList(t.services) });
-  t.services.delivery.start();
+  background = await startBackground(t);
   baseUrl = await t.app.listen({ port: 0, host: '127.0.0.1' });
 });
 afterAll(async () => {
-  await runner?.stop();
-  await t?.services.delivery.stop();
+  await background?.stop();
   await push?.close();
   await t?.close();
 });

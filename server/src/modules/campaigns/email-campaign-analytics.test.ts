@@ -2,17 +2,12 @@
 // a real SMTP peer, opens and clicks come through the real /e/open and /e/click links and an unsubscribe through the
 // preference center — : the chart's buckets (all, unique, human), the top links, the CSV exports and who may read them.
 import { parse } from 'csv-parse/sync';
-import type { Runner } from 'graphile-worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDnsServer, type DnsServer } from '../../../test/dns-server.js';
-import { dkimRecordOf, useSmtpPeer, verifiedDomain } from '../../../test/email-setup.js';
-import { createTenant, type Tenant } from '../../../test/fixtures.js';
-import { startTestApp, type TestApp } from '../../../test/harness.js';
-import { startSmtpPeer, type SmtpPeer } from '../../../test/smtp-peer.js';
+import type { Tenant } from '../../../test/fixtures.js';
+import { startEmailWorld, type EmailWorld } from '../../../test/email-world.js';
+import type { TestApp } from '../../../test/harness.js';
+import type { SmtpPeer } from '../../../test/smtp-peer.js';
 import { recordDeliveryEvents } from '../../delivery/index.js';
-import { createTaskList } from '../../app/task-list.js';
-import { startWorker } from '../../jobs/worker.js';
-import { createLogger } from '../../logger.js';
 import { bucketWindow } from './email-campaign-analytics.service.js';
 
 const DOMAIN = 'news.example.com';
@@ -25,10 +20,9 @@ const LINK_A = 'https://shop.example.com/a';
 const LINK_B = 'https://shop.example.com/b';
 const LINK_C = 'https://shop.example.com/c';
 
+let world: EmailWorld;
 let t: TestApp;
-let dns: DnsServer;
 let peer: SmtpPeer;
-let runner: Runner;
 let tenant: Tenant;
 let other: Tenant;
 /** How far ahead of the real time the services' clock runs: opens and clicks are made hours after the send. */
@@ -40,21 +34,11 @@ const request = (method: 'GET' | 'POST' | 'PUT', url: string, headers: Headers, 
 const query = async <T = Record<string, unknown>>(text: string, values: unknown[] = []) => (await t.database.pool.query(text, values)).rows as T[];
 
 beforeAll(async () => {
-  dns = await startDnsServer();
-  t = await startTestApp({ DNS_SERVERS: dns.address, PUBLIC_URL, DELIVERY_POLL_INTERVAL_MS: '50' }, { clock: () => new Date(Date.now() + shift) });
-  [tenant, other] = await Promise.all([createTenant(t), createTenant(t)]);
-  peer = await startSmtpPeer({ dkim: dkimRecordOf(await verifiedDomain(t, dns, tenant, DOMAIN)) });
-  await useSmtpPeer(t, tenant, peer);
-  runner = await startWorker({ pool: t.database.pool, logger: createLogger('silent'), concurrency: 2, taskList: createTaskList(t.services) });
-  t.services.delivery.start();
+  world = await startEmailWorld({ domain: DOMAIN, tenants: 2, env: { PUBLIC_URL }, app: { clock: () => new Date(Date.now() + shift) } });
+  ({ t, peer } = world);
+  [tenant, other] = world.tenants as [Tenant, Tenant];
 });
-afterAll(async () => {
-  await runner?.stop();
-  await t?.services.delivery.stop();
-  await t?.close();
-  await peer?.close();
-  await dns?.close();
-});
+afterAll(() => world?.close());
 
 let contacts = 0;
 async function contact(tag: string, who: Tenant = tenant, headers: Headers = who.live, prefix = 'reader'): Promise<string> {

@@ -1,26 +1,23 @@
 // Email campaigns through HTTP with the real moving parts — graphile-worker dispatches, the engine sends through a
 // real SMTP peer that DKIM-verifies — : validation, the audience, UTM and tracked links, counters, the status machine
 // shared with push, duplicate, and channel and tenant isolation.
-import type { Runner } from 'graphile-worker';
 import { DateTime } from 'luxon';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDnsServer, type DnsServer } from '../../../test/dns-server.js';
-import { dkimRecordOf, useSmtpPeer, verifiedDomain as verifyDomain } from '../../../test/email-setup.js';
+import type { DnsServer } from '../../../test/dns-server.js';
+import { useSmtpPeer, verifiedDomain as verifyDomain } from '../../../test/email-setup.js';
 import { createTenant, type Tenant } from '../../../test/fixtures.js';
-import { startTestApp, type TestApp } from '../../../test/harness.js';
-import { startSmtpPeer, type SmtpPeer } from '../../../test/smtp-peer.js';
+import { startEmailWorld, type EmailWorld } from '../../../test/email-world.js';
+import type { TestApp } from '../../../test/harness.js';
+import type { SmtpPeer } from '../../../test/smtp-peer.js';
 import { recordDeliveryEvents } from '../../delivery/index.js';
-import { createTaskList } from '../../app/task-list.js';
-import { startWorker } from '../../jobs/worker.js';
-import { createLogger } from '../../logger.js';
 import { dispatchJobKey } from './campaign.service.js';
 
 const DOMAIN = 'news.example.com';
 
+let world: EmailWorld;
 let t: TestApp;
 let dns: DnsServer;
 let peer: SmtpPeer;
-let runner: Runner;
 let tenant: Tenant;
 let other: Tenant;
 
@@ -32,21 +29,11 @@ const query = async <T = Record<string, unknown>>(text: string, values: unknown[
 const verifiedDomain = (who: Tenant, domain: string) => verifyDomain(t, dns, who, domain);
 
 beforeAll(async () => {
-  dns = await startDnsServer();
-  t = await startTestApp({ DNS_SERVERS: dns.address, PUBLIC_URL: 'https://herald.example.com', DELIVERY_POLL_INTERVAL_MS: '50' });
-  [tenant, other] = await Promise.all([createTenant(t), createTenant(t)]);
-  peer = await startSmtpPeer({ dkim: dkimRecordOf(await verifiedDomain(tenant, DOMAIN)) });
-  await useSmtpPeer(t, tenant, peer);
-  runner = await startWorker({ pool: t.database.pool, logger: createLogger('silent'), concurrency: 2, taskList: createTaskList(t.services) });
-  t.services.delivery.start();
+  world = await startEmailWorld({ domain: DOMAIN, tenants: 2 });
+  ({ t, dns, peer } = world);
+  [tenant, other] = world.tenants as [Tenant, Tenant];
 });
-afterAll(async () => {
-  await runner?.stop();
-  await t?.services.delivery.stop();
-  await t?.close();
-  await peer?.close();
-  await dns?.close();
-});
+afterAll(() => world?.close());
 
 interface EmailCampaignBody {
   id: string;

@@ -1,23 +1,20 @@
 // A campaign's sending issue over HTTP with real providers failing (SMTP unreachable or 451, push 503), then going through.
-import type { Runner } from 'graphile-worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDnsServer, type DnsServer } from '../../../test/dns-server.js';
 import { useSmtpPeer, verifiedDomain } from '../../../test/email-setup.js';
+import { startBackground, type Background } from '../../../test/background.js';
 import { createTenant, type Tenant } from '../../../test/fixtures.js';
 import { startTestApp, type TestApp } from '../../../test/harness.js';
 import { createFakeBrowser, startPushService, type PushService } from '../../../test/push-service.js';
 import { startSmtpPeer, type SmtpPeer } from '../../../test/smtp-peer.js';
 import { seedSubscribers } from '../../../test/subscriber-seed.js';
 import { freePort } from '../../db/embedded-postgres.js';
-import { createTaskList } from '../../app/task-list.js';
-import { startWorker } from '../../jobs/worker.js';
-import { createLogger } from '../../logger.js';
 
 let t: TestApp;
 let dns: DnsServer;
 let peer: SmtpPeer;
 let push: PushService;
-let runner: Runner;
+let background: Background;
 let baseUrl: string;
 
 beforeAll(async () => {
@@ -34,13 +31,11 @@ beforeAll(async () => {
   });
   peer = await startSmtpPeer();
   push = await startPushService();
-  runner = await startWorker({ pool: t.database.pool, logger: createLogger('silent'), concurrency: 2, taskList: createTaskList(t.services) });
-  t.services.delivery.start();
+  background = await startBackground(t);
   baseUrl = await t.app.listen({ port: 0, host: '127.0.0.1' });
 });
 afterAll(async () => {
-  await runner?.stop();
-  await t?.services.delivery.stop();
+  await background?.stop();
   await t?.close();
   await push?.close();
   await peer?.close();

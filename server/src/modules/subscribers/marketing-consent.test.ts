@@ -2,25 +2,22 @@
 // subscribed, an unsubscribe link withdraws it, segments filter on it, and migration 0030 backfills existing rows.
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Runner } from 'graphile-worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDnsServer, type DnsServer } from '../../../test/dns-server.js';
-import { dkimRecordOf, useSmtpPeer, verifiedDomain } from '../../../test/email-setup.js';
+import type { DnsServer } from '../../../test/dns-server.js';
+import { useSmtpPeer, verifiedDomain } from '../../../test/email-setup.js';
 import { createTenant, type Tenant } from '../../../test/fixtures.js';
-import { startTestApp, type TestApp } from '../../../test/harness.js';
-import { startSmtpPeer, type SmtpPeer } from '../../../test/smtp-peer.js';
+import { startEmailWorld, type EmailWorld } from '../../../test/email-world.js';
+import type { TestApp } from '../../../test/harness.js';
+import type { SmtpPeer } from '../../../test/smtp-peer.js';
 import { migrationsFolder } from '../../db/database.js';
-import { createTaskList } from '../../app/task-list.js';
-import { startWorker } from '../../jobs/worker.js';
-import { createLogger } from '../../logger.js';
 
 const DOMAIN = 'shop.example.com';
 const PUBLIC_URL = 'https://herald.example.com';
 
+let world: EmailWorld;
 let t: TestApp;
 let dns: DnsServer;
 let peer: SmtpPeer;
-let runner: Runner;
 let tenant: Tenant;
 
 type Headers = Record<string, string>;
@@ -29,21 +26,11 @@ const request = (method: 'GET' | 'POST' | 'PATCH', url: string, headers: Headers
 const query = async <T = Record<string, unknown>>(text: string, values: unknown[] = []) => (await t.database.pool.query(text, values)).rows as T[];
 
 beforeAll(async () => {
-  dns = await startDnsServer();
-  t = await startTestApp({ DNS_SERVERS: dns.address, PUBLIC_URL, DELIVERY_POLL_INTERVAL_MS: '50' });
-  tenant = await createTenant(t);
-  peer = await startSmtpPeer({ dkim: dkimRecordOf(await verifiedDomain(t, dns, tenant, DOMAIN)) });
-  await useSmtpPeer(t, tenant, peer);
-  runner = await startWorker({ pool: t.database.pool, logger: createLogger('silent'), concurrency: 2, taskList: createTaskList(t.services) });
-  t.services.delivery.start();
+  world = await startEmailWorld({ domain: DOMAIN, env: { PUBLIC_URL } });
+  ({ t, dns, peer } = world);
+  tenant = world.tenants[0]!;
 });
-afterAll(async () => {
-  await runner?.stop();
-  await t?.services.delivery.stop();
-  await t?.close();
-  await peer?.close();
-  await dns?.close();
-});
+afterAll(() => world?.close());
 
 let people = 0;
 const newAddress = () => `person${++people}-${Date.now()}@example.org`;

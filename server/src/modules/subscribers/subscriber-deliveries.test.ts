@@ -1,27 +1,22 @@
 // GET /subscribers/:id/deliveries through HTTP: a subscriber's campaign pushes and transactional sends, newest first,
 // paginated, seen only by those who may see the subscriber.
-import type { Runner } from 'graphile-worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startBackground, type Background } from '../../../test/background.js';
 import { CHROME_UA, createTenant, pushSubscription, type Tenant } from '../../../test/fixtures.js';
 import { startTestApp, type TestApp } from '../../../test/harness.js';
-import { createTaskList } from '../../app/task-list.js';
-import { startWorker } from '../../jobs/worker.js';
-import { createLogger } from '../../logger.js';
 
 let t: TestApp;
-let runner: Runner;
+let background: Background;
 let tenant: Tenant;
 let other: Tenant;
 
 beforeAll(async () => {
   t = await startTestApp({ DELIVERY_POLL_INTERVAL_MS: '50' });
-  runner = await startWorker({ pool: t.database.pool, logger: createLogger('silent'), concurrency: 2, taskList: createTaskList(t.services) });
-  t.services.delivery.start();
+  background = await startBackground(t);
   [tenant, other] = await Promise.all([createTenant(t), createTenant(t)]);
 });
 afterAll(async () => {
-  await runner?.stop();
-  await t?.services.delivery.stop();
+  await background?.stop();
   await t?.close();
 });
 

@@ -1,16 +1,11 @@
 // GET /subscribers/:id/events through HTTP: an email campaign and a transactional email sent through the engine to a
 // real SMTP peer, opened and clicked through the real tracking links; events newest first with repeats and machines
 // flagged, what each reporter stored read back, filters, pagination, and seen only by those who may see the subscriber.
-import type { Runner } from 'graphile-worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDnsServer, type DnsServer } from '../../../test/dns-server.js';
-import { useSmtpPeer, verifiedDomain } from '../../../test/email-setup.js';
-import { createTenant, type Tenant } from '../../../test/fixtures.js';
-import { startTestApp, type TestApp } from '../../../test/harness.js';
-import { startSmtpPeer, type SmtpPeer } from '../../../test/smtp-peer.js';
-import { createTaskList } from '../../app/task-list.js';
-import { startWorker } from '../../jobs/worker.js';
-import { createLogger } from '../../logger.js';
+import type { Tenant } from '../../../test/fixtures.js';
+import { startEmailWorld, type EmailWorld } from '../../../test/email-world.js';
+import type { TestApp } from '../../../test/harness.js';
+import type { SmtpPeer } from '../../../test/smtp-peer.js';
 import { newId } from '../../shared/ids.js';
 
 const DOMAIN = 'news.example.com';
@@ -19,10 +14,9 @@ const BROWSER = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605
 // Apple Mail Privacy Protection's proxy fetches images with this bare agent (machine signal `apple_mpp`).
 const APPLE_PROXY = 'Mozilla/5.0';
 
+let world: EmailWorld;
 let t: TestApp;
-let dns: DnsServer;
 let peer: SmtpPeer;
-let runner: Runner;
 let tenant: Tenant;
 let other: Tenant;
 
@@ -32,22 +26,11 @@ const request = (method: 'GET' | 'POST' | 'PUT', url: string, headers: Headers, 
 const query = async <T = Record<string, unknown>>(text: string, values: unknown[] = []) => (await t.database.pool.query(text, values)).rows as T[];
 
 beforeAll(async () => {
-  dns = await startDnsServer();
-  t = await startTestApp({ DNS_SERVERS: dns.address, PUBLIC_URL, DELIVERY_POLL_INTERVAL_MS: '50' });
-  [tenant, other] = await Promise.all([createTenant(t), createTenant(t)]);
-  await verifiedDomain(t, dns, tenant, DOMAIN);
-  peer = await startSmtpPeer();
-  await useSmtpPeer(t, tenant, peer);
-  runner = await startWorker({ pool: t.database.pool, logger: createLogger('silent'), concurrency: 2, taskList: createTaskList(t.services) });
-  t.services.delivery.start();
+  world = await startEmailWorld({ domain: DOMAIN, tenants: 2, env: { PUBLIC_URL }, dkim: false });
+  ({ t, peer } = world);
+  [tenant, other] = world.tenants as [Tenant, Tenant];
 });
-afterAll(async () => {
-  await runner?.stop();
-  await t?.services.delivery.stop();
-  await t?.close();
-  await peer?.close();
-  await dns?.close();
-});
+afterAll(() => world?.close());
 
 interface Event {
   type: string;
