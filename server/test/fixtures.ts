@@ -4,7 +4,7 @@ import { hashPassword, userDirectory } from '../src/modules/auth/index.js';
 import type { Role } from '../src/modules/tenancy.js';
 import { newId } from '../src/shared/ids.js';
 import { randomToken } from '../src/shared/secrets.js';
-import type { TestApp } from './harness.js';
+import { startTestApp, type TestApp } from './harness.js';
 
 export interface Tenant {
   userId: string;
@@ -95,4 +95,17 @@ export function pushSubscription() {
     p256dh: ecdh.getPublicKey().toString('base64url'),
     auth: randomBytes(16).toString('base64url'),
   };
+}
+
+/** The app on a fresh database with one tenant: the set-up most HTTP tests start from. */
+export async function startWithTenant(): Promise<{ t: TestApp; tenant: Tenant }> {
+  const t = await startTestApp();
+  return { t, tenant: await createTenant(t) };
+}
+
+/** The app on a fresh database with two tenants, the second to prove the first's data stays its own. */
+export async function startWithTwoTenants(): Promise<{ t: TestApp; tenant: Tenant; other: Tenant }> {
+  const t = await startTestApp();
+  const [tenant, other] = await Promise.all([createTenant(t), createTenant(t)]);
+  return { t, tenant, other };
 }

@@ -1,16 +1,15 @@
 // What a test key may do to live data, resource by resource through HTTP: it reads and writes only sandbox rows, so a
 // leaked test key cannot change what a live campaign sends or to whom (docs/CONTEXT.md, "Sandbox vs live").
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTenant, type Tenant } from '../../test/fixtures.js';
-import { startTestApp, type TestApp } from '../../test/harness.js';
+import { startWithTenant, type Tenant } from '../../test/fixtures.js';
+import type { TestApp } from '../../test/harness.js';
 import { seedSubscribers } from '../../test/subscriber-seed.js';
 
 let t: TestApp;
 let tenant: Tenant;
 
 beforeAll(async () => {
-  t = await startTestApp();
-  tenant = await createTenant(t);
+  ({ t, tenant } = await startWithTenant());
 });
 afterAll(() => t.close());
 

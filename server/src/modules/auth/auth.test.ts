@@ -1,15 +1,14 @@
 // Login, tokens and the JWT lifecycle through HTTP on a real database.
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTenant, login, type Tenant } from '../../../test/fixtures.js';
+import { createTenant, login, startWithTenant, type Tenant } from '../../../test/fixtures.js';
 import { startTestApp, TEST_JWT_SECRET, type TestApp } from '../../../test/harness.js';
 
 let t: TestApp;
 let tenant: Tenant;
 
 beforeAll(async () => {
-  t = await startTestApp();
-  tenant = await createTenant(t);
+  ({ t, tenant } = await startWithTenant());
 });
 afterAll(() => t.close());
 

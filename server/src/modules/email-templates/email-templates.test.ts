@@ -1,15 +1,14 @@
 // Email templates through HTTP on a real database: CRUD, merge-tag checks and rendering, previews, environments, tenancy.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addMember, createTenant, publishableKey, type Tenant } from '../../../test/fixtures.js';
-import { startTestApp, type TestApp } from '../../../test/harness.js';
+import { addMember, createTenant, publishableKey, startWithTwoTenants, type Tenant } from '../../../test/fixtures.js';
+import type { TestApp } from '../../../test/harness.js';
 
 let t: TestApp;
 let tenant: Tenant;
 let other: Tenant;
 
 beforeAll(async () => {
-  t = await startTestApp();
-  [tenant, other] = await Promise.all([createTenant(t), createTenant(t)]);
+  ({ t, tenant, other } = await startWithTwoTenants());
 });
 afterAll(() => t.close());
 

@@ -1,15 +1,14 @@
 // Project push settings through HTTP: deliveryPolicy and vapidSubject validation, and GET /projects/:id/push-config.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTenant, type Tenant } from '../../../test/fixtures.js';
-import { startTestApp, type TestApp } from '../../../test/harness.js';
+import { startWithTwoTenants, type Tenant } from '../../../test/fixtures.js';
+import type { TestApp } from '../../../test/harness.js';
 
 let t: TestApp;
 let tenant: Tenant;
 let other: Tenant;
 
 beforeAll(async () => {
-  t = await startTestApp();
-  [tenant, other] = await Promise.all([createTenant(t), createTenant(t)]);
+  ({ t, tenant, other } = await startWithTwoTenants());
 });
 afterAll(() => t.close());
 

@@ -1,7 +1,7 @@
 // Saved segments, reach estimates and the CSV export through HTTP on a real database, tenancy included.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addMember, createTenant, type Tenant } from '../../../test/fixtures.js';
-import { startTestApp, type TestApp } from '../../../test/harness.js';
+import { addMember, createTenant, startWithTwoTenants, type Tenant } from '../../../test/fixtures.js';
+import type { TestApp } from '../../../test/harness.js';
 import { seedSubscribers } from '../../../test/subscriber-seed.js';
 import { newId } from '../../shared/ids.js';
 import { escapeCell } from '../../http/csv.js';
@@ -11,8 +11,7 @@ let tenant: Tenant;
 let other: Tenant;
 
 beforeAll(async () => {
-  t = await startTestApp();
-  [tenant, other] = await Promise.all([createTenant(t), createTenant(t)]);
+  ({ t, tenant, other } = await startWithTwoTenants());
 });
 afterAll(() => t.close());
 

@@ -2,16 +2,15 @@
 import { randomBytes } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addMember, CHROME_UA, createTenant, pushSubscription, type Tenant } from '../../../test/fixtures.js';
-import { startTestApp, type TestApp } from '../../../test/harness.js';
+import { addMember, CHROME_UA, pushSubscription, startWithTwoTenants, type Tenant } from '../../../test/fixtures.js';
+import type { TestApp } from '../../../test/harness.js';
 
 let t: TestApp;
 let tenant: Tenant;
 let other: Tenant;
 
 beforeAll(async () => {
-  t = await startTestApp();
-  [tenant, other] = await Promise.all([createTenant(t), createTenant(t)]);
+  ({ t, tenant, other } = await startWithTwoTenants());
 });
 afterAll(() => t.close());
 

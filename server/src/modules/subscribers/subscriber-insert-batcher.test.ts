@@ -1,7 +1,7 @@
 // Group commit of registrations: rows that arrive together share one statement, each gets its own outcome.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTenant, pushSubscription, type Tenant } from '../../../test/fixtures.js';
-import { startTestApp, type TestApp } from '../../../test/harness.js';
+import { createTenant, pushSubscription, startWithTenant, type Tenant } from '../../../test/fixtures.js';
+import type { TestApp } from '../../../test/harness.js';
 import { newId } from '../../shared/ids.js';
 import { SubscriberInsertBatcher } from './subscriber-insert-batcher.js';
 import type { NewRegistration } from './subscriber.repository.js';
@@ -10,8 +10,7 @@ let t: TestApp;
 let tenant: Tenant;
 
 beforeAll(async () => {
-  t = await startTestApp();
-  tenant = await createTenant(t);
+  ({ t, tenant } = await startWithTenant());
 });
 afterAll(() => t.close());
 

@@ -1,7 +1,7 @@
 // Subscribers through HTTP on a real database: registration, validation, derivation, token routes, reads, tenancy.
 import { createECDH, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addMember, createTenant, pushSubscription, type Tenant } from '../../../test/fixtures.js';
+import { addMember, createTenant, pushSubscription, startWithTwoTenants, type Tenant } from '../../../test/fixtures.js';
 import { startTestApp, type TestApp } from '../../../test/harness.js';
 
 let t: TestApp;
@@ -9,8 +9,7 @@ let tenant: Tenant;
 let other: Tenant;
 
 beforeAll(async () => {
-  t = await startTestApp();
-  [tenant, other] = await Promise.all([createTenant(t), createTenant(t)]);
+  ({ t, tenant, other } = await startWithTwoTenants());
 });
 afterAll(() => t.close());
 

@@ -2,8 +2,8 @@
 // lifting restores it (never a complaint), imports are all or nothing, environments and tenants stay apart, and a
 // provider's hard bounce lands on it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addMember, createTenant, publishableKey, type Tenant } from '../../../test/fixtures.js';
-import { startTestApp, type TestApp } from '../../../test/harness.js';
+import { addMember, createTenant, publishableKey, startWithTenant, type Tenant } from '../../../test/fixtures.js';
+import type { TestApp } from '../../../test/harness.js';
 import { loadConfig } from '../../config.js';
 import { ProviderError, type ChannelAdapter } from '../../delivery/channel.js';
 import { createSandboxProvider, DeliveryEngine } from '../../delivery/index.js';
@@ -13,8 +13,7 @@ let t: TestApp;
 let tenant: Tenant;
 
 beforeAll(async () => {
-  t = await startTestApp();
-  tenant = await createTenant(t);
+  ({ t, tenant } = await startWithTenant());
 });
 afterAll(() => t.close());
 

@@ -2,8 +2,8 @@
 // refused, likely machines flagged.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTenant, type Tenant } from '../../../test/fixtures.js';
-import { startTestApp, type TestApp } from '../../../test/harness.js';
+import { startWithTenant, type Tenant } from '../../../test/fixtures.js';
+import type { TestApp } from '../../../test/harness.js';
 import { newId } from '../../shared/ids.js';
 
 let t: TestApp;
@@ -12,8 +12,7 @@ let tenant: Tenant;
 const query = async <T = Record<string, unknown>>(text: string, params: unknown[] = []) => (await t.database.pool.query(text, params)).rows as T[];
 
 beforeAll(async () => {
-  t = await startTestApp();
-  tenant = await createTenant(t);
+  ({ t, tenant } = await startWithTenant());
 });
 afterAll(() => t.close());
 
