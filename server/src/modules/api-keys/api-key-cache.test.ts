@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTenant, type Tenant } from '../../../test/fixtures.js';
 import { createTestDatabase, startTestApp, type TestApp, type TestDatabase } from '../../../test/harness.js';
 import { ApiKeyCache } from './api-key-cache.js';
-import { KEY_CHANGES_CHANNEL, type KeyOwner } from './api-key.repository.js';
+import type { KeyOwner } from '../../http/access.js';
+import { KEY_CHANGES_CHANNEL } from './api-key.repository.js';
 
 const owner = (keyId: string, projectId = 'prj_a'): KeyOwner => ({ keyId, mode: 'live', scope: 'server', projectId, organizationId: 'org_a', settings: {} });
 

@@ -1,6 +1,6 @@
 // Recently authenticated API keys in memory, served only while change notifications are known to arrive.
 import { NotifiedCache, type NotifiedCacheOptions } from '../../shared/notified-cache.js';
-import type { KeyOwner } from './api-key.repository.js';
+import type { KeyOwner } from '../../http/access.js';
 
 /** What a notification names: one key (revoked), or every key of a project (deleted, settings changed). */
 export type KeyChange = { keyId: string } | { projectId: string };

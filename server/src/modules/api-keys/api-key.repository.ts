@@ -1,21 +1,14 @@
 // API keys of a project, stored as SHA-256 digests; the secret itself is never stored.
 import { and, desc, eq, isNull, sql } from 'drizzle-orm';
 import type { Db } from '../../db/database.js';
-import { apiKeys, projects, type ProjectSettings } from '../../db/schema.js';
+import type { KeyOwner } from '../../http/access.js';
+import { apiKeys, projects } from '../../db/schema.js';
 
 /** The NOTIFY channel on which every API process hears of revoked keys (changed projects: PROJECT_CHANGES_CHANNEL). */
 export const KEY_CHANGES_CHANNEL = 'herald_api_key_changes';
 
 export type ApiKeyRow = typeof apiKeys.$inferSelect;
 
-export interface KeyOwner {
-  keyId: string;
-  mode: 'live' | 'test';
-  scope: 'server' | 'publishable';
-  projectId: string;
-  organizationId: string;
-  settings: ProjectSettings;
-}
 
 export async function insertApiKey(db: Db, key: typeof apiKeys.$inferInsert): Promise<ApiKeyRow> {
   const [row] = await db.insert(apiKeys).values(key).returning();

@@ -2,6 +2,7 @@
 import type pg from 'pg';
 import type { BaseLogger } from 'pino';
 import type { Db } from '../../db/database.js';
+import type { KeyOwner } from '../../http/access.js';
 import { notFound } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import { randomToken, sha256 } from '../../shared/secrets.js';
@@ -88,7 +89,7 @@ export class ApiKeyService {
   }
 
   /** The project a presented secret opens, or undefined for an unknown or revoked key. */
-  async authenticate(secret: string): Promise<repo.KeyOwner | undefined> {
+  async authenticate(secret: string): Promise<KeyOwner | undefined> {
     if (!KEY_FORMAT.test(secret)) return undefined;
     const secretHash = sha256(secret);
     const now = Date.now();
