@@ -1,8 +1,13 @@
 // Finds the PostgreSQL to use: DATABASE_URL, else the embedded server under DATA_DIR (started, or joined if running).
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Config } from '../config.js';
 import { DataDirLockedError, lockDataDir, startEmbeddedPostgres } from './embedded-postgres.js';
+
+/** Where the database is: `DATABASE_URL`, else the embedded server's data folder (`Config` has both). */
+export interface DatabaseSettings {
+  databaseUrl?: string | undefined;
+  dataDir: string;
+}
 
 export interface DatabaseServer {
   connectionString: string;
@@ -12,7 +17,7 @@ export interface DatabaseServer {
 }
 
 /** For `serve`: the external database, or an embedded server owned by this process (DATA_DIR locked). */
-export async function acquireDatabase(config: Config, log: (message: string) => void): Promise<DatabaseServer> {
+export async function acquireDatabase(config: DatabaseSettings, log: (message: string) => void): Promise<DatabaseServer> {
   if (config.databaseUrl) return { connectionString: config.databaseUrl, embedded: false, release: async () => {} };
   const unlock = await lockDataDir(config.dataDir);
   try {
@@ -35,7 +40,7 @@ export async function acquireDatabase(config: Config, log: (message: string) => 
  * For short commands (`migrate`, `admin`): like acquireDatabase, but when a running `herald serve` holds DATA_DIR,
  * join its embedded server instead of failing.
  */
-export async function joinDatabase(config: Config, log: (message: string) => void): Promise<DatabaseServer> {
+export async function joinDatabase(config: DatabaseSettings, log: (message: string) => void): Promise<DatabaseServer> {
   try {
     return await acquireDatabase(config, log);
   } catch (error) {

@@ -10,7 +10,8 @@ import { channelPolicy, type Channel, type MessageContent } from '../db/schema.j
 import { GroupCommit } from '../shared/group-commit.js';
 import { NotifiedCache } from '../shared/notified-cache.js';
 import { sleepFor } from '../shared/sleep.js';
-import { ProviderError, type ChannelAdapter, type ContentProblem, type DeliveryReason, type ProviderRate, type SendOutcome } from './channel.js';
+import { ProviderError, type ChannelAdapter, type ContentProblem, type ProviderRate, type SendOutcome } from './channel.js';
+import type { DeliveryReason } from './delivery-reason.js';
 import * as policyRepo from './delivery-policy.repository.js';
 import { DELIVERIES_CHANNEL } from './delivery-notifications.js';
 import * as repo from './delivery.repository.js';

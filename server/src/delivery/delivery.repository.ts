@@ -4,7 +4,7 @@ import { sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../db/database.js';
 import { messageStats, messages, type AddressStatus, type Channel, type ChannelMessage, type DeliveryPolicy } from '../db/schema.js';
 import { recordAddressStates, type AddressState } from './address-states.repository.js';
-import type { DeadRecipient, DeliveryReason } from './channel.js';
+import type { DeadRecipient, DeliveryReason } from './delivery-reason.js';
 
 /** A message: `channel` chooses the engine's adapter and types its content and options. */
 export type MessageRecord<C extends Channel = Channel> = {

@@ -5,12 +5,12 @@ export {
   DEFAULT_PUSH_TTL_SECONDS,
   type ChannelWebhook,
   type ContentProblem,
-  type DeliveryReason,
   type ProviderEvent,
   type WebhookRequest,
   type ChannelProvider,
   type PushItem,
 } from './channel.js';
+export type { DeliveryReason } from './delivery-reason.js';
 export { personalizeEmail, recipientVariables, rewriteLinks } from './channels/email/email-render.js';
 export { createOutboundGuard, type OutboundGuard } from './outbound-guard.js';
 export { SMTP_TLS_MODES, type SmtpTls } from './channels/email/email-item.js';

@@ -1,6 +1,6 @@
 // The four starter automations of spec 2.5, cloned into a project as editable drafts.
 import type { AutomationTrigger } from '../../db/schema.js';
-import type { StepInput } from './automation.service.js';
+import type { StepInput } from './automation.schemas.js';
 
 export interface Starter {
   id: 'welcome-series' | 'reengagement-30d' | 'onboarding-drip-7d' | 'abandoned-cart';

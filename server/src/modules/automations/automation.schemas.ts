@@ -148,6 +148,9 @@ export const step = z
   ])
   .meta({ id: 'AutomationStep', description: 'One step; the first of the list is the entry step' });
 
+/** A step as a request gives it: an email's parts may still be its template's. */
+export type StepInput = z.output<typeof step>;
+
 const steps = z.array(step).min(1).max(100);
 
 const name = z.string().trim().min(1).max(200);

@@ -15,12 +15,10 @@ import { flowProblems } from './automation-flow.js';
 import { KNOWN_ZONES, zonesFiring } from './automation-schedule.js';
 import { STARTERS, type Starter } from './automation-starters.js';
 import * as repo from './automation.repository.js';
-import type { automation, automationStats, enrollment, enrollmentDetail, step } from './automation.schemas.js';
+import type { automation, automationStats, enrollment, enrollmentDetail, StepInput } from './automation.schemas.js';
 
 export type AutomationView = z.output<typeof automation>;
 export type EnrollmentView = z.output<typeof enrollment>;
-/** A step as a request gives it: an email's parts may still be its template's. */
-export type StepInput = z.output<typeof step>;
 
 /** Which states each action moves an automation from. */
 const MOVES: Record<'activate' | 'pause' | 'archive', { from: AutomationState[]; to: AutomationState }> = {

@@ -1,5 +1,5 @@
 // Twilio's error codes as spec 7.4 reasons: what the number, the carrier or the account refused.
-import type { DeadRecipient, DeliveryReason } from '../../channel.js';
+import type { DeadRecipient, DeliveryReason } from '../../delivery-reason.js';
 
 export interface TwilioRefusal {
   reason: DeliveryReason;

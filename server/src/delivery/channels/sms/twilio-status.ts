@@ -1,6 +1,7 @@
 // Twilio's status callbacks, of SMS and of WhatsApp senders alike: signed, read into delivery events, each naming the
 // delivery Herald put in its StatusCallback URL.
-import type { ChannelWebhook, DeliveryReason, ProviderEvent } from '../../channel.js';
+import type { ChannelWebhook, ProviderEvent } from '../../channel.js';
+import type { DeliveryReason } from '../../delivery-reason.js';
 import type { TwilioRefusal } from './twilio-errors.js';
 import { verifyTwilioRequest } from './twilio-signature.js';
 

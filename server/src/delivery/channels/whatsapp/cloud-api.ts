@@ -1,5 +1,6 @@
 // Meta's WhatsApp Cloud API (Graph): sending messages, reading a business account's templates, and what its error codes mean.
-import { ProviderError, type ChannelProvider, type DeadRecipient, type DeliveryReason, type SendOutcome } from '../../channel.js';
+import { ProviderError, type ChannelProvider, type SendOutcome } from '../../channel.js';
+import type { DeadRecipient, DeliveryReason } from '../../delivery-reason.js';
 import type { CloudApiAccount, WhatsAppItem } from './whatsapp-item.js';
 
 export interface CloudApiOptions {
