@@ -261,7 +261,6 @@ export function createServices(db: Db, config: ServicesConfig, jwtSecret: string
   });
   const contacts = new ContactService(db);
   const whatsappTemplates = new WhatsAppTemplateService(db, channels, (account) => listMessageTemplates(config.whatsapp, account));
-  const transactionalOptions = { leaseSeconds: config.delivery.leaseSeconds, clock };
   const preferences = new PreferenceService(db, emailLinks, contacts, { publicUrl: config.publicUrl, formTokens: createFormTokens(emailLinkSecret), clock });
   // Drizzle's handle exposes its pg pool as $client: registrations are written on it directly.
   const pool = (db as Db & { $client: pg.Pool }).$client;
@@ -298,9 +297,9 @@ export function createServices(db: Db, config: ServicesConfig, jwtSecret: string
     trackingEvents: new TrackingService(db, tracking),
     emailTracking: new EmailTrackingService(db, emailLinks, clock),
     preferences,
-    transactional: new TransactionalService(db, delivery, transactionalOptions),
-    transactionalEmail: new TransactionalEmailService(db, delivery, { templates: emailTemplates, domains: emailDomains, contacts, suppressions }, transactionalOptions),
-    transactionalSms: new TransactionalSmsService(db, delivery, { contacts, senders: smsSenders }, transactionalOptions),
+    transactional: new TransactionalService(db, delivery),
+    transactionalEmail: new TransactionalEmailService(db, delivery, { templates: emailTemplates, domains: emailDomains, contacts, suppressions }),
+    transactionalSms: new TransactionalSmsService(db, delivery, { contacts, senders: smsSenders }),
     smsSenders,
     smsOptOuts: new SmsOptOutService(db),
     twilioWebhook: new TwilioWebhookService(db, {
@@ -309,7 +308,7 @@ export function createServices(db: Db, config: ServicesConfig, jwtSecret: string
       whatsappInbound: (projectId, message) => whatsappWebhook.inbound(projectId, message),
       clock,
     }),
-    transactionalWhatsApp: new TransactionalWhatsAppService(db, delivery, { templates: whatsappTemplates, contacts }, transactionalOptions),
+    transactionalWhatsApp: new TransactionalWhatsAppService(db, delivery, { templates: whatsappTemplates, contacts }, clock),
     whatsappTemplates,
     whatsappWebhook,
     idempotency: new IdempotencyService(db),

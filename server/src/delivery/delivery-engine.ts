@@ -18,8 +18,12 @@ import * as repo from './delivery.repository.js';
 import type { ClaimedDelivery, DeadRecipients, DeliveryUpdate, MessageRecord, SendingProject, StoredSendingProject, SubscriberMergeFields } from './delivery.repository.js';
 import { refundEmailQuota, reserveEmailQuota } from './email-quota.repository.js';
 import { retryDelayMs } from './retry-policy.js';
+import { holdSends, type Hold, type SendRefusal, type SendTarget, type SendUnit } from './send-now.js';
 import { postgresSendRate, type SendRate } from './send-rate.js';
 import { reserveWindowSends } from './send-window.repository.js';
+
+/** What became of one target of a send now: refused before anything was written, or where its delivery ended up. */
+export type SendResult = { refusal: SendRefusal } | DeliveryResult;
 
 /** Where one delivery ended up after the engine handled it. */
 export interface DeliveryResult {
@@ -138,6 +142,10 @@ export class DeliveryEngine {
 
   private get settings() {
     return this.options.config.delivery;
+  }
+
+  private now(): Date {
+    return this.options.clock?.() ?? new Date();
   }
 
   /** Starts the worker loop: claim, send, record, until stop(). */
@@ -307,6 +315,37 @@ export class DeliveryEngine {
   }
 
   /**
+   * Sends a message now (a transactional send): the delivery policy, the monthly email cap and the write in one
+   * transaction (`hold`), then the inline send (`sendHeld`). Answers each target in order: its refusal, or where its
+   * delivery ended up. `project` is the one the caller read to address the send (its settings, once).
+   */
+  async send(message: MessageRecord, targets: readonly SendTarget[], project: SendingProject): Promise<SendResult[]> {
+    const [holds] = await this.options.db.transaction((tx) => this.hold(tx, [{ message, project, targets }]));
+    return this.sendHeld(message, project, holds!);
+  }
+
+  /** The write half of `send`, in the caller's transaction: for sends that check rows of their own in it first (email's group commit). */
+  hold(tx: Db, units: readonly SendUnit[]): Promise<Hold[][]> {
+    return holdSends(tx, units, this.now(), this.settings.leaseSeconds);
+  }
+
+  /**
+   * The send half of `send`: what `hold` claimed goes out inline. Every channel but push may arrive a little late, so
+   * its sends are left to the workers after the inline budget (a retry, or a hold for its provider's rate). The cap
+   * counts mail a provider accepted: an email drawn and not sent gives its draw back (a queued one is drawn again by
+   * the worker that sends it).
+   */
+  async sendHeld(message: MessageRecord, project: SendingProject, holds: readonly Hold[]): Promise<SendResult[]> {
+    const claimed = holds.flatMap((hold) => ('claimed' in hold ? [hold.claimed] : []));
+    const results = claimed.length === 0 ? [] : await this.deliverNow(claimed, message, project, { queueAfterBudget: message.channel !== 'push' });
+    const byDelivery = new Map(results.map((result) => [result.deliveryId, result]));
+    const answers = holds.map((hold) => ('claimed' in hold ? byDelivery.get(hold.claimed.id)! : hold));
+    const unsent = holds.filter((hold, i) => 'claimed' in hold && hold.drawn && (answers[i] as DeliveryResult).status !== 'sent').length;
+    if (unsent > 0) await refundEmailQuota(this.options.db, message.projectId, unsent, this.now());
+    return answers;
+  }
+
+  /**
    * Test sends of a message to a few addresses, each rendered as that address's subscriber would get it (merge fields
    * from it, or none) and handed to the project's provider now: no delivery row, no counter, no retry, its links
    * record nothing. The provider's rate, a sandbox account's quota and the monthly cap hold; a test key's message
@@ -337,7 +376,7 @@ export class DeliveryEngine {
         }
       }
       const capped = message.channel === 'email' && !message.sandbox;
-      const at = (this.options.clock ?? (() => new Date()))();
+      const at = this.now();
       if (capped && (await reserveEmailQuota(this.options.db, message.projectId, 1, at)).granted === 0) {
         outcomes.push({ address, status: 'failed', reason: 'monthly_cap_reached', providerCode: null });
         continue;
@@ -607,7 +646,7 @@ export class DeliveryEngine {
    * reserved per project, when.
    */
   private async drawMonthlyCap(pending: Pending[], results: DeliveryResult[]): Promise<{ cleared: Pending[]; drawn: Map<string, number[]>; at: Date }> {
-    const at = (this.options.clock ?? (() => new Date()))();
+    const at = this.now();
     const cleared: Pending[] = [];
     const capped = new Map<string, Pending[]>();
     for (const p of pending) {
@@ -654,7 +693,7 @@ export class DeliveryEngine {
    * the latest. Its errors are logged, never thrown: the outcomes are already committed.
    */
   private async recordSendingIssues(seen: Iterable<{ message: MessageRecord; sent: boolean; failure?: ProviderError }>): Promise<void> {
-    const at = (this.options.clock ?? (() => new Date()))();
+    const at = this.now();
     const changes: repo.SendingIssueChange[] = [];
     for (const { message, sent, failure } of seen) {
       const target = { projectId: message.projectId, messageId: message.id };
@@ -700,7 +739,7 @@ export class DeliveryEngine {
     }
     if (governed.size === 0) return cleared;
 
-    const now = (this.options.clock ?? (() => new Date()))();
+    const now = this.now();
     // This batch's rows are `sending` already, yet only those needing no clearance go out undecided: the rest are
     // left out of the cap counts, and each one cleared is counted as decidePolicy goes.
     const going = new Set(cleared.map((c) => c.delivery.id));

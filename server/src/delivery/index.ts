@@ -29,16 +29,14 @@ export {
   type NamedDelivery,
   type ReportedEvent,
 } from './delivery-events.repository.js';
-export { DeliveryEngine, type DeliveryResult, type TestOutcome } from './delivery-engine.js';
+export { DeliveryEngine, type DeliveryResult, type SendResult, type TestOutcome } from './delivery-engine.js';
+export type { Hold, SendRefusal, SendTarget, SendUnit } from './send-now.js';
 export { announceDeliveries } from './delivery-notifications.js';
-export { decidePolicy } from './delivery-policy.repository.js';
 export {
   findMergeFields,
   type ClaimedDelivery,
-  insertClaimed as insertClaimedDeliveries,
   insertMessage,
   insertMessageStats,
-  insertSingleSends,
   pauseMessage,
   queueMessages,
   resumeMessage,
@@ -49,10 +47,8 @@ export {
   type MessageRecord,
   type ProviderConfig,
   type SendingProject,
-  type SingleSend,
   type SnapshotAudience,
 } from './delivery.repository.js';
-export { refundEmailQuota, reserveEmailQuota } from './email-quota.repository.js';
 export { SIGNATURE_PARAMETER, type EmailLinks, type LinkSubject, createEmailLinks } from './email-links.js';
 export { TRACKING_TOKEN_LENGTH, trackingUrl, type TrackingTokens, createTrackingTokens } from './tracking-token.js';
 export {

@@ -4,12 +4,8 @@
 import type { Db } from '../../db/database.js';
 import type { EmailContent } from '../../db/schema.js';
 import {
-  decidePolicy,
-  insertSingleSends,
-  refundEmailQuota,
-  reserveEmailQuota,
-  type ClaimedDelivery,
   type DeliveryEngine,
+  type Hold,
   type DeliveryReason,
   type MessageRecord,
   type SendingProject,
@@ -25,7 +21,6 @@ import type { SuppressionService } from '../suppressions/index.js';
 import type { ProjectTenant } from '../tenancy.js';
 import * as repo from './transactional.repository.js';
 import type { EMAIL_REASONS, EMAIL_STATUSES } from './transactional.schemas.js';
-import type { TransactionalOptions } from './transactional.service.js';
 
 export type EmailReason = (typeof EMAIL_REASONS)[number];
 export type EmailSendStatus = (typeof EMAIL_STATUSES)[number];
@@ -109,24 +104,23 @@ interface Ready {
   message: MessageRecord<'email'>;
 }
 
-/** What the group made of one send: refused, or written with its delivery claimed (and one email drawn from the cap). */
-type Held = { refusal: EmailReason } | { claimed: ClaimedDelivery; drawn: boolean };
+/** What the group made of one send: refused by its address's states, or as the engine wrote it. */
+type Held = { refusal: EmailReason } | Hold;
 
 /** Sends checked and written together at most; the others wait for the next group. */
 const MAX_GROUP = 100;
 
 export class TransactionalEmailService {
   private readonly holds: GroupCommit<Ready, Held>;
-  private readonly logSend: (row: repo.SendRow) => Promise<void>;
+  private readonly log: repo.SendLog;
 
   constructor(
     private readonly db: Db,
     private readonly delivery: DeliveryEngine,
     private readonly deps: TransactionalEmailDependencies,
-    private readonly options: TransactionalOptions,
   ) {
     this.holds = new GroupCommit((group) => this.hold(group), { maxBatch: MAX_GROUP });
-    this.logSend = repo.sendLog(db);
+    this.log = repo.sendLog(db);
   }
 
   /**
@@ -135,20 +129,7 @@ export class TransactionalEmailService {
    */
   async send(sender: ProjectTenant, input: EmailInput, idempotencyKey: string | undefined): Promise<EmailEnvelope> {
     await this.checkSenders(sender.projectId, input);
-    const { envelope, messageId } = await this.deliver(sender, input);
-    await this.logSend({
-      id: newId('txs'),
-      projectId: sender.projectId,
-      channel: 'email',
-      apiKeyId: sender.apiKeyId,
-      sandbox: sender.sandbox,
-      recipient: { to: input.to },
-      messageId,
-      idempotencyKey: idempotencyKey ?? null,
-      outcome: { ...envelope },
-      reason: envelope.reason,
-    });
-    return envelope;
+    return this.log(sender, 'email', { to: input.to }, idempotencyKey, await this.deliver(sender, input));
   }
 
   /** The sender is the project's to prove, never Herald's to rewrite: each address on a verified domain, or 422. */
@@ -203,9 +184,8 @@ export class TransactionalEmailService {
     const held = await this.holds.submit({ sender, project, address: input.to.toLowerCase(), essential, message });
     if ('refusal' in held) return { ...none, envelope: refused(held.refusal) };
 
-    const [result] = await this.delivery.deliverNow([held.claimed], message, project, { queueAfterBudget: true });
-    // The cap counts mail a provider accepted; a queued email is reserved again by the worker that sends it.
-    if (held.drawn && result!.status !== 'sent') await refundEmailQuota(this.db, sender.projectId, 1, this.options.clock());
+    const [result] = await this.delivery.sendHeld(message, project, [held]);
+    if ('refusal' in result!) return { ...none, envelope: refused(result.refusal) };
     const envelope: EmailEnvelope =
       result!.status === 'sent'
         ? { success: true, status: sender.sandbox ? 'sandbox' : 'sent', messageId: message.id, reason: sender.sandbox ? 'sandbox' : null }
@@ -218,14 +198,11 @@ export class TransactionalEmailService {
 
   /**
    * Checks and writes a group of sends in one transaction, each answered on its own: the recipient's suppressions
-   * and subscribers (a suppressed address is refused before any contact is made for it), the project's delivery
-   * policy, then the monthly cap — a policy refusal draws nothing — and the messages with their deliveries, claimed
-   * for the inline send. The cap's counter row stays locked from its reservation to the commit, one statement later:
-   * concurrent groups wait for that, not for each other's checks. Contacts and policy decisions hold their locks
-   * until the commit too, so a concurrent send to the same address counts these as in flight.
+   * and subscribers (a suppressed address is refused before any contact is made for it), then the engine's write
+   * (policy, monthly cap, the messages with their deliveries claimed for the inline send). Contacts hold their locks
+   * until the commit, so a concurrent send to the same address counts these as in flight.
    */
   private async hold(group: Ready[]): Promise<Held[]> {
-    const now = this.options.clock();
     return this.db.transaction(async (tx) => {
       const held: (Held | undefined)[] = new Array(group.length);
       const wanted = group.map(({ sender, address }) => ({ scope: sender, address }));
@@ -237,40 +214,17 @@ export class TransactionalEmailService {
       });
       const holders = await this.deps.contacts.emailRecipients(tx, open.map((i) => wanted[i]!));
 
-      // Per project, in one order, so two groups never take each other's cap locks in a cycle.
-      const byProject = new Map<string, { i: number; subscriberId: string; timezone: string | null }[]>();
       open.forEach((i, j) => {
-        const send = group[i]!;
-        const refusal = recipientRefusal(suppressed[i], holders[j], send.essential);
-        if (refusal) return void (held[i] = { refusal });
-        const sends = byProject.get(send.message.projectId) ?? [];
-        sends.push({ i, subscriberId: holders[j]!.subscriberId, timezone: holders[j]!.timezone });
-        byProject.set(send.message.projectId, sends);
+        const refusal = recipientRefusal(suppressed[i], holders[j], group[i]!.essential);
+        if (refusal) held[i] = { refusal };
       });
-      const going: { i: number; subscriberId: string; drawn: boolean }[] = [];
-      for (const projectId of [...byProject.keys()].sort()) {
-        const sends = byProject.get(projectId)!;
-        const { project } = group[sends[0]!.i]!;
-        const targets = sends.map(({ i, timezone }) => ({ recipient: group[i]!.address, timezone }));
-        const decisions = await decidePolicy(tx, project, 'email', targets, now);
-        const allowed = sends.filter(({ i }, k) => {
-          const decision = decisions[k]!;
-          if (!decision.allowed) held[i] = { refusal: decision.reason };
-          return decision.allowed;
-        });
-        // The sandbox sends nothing, so it draws nothing from the cap.
-        const live = allowed.filter(({ i }) => !group[i]!.message.sandbox);
-        const { granted } = await reserveEmailQuota(tx, projectId, live.length, now);
-        live.slice(granted).forEach(({ i }) => (held[i] = { refusal: 'monthly_cap_reached' }));
-        const capped = new Set(live.slice(granted).map(({ i }) => i));
-        for (const { i, subscriberId } of allowed) if (!capped.has(i)) going.push({ i, subscriberId, drawn: !group[i]!.message.sandbox });
-      }
-      const claimed = await insertSingleSends(
-        tx,
-        going.map(({ i, subscriberId }) => ({ message: group[i]!.message, recipient: { subscriberId, destination: group[i]!.address } })),
-        this.options.leaseSeconds,
-      );
-      going.forEach(({ i, drawn }, k) => (held[i] = { claimed: claimed[k]!, drawn }));
+      const units = open.flatMap((i, j) => {
+        if (held[i]) return [];
+        const { message, project, address } = group[i]!;
+        return [{ i, unit: { message, project, targets: [{ subscriberId: holders[j]!.subscriberId, destination: address, timezone: holders[j]!.timezone }] } }];
+      });
+      const written = await this.delivery.hold(tx, units.map(({ unit }) => unit));
+      units.forEach(({ i }, k) => (held[i] = written[k]![0]!));
       return held as Held[];
     });
   }

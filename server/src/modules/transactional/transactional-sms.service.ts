@@ -3,15 +3,7 @@
 import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import type { Db } from '../../db/database.js';
 import type { SmsContent } from '../../db/schema.js';
-import {
-  countSegments,
-  decidePolicy,
-  insertClaimedDeliveries,
-  insertMessage,
-  type DeliveryEngine,
-  type DeliveryReason,
-  type MessageRecord,
-} from '../../delivery/index.js';
+import { countSegments, type DeliveryEngine, type DeliveryReason, type MessageRecord } from '../../delivery/index.js';
 import { validationFailed } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import { messagingServiceOf, type SmsSenderService } from '../channels/index.js';
@@ -19,7 +11,6 @@ import type { ContactService } from '../subscribers/index.js';
 import type { ProjectTenant } from '../tenancy.js';
 import * as repo from './transactional.repository.js';
 import type { SMS_REASONS, SMS_STATUSES } from './transactional.schemas.js';
-import type { TransactionalOptions } from './transactional.service.js';
 
 export type SmsReason = (typeof SMS_REASONS)[number];
 export type SmsSendStatus = (typeof SMS_STATUSES)[number];
@@ -40,9 +31,11 @@ export interface SmsInput {
   senderId?: string | undefined;
 }
 
-/** An engine reason as this route reports it. */
+/** An engine reason (a policy refusal, a failure) as this route reports it. */
 function deliveryReason(reason: DeliveryReason | null): SmsReason {
   switch (reason) {
+    case 'quiet_hours':
+    case 'frequency_capped':
     case 'invalid_phone':
     case 'carrier_rejected':
     case 'unverified_sender_id':
@@ -55,15 +48,14 @@ function deliveryReason(reason: DeliveryReason | null): SmsReason {
 }
 
 export class TransactionalSmsService {
-  private readonly logSend: (row: repo.SendRow) => Promise<void>;
+  private readonly log: repo.SendLog;
 
   constructor(
     private readonly db: Db,
     private readonly delivery: DeliveryEngine,
     private readonly deps: { contacts: ContactService; senders: SmsSenderService },
-    private readonly options: TransactionalOptions,
   ) {
-    this.logSend = repo.sendLog(db);
+    this.log = repo.sendLog(db);
   }
 
   /** Sends one SMS now and logs the send; 422 when the text is empty or longer than MAX_SMS_SEGMENTS parts. */
@@ -71,20 +63,7 @@ export class TransactionalSmsService {
     const content: SmsContent = { body: input.message };
     const problem = this.delivery.validate('sms', content)?.[0];
     if (problem) throw validationFailed([{ field: 'message', error: problem.error }]);
-    const { messageId, envelope } = await this.deliver(sender, input, content);
-    await this.logSend({
-      id: newId('txs'),
-      projectId: sender.projectId,
-      channel: 'sms',
-      apiKeyId: sender.apiKeyId,
-      sandbox: sender.sandbox,
-      recipient: { to: input.to },
-      messageId,
-      idempotencyKey: idempotencyKey ?? null,
-      outcome: { ...envelope },
-      reason: envelope.reason,
-    });
-    return envelope;
+    return this.log(sender, 'sms', { to: input.to }, idempotencyKey, await this.deliver(sender, input, content));
   }
 
   private async deliver(sender: ProjectTenant, input: SmsInput, content: SmsContent): Promise<{ messageId: string | null; envelope: SmsEnvelope }> {
@@ -107,7 +86,6 @@ export class TransactionalSmsService {
     const holders = await this.deps.contacts.phoneRecipient(sender, to, 'sms');
     if (holders.channelOff) return refused('recipient_unsubscribed');
 
-    const now = this.options.clock();
     const message: MessageRecord<'sms'> = {
       id: newId('msg'),
       projectId: sender.projectId,
@@ -118,18 +96,8 @@ export class TransactionalSmsService {
       content,
       options: chosen.options,
     };
-    type Held = { refusal: SmsReason } | { claimed: Awaited<ReturnType<typeof insertClaimedDeliveries>> };
-    const held = await this.db.transaction(async (tx): Promise<Held> => {
-      const [decision] = await decidePolicy(tx, project, 'sms', [{ recipient: to, timezone: holders.timezone }], now);
-      if (!decision!.allowed) return { refusal: decision!.reason };
-      await insertMessage(tx, message);
-      // Under the cap lock until commit: a concurrent send to the same number counts this one as in flight.
-      return { claimed: await insertClaimedDeliveries(tx, message, [{ subscriberId: holders.subscriberId, destination: to }], this.options.leaseSeconds) };
-    });
-    if ('refusal' in held) return refused(held.refusal);
-
-    // A sender's rate may hold it past the inline budget: then Herald's workers send it at its turn.
-    const [result] = await this.delivery.deliverNow(held.claimed, message, project, { queueAfterBudget: true });
+    const [result] = await this.delivery.send(message, [{ subscriberId: holders.subscriberId, destination: to, timezone: holders.timezone }], project);
+    if ('refusal' in result!) return refused(deliveryReason(result.refusal));
     const from = chosen.options.from ?? null;
     const base = { success: true as const, messageId: message.id, segments, encoding, from };
     const envelope: SmsEnvelope =

@@ -2,22 +2,13 @@
 // window, the number's opt-out and preferences, the delivery policy, an inline send, one envelope, one log row.
 import type { Db } from '../../db/database.js';
 import type { WhatsAppContent, WhatsAppTemplateComponent } from '../../db/schema.js';
-import {
-  decidePolicy,
-  findAddressState,
-  insertClaimedDeliveries,
-  insertMessage,
-  type DeliveryEngine,
-  type DeliveryReason,
-  type MessageRecord,
-} from '../../delivery/index.js';
+import { findAddressState, type DeliveryEngine, type DeliveryReason, type MessageRecord } from '../../delivery/index.js';
 import { newId } from '../../shared/ids.js';
 import type { ContactService } from '../subscribers/index.js';
 import type { ProjectTenant } from '../tenancy.js';
 import type { WhatsAppTemplateService } from '../whatsapp/index.js';
 import * as repo from './transactional.repository.js';
 import type { WHATSAPP_REASONS, WHATSAPP_STATUSES } from './transactional.schemas.js';
-import type { TransactionalOptions } from './transactional.service.js';
 
 export type WhatsAppReason = (typeof WHATSAPP_REASONS)[number];
 export type WhatsAppSendStatus = (typeof WHATSAPP_STATUSES)[number];
@@ -61,6 +52,8 @@ const refused = (reason: WhatsAppReason, messageType: WhatsAppEnvelope['messageT
 /** An engine reason as this route reports it. */
 function deliveryReason(reason: DeliveryReason | null): WhatsAppReason {
   switch (reason) {
+    case 'quiet_hours':
+    case 'frequency_capped':
     case 'template_not_approved':
     case 'template_not_found':
     case 'outside_service_window':
@@ -75,38 +68,25 @@ function deliveryReason(reason: DeliveryReason | null): WhatsAppReason {
 }
 
 export class TransactionalWhatsAppService {
-  private readonly logSend: (row: repo.SendRow) => Promise<void>;
+  private readonly log: repo.SendLog;
 
   constructor(
     private readonly db: Db,
     private readonly delivery: DeliveryEngine,
     private readonly deps: TransactionalWhatsAppDependencies,
-    private readonly options: TransactionalOptions,
+    private readonly clock: () => Date,
   ) {
-    this.logSend = repo.sendLog(db);
+    this.log = repo.sendLog(db);
   }
 
   /** Sends one WhatsApp message now and logs the send. A test key's message is checked and recorded, never sent. */
   async send(sender: ProjectTenant, input: WhatsAppInput, idempotencyKey: string | undefined): Promise<WhatsAppEnvelope> {
-    const { envelope, messageId } = await this.deliver(sender, input);
-    await this.logSend({
-      id: newId('txs'),
-      projectId: sender.projectId,
-      channel: 'whatsapp',
-      apiKeyId: sender.apiKeyId,
-      sandbox: sender.sandbox,
-      recipient: { to: input.to },
-      messageId,
-      idempotencyKey: idempotencyKey ?? null,
-      outcome: { ...envelope },
-      reason: envelope.reason,
-    });
-    return envelope;
+    return this.log(sender, 'whatsapp', { to: input.to }, idempotencyKey, await this.deliver(sender, input));
   }
 
   private async deliver(sender: ProjectTenant, input: WhatsAppInput): Promise<{ envelope: WhatsAppEnvelope; messageId: string | null }> {
     const none = { messageId: null };
-    const now = this.options.clock();
+    const now = this.clock();
     // The person's word and their window are the live number's (Meta calls back for it alone), whichever key asks.
     const number = await findAddressState(this.db, { projectId: sender.projectId, sandbox: false, channel: 'whatsapp', address: input.to });
     const windowOpen = number.lastInboundAt !== null && now.getTime() - number.lastInboundAt.getTime() < SERVICE_WINDOW_MS;
@@ -146,19 +126,10 @@ export class TransactionalWhatsAppService {
       content,
       options: {},
     };
-    type Held = { refusal: WhatsAppReason } | { claimed: Awaited<ReturnType<typeof insertClaimedDeliveries>> };
-    const held = await this.db.transaction(async (tx): Promise<Held> => {
-      const [decision] = await decidePolicy(tx, project, 'whatsapp', [{ recipient: input.to, timezone: holders.timezone }], now);
-      if (!decision!.allowed) return { refusal: decision!.reason };
-      await insertMessage(tx, message);
-      // Under the cap lock until commit: a concurrent send to the same number counts this one as in flight.
-      return { claimed: await insertClaimedDeliveries(tx, message, [{ subscriberId: holders.subscriberId, destination: input.to }], this.options.leaseSeconds) };
-    });
-    if ('refusal' in held) return { ...none, envelope: refused(held.refusal, messageType) };
-
     // A provider's opt-out answer (Meta's 131050, Twilio's 63014) opts the number out in the engine: the next send is
     // refused before it is written.
-    const [result] = await this.delivery.deliverNow(held.claimed, message, project, { queueAfterBudget: true });
+    const [result] = await this.delivery.send(message, [{ subscriberId: holders.subscriberId, destination: input.to, timezone: holders.timezone }], project);
+    if ('refusal' in result!) return { ...none, envelope: refused(deliveryReason(result.refusal), messageType) };
     const envelope: WhatsAppEnvelope =
       result!.status === 'sent'
         ? { success: true, status: sender.sandbox ? 'sandbox' : 'sent', messageId: message.id, reason: sender.sandbox ? 'sandbox' : null, messageType }

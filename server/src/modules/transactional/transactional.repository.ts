@@ -3,7 +3,8 @@ import { and, count, desc, eq, gte, inArray, isNotNull, isNull, lt, sql } from '
 import type { Db } from '../../db/database.js';
 import { channelAddresses, deliveries, subscribers, transactionalSends, type Channel } from '../../db/schema.js';
 import { GroupCommit } from '../../shared/group-commit.js';
-import type { ProjectScope } from '../tenancy.js';
+import { newId } from '../../shared/ids.js';
+import type { ProjectScope, ProjectTenant } from '../tenancy.js';
 
 export type Recipient = { externalId: string } | { token: string };
 
@@ -57,13 +58,36 @@ export type SendRow = typeof transactionalSends.$inferInsert;
 /** Sends logged together at most by one INSERT. */
 const MAX_LOG_GROUP = 100;
 
-/** Logs sends: the rows that arrive together share one multi-row INSERT and its commit (group commit). */
-export function sendLog(db: Db): (row: SendRow) => Promise<void> {
+/** Logs one transactional send as its route answered it, and answers that envelope. */
+export type SendLog = <E extends { reason: string | null }>(
+  sender: ProjectTenant,
+  channel: Channel,
+  recipient: Record<string, string>,
+  idempotencyKey: string | undefined,
+  sent: { messageId: string | null; envelope: E },
+) => Promise<E>;
+
+/** The send log of every channel: the rows that arrive together share one multi-row INSERT and its commit (group commit). */
+export function sendLog(db: Db): SendLog {
   const commits = new GroupCommit<SendRow, void>(async (rows) => {
     await db.insert(transactionalSends).values(rows);
     return rows.map(() => undefined);
   }, { maxBatch: MAX_LOG_GROUP });
-  return (row) => commits.submit(row);
+  return async (sender, channel, recipient, idempotencyKey, { messageId, envelope }) => {
+    await commits.submit({
+      id: newId('txs'),
+      projectId: sender.projectId,
+      channel,
+      apiKeyId: sender.apiKeyId,
+      sandbox: sender.sandbox,
+      recipient,
+      messageId,
+      idempotencyKey: idempotencyKey ?? null,
+      outcome: { ...envelope },
+      reason: envelope.reason,
+    });
+    return envelope;
+  };
 }
 
 export interface SendFilters {

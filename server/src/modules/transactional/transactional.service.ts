@@ -1,15 +1,7 @@
 // Transactional push (spec 4.8): one recipient's devices, the delivery policy, an inline send, one envelope, one log row.
 import type { Db } from '../../db/database.js';
 import type { PushAction, PushOptions } from '../../db/schema.js';
-import {
-  DEFAULT_PUSH_TTL_SECONDS,
-  decidePolicy,
-  insertClaimedDeliveries,
-  insertMessage,
-  type DeliveryEngine,
-  type DeliveryReason,
-  type MessageRecord,
-} from '../../delivery/index.js';
+import { DEFAULT_PUSH_TTL_SECONDS, type DeliveryEngine, type DeliveryReason, type MessageRecord } from '../../delivery/index.js';
 import { newId } from '../../shared/ids.js';
 import type { ProjectScope, ProjectTenant } from '../tenancy.js';
 import * as repo from './transactional.repository.js';
@@ -83,21 +75,14 @@ function summarize(outcomes: DeviceOutcome[], sandbox: boolean): SendEnvelope {
   return envelope(true, false, deactivated, PRECEDENCE.find((r) => reasons.has(r))!);
 }
 
-export interface TransactionalOptions {
-  /** How long an inline send holds its deliveries before a worker may take them over (the engine's lease). */
-  leaseSeconds: number;
-  clock: () => Date;
-}
-
 export class TransactionalService {
-  private readonly logSend: (row: repo.SendRow) => Promise<void>;
+  private readonly log: repo.SendLog;
 
   constructor(
     private readonly db: Db,
     private readonly delivery: DeliveryEngine,
-    private readonly options: TransactionalOptions,
   ) {
-    this.logSend = repo.sendLog(db);
+    this.log = repo.sendLog(db);
   }
 
   /**
@@ -106,29 +91,16 @@ export class TransactionalService {
    */
   async send(sender: ProjectTenant, input: SendInput, idempotencyKey: string | undefined): Promise<SendEnvelope> {
     const recipient: repo.Recipient = input.externalId !== undefined ? { externalId: input.externalId } : { token: input.token! };
-    const { result, messageId } = await this.deliver(sender, recipient, input);
-    await this.logSend({
-      id: newId('txs'),
-      projectId: sender.projectId,
-      channel: 'push',
-      apiKeyId: sender.apiKeyId,
-      sandbox: sender.sandbox,
-      recipient,
-      messageId,
-      idempotencyKey: idempotencyKey ?? null,
-      outcome: { ...result },
-      reason: result.reason,
-    });
-    return result;
+    return this.log(sender, 'push', recipient, idempotencyKey, await this.deliver(sender, recipient, input));
   }
 
   private async deliver(sender: ProjectTenant, recipient: repo.Recipient, input: SendInput) {
     const none = { messageId: null };
     const devices = await repo.findDevices(this.db, sender.projectId, recipient, MAX_DEVICES);
-    if (devices.length === 0) return { ...none, result: envelope(false, false, false, 'subscriber_not_found') };
+    if (devices.length === 0) return { ...none, envelope: envelope(false, false, false, 'subscriber_not_found') };
     // Devices of the other environment are not the caller's to reach (spec 7.4: subscriber_inactive).
     const own = devices.filter((d) => d.sandbox === sender.sandbox);
-    if (own.length === 0) return { ...none, result: envelope(true, false, false, 'subscriber_inactive') };
+    if (own.length === 0) return { ...none, envelope: envelope(true, false, false, 'subscriber_inactive') };
 
     const outcomes: DeviceOutcome[] = [];
     const reachable: repo.Device[] = [];
@@ -136,11 +108,10 @@ export class TransactionalService {
       if (d.status === 'active' && d.pushable) reachable.push(d);
       else outcomes.push({ sent: false, reason: d.status === 'inactive' ? 'subscriber_inactive' : 'subscriber_unsubscribed' });
     }
-    if (reachable.length === 0) return { ...none, result: summarize(outcomes, sender.sandbox) };
+    if (reachable.length === 0) return { ...none, envelope: summarize(outcomes, sender.sandbox) };
 
     // Cached only while the engine hears of changes: a change to the project's policy or zone applies to the next send.
-    const project = (await this.delivery.sendingProjects([sender.projectId])).get(sender.projectId);
-    const now = this.options.clock();
+    const project = (await this.delivery.sendingProjects([sender.projectId])).get(sender.projectId)!;
     const message: MessageRecord = {
       id: newId('msg'),
       projectId: sender.projectId,
@@ -159,28 +130,15 @@ export class TransactionalService {
       },
       options: { ttlSeconds: input.ttl ?? DEFAULT_PUSH_TTL_SECONDS, urgency: input.urgency ?? 'normal', topic: input.topic },
     };
-    const claimed = await this.db.transaction(async (tx) => {
-      const targets = reachable.map((d) => ({ recipient: d.id, timezone: d.timezone }));
-      const decisions = await decidePolicy(tx, project!, 'push', targets, now);
-      const allowed: string[] = [];
-      decisions.forEach((decision, i) => {
-        if (decision.allowed) allowed.push(reachable[i]!.id);
-        else outcomes.push({ sent: false, reason: decision.reason });
-      });
-      if (allowed.length === 0) return [];
-      await insertMessage(tx, message);
-      // Under the cap lock until commit: a concurrent send to the same device counts these as in flight.
-      const recipients = allowed.map((subscriberId) => ({ subscriberId, destination: null }));
-      return insertClaimedDeliveries(tx, message, recipients, this.options.leaseSeconds);
-    });
-    if (claimed.length === 0) return { ...none, result: summarize(outcomes, sender.sandbox) };
-
-    for (const result of await this.delivery.deliverNow(claimed, message, project!)) {
-      outcomes.push(
-        result.status === 'sent' ? { sent: true } : { sent: false, reason: deviceReason(result.reason), deactivated: result.deactivated },
-      );
+    const targets = reachable.map((d) => ({ subscriberId: d.id, destination: null, timezone: d.timezone }));
+    const results = await this.delivery.send(message, targets, project);
+    for (const result of results) {
+      if ('refusal' in result) outcomes.push({ sent: false, reason: deviceReason(result.refusal) });
+      else outcomes.push(result.status === 'sent' ? { sent: true } : { sent: false, reason: deviceReason(result.reason), deactivated: result.deactivated });
     }
-    return { messageId: message.id, result: summarize(outcomes, sender.sandbox) };
+    // A message is written once some device's policy lets it go.
+    const written = results.some((result) => !('refusal' in result));
+    return { messageId: written ? message.id : null, envelope: summarize(outcomes, sender.sandbox) };
   }
 
   async listSends(scope: ProjectScope, filters: repo.SendFilters, page: number, pageSize: number) {

@@ -1,0 +1,82 @@
+// The write half of sending now: the delivery policy, the monthly email cap, the message and its claimed deliveries,
+// in the caller's transaction. Every transactional send goes through it (DeliveryEngine.send, .hold).
+import type { Db } from '../db/database.js';
+import type { PolicyDecision } from './delivery-policy.js';
+import { decidePolicy } from './delivery-policy.repository.js';
+import { insertClaimed, insertMessage, insertSingleSends, type ClaimedDelivery, type MessageRecord, type SendingProject, type SingleSend } from './delivery.repository.js';
+import { reserveEmailQuota } from './email-quota.repository.js';
+
+/** One recipient of a send now: a push device (no destination), or an address one subscriber holds. */
+export interface SendTarget {
+  subscriberId: string;
+  destination: string | null;
+  /** The subscriber's own zone, for quiet hours; the project's stands in. */
+  timezone: string | null;
+}
+
+/** A message and its recipients, checked and written together. */
+export interface SendUnit {
+  message: MessageRecord;
+  project: SendingProject;
+  targets: readonly SendTarget[];
+}
+
+/** Why a send now was refused before anything was written: the delivery policy, or the monthly email cap. */
+export type SendRefusal = Extract<PolicyDecision, { allowed: false }>['reason'] | 'monthly_cap_reached';
+
+/** What the write made of one target: refused, or written with its delivery claimed (and one email drawn from the cap). */
+export type Hold = { refusal: SendRefusal } | { claimed: ClaimedDelivery; drawn: boolean };
+
+/**
+ * Checks and writes units in the caller's transaction, answering each target in order: the project's delivery policy
+ * (per device for push, per address otherwise), then the monthly cap for live email (a policy refusal draws
+ * nothing; the sandbox sends nothing and draws nothing), then the messages with their deliveries claimed for the
+ * inline send. Projects are taken in one order, so two transactions never take each other's cap locks in a cycle;
+ * the policy's and the cap's locks are held to the commit, so a concurrent send counts these as in flight.
+ */
+export async function holdSends(tx: Db, units: readonly SendUnit[], now: Date, leaseSeconds: number): Promise<Hold[][]> {
+  const holds: Hold[][] = units.map((unit) => new Array<Hold>(unit.targets.length));
+  const order = units.map((_, u) => u).sort((a, b) => units[a]!.project.id.localeCompare(units[b]!.project.id));
+  const going: { u: number; t: number; drawn: boolean }[] = [];
+  for (const u of order) {
+    const { message, project, targets } = units[u]!;
+    const decisions = await decidePolicy(
+      tx,
+      project,
+      message.channel,
+      targets.map((target) => ({ recipient: target.destination ?? target.subscriberId, timezone: target.timezone })),
+      now,
+    );
+    const allowed = targets.flatMap((_, t) => {
+      const decision = decisions[t]!;
+      if (decision.allowed) return [t];
+      holds[u]![t] = { refusal: decision.reason };
+      return [];
+    });
+    const capped = message.channel === 'email' && !message.sandbox;
+    const { granted } = capped ? await reserveEmailQuota(tx, project.id, allowed.length, now) : { granted: allowed.length };
+    allowed.slice(granted).forEach((t) => (holds[u]![t] = { refusal: 'monthly_cap_reached' }));
+    for (const t of allowed.slice(0, granted)) going.push({ u, t, drawn: capped });
+  }
+
+  // A message with one recipient (every email, SMS and WhatsApp send) goes with the others in one statement; a push to
+  // several devices of a person is one message with a delivery each.
+  const perMessage = new Map<number, typeof going>();
+  for (const g of going) perMessage.set(g.u, [...(perMessage.get(g.u) ?? []), g]);
+  const single: SingleSend[] = [];
+  const singles: typeof going = [];
+  for (const [u, gs] of perMessage) {
+    const { message, targets } = units[u]!;
+    if (gs.length === 1) {
+      single.push({ message, recipient: { subscriberId: targets[gs[0]!.t]!.subscriberId, destination: targets[gs[0]!.t]!.destination } });
+      singles.push(gs[0]!);
+      continue;
+    }
+    await insertMessage(tx, message);
+    const claimed = await insertClaimed(tx, message, gs.map(({ t }) => ({ subscriberId: targets[t]!.subscriberId, destination: targets[t]!.destination })), leaseSeconds);
+    gs.forEach(({ t, drawn }, k) => (holds[u]![t] = { claimed: claimed[k]!, drawn }));
+  }
+  const claimed = await insertSingleSends(tx, single, leaseSeconds);
+  singles.forEach(({ u, t, drawn }, k) => (holds[u]![t] = { claimed: claimed[k]!, drawn }));
+  return holds;
+}
