@@ -19,6 +19,7 @@ import type { EmailTemplateService, TemplateRender } from '../email-templates/in
 import type { ContactService, EmailHolders } from '../subscribers/index.js';
 import type { SuppressionService } from '../suppressions/index.js';
 import type { ProjectTenant } from '../tenancy.js';
+import { addressOutcome } from './send-outcome.js';
 import * as repo from './transactional.repository.js';
 import type { EMAIL_REASONS, EMAIL_STATUSES } from './transactional.schemas.js';
 
@@ -186,14 +187,7 @@ export class TransactionalEmailService {
 
     const [result] = await this.delivery.sendHeld(message, project, [held]);
     if ('refusal' in result!) return { ...none, envelope: refused(result.refusal) };
-    const envelope: EmailEnvelope =
-      result!.status === 'sent'
-        ? { success: true, status: sender.sandbox ? 'sandbox' : 'sent', messageId: message.id, reason: sender.sandbox ? 'sandbox' : null }
-        : result!.status === 'queued'
-          ? // The last failure; none when it only waits for its provider's rate.
-            { success: true, status: 'queued', messageId: message.id, reason: result!.reason && deliveryReason(result!.reason) }
-          : { success: true, status: 'failed', messageId: message.id, reason: deliveryReason(result!.reason) };
-    return { messageId: message.id, envelope };
+    return { messageId: message.id, envelope: { success: true, messageId: message.id, ...addressOutcome(result!, sender.sandbox, deliveryReason) } };
   }
 
   /**

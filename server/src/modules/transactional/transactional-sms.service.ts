@@ -9,6 +9,7 @@ import { newId } from '../../shared/ids.js';
 import { messagingServiceOf, type SmsSenderService } from '../channels/index.js';
 import type { ContactService } from '../subscribers/index.js';
 import type { ProjectTenant } from '../tenancy.js';
+import { addressOutcome } from './send-outcome.js';
 import * as repo from './transactional.repository.js';
 import type { SMS_REASONS, SMS_STATUSES } from './transactional.schemas.js';
 
@@ -98,14 +99,7 @@ export class TransactionalSmsService {
     };
     const [result] = await this.delivery.send(message, [{ subscriberId: holders.subscriberId, destination: to, timezone: holders.timezone }], project);
     if ('refusal' in result!) return refused(deliveryReason(result.refusal));
-    const from = chosen.options.from ?? null;
-    const base = { success: true as const, messageId: message.id, segments, encoding, from };
-    const envelope: SmsEnvelope =
-      result!.status === 'sent'
-        ? { ...base, status: sender.sandbox ? 'sandbox' : 'sent', reason: sender.sandbox ? 'sandbox' : null }
-        : result!.status === 'queued'
-          ? { ...base, status: 'queued', reason: result!.reason && deliveryReason(result!.reason) }
-          : { ...base, status: 'failed', reason: deliveryReason(result!.reason) };
-    return { messageId: message.id, envelope };
+    const outcome = addressOutcome(result!, sender.sandbox, deliveryReason);
+    return { messageId: message.id, envelope: { success: true, messageId: message.id, ...outcome, segments, encoding, from: chosen.options.from ?? null } };
   }
 }

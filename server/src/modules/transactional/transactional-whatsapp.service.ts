@@ -7,6 +7,7 @@ import { newId } from '../../shared/ids.js';
 import type { ContactService } from '../subscribers/index.js';
 import type { ProjectTenant } from '../tenancy.js';
 import type { WhatsAppTemplateService } from '../whatsapp/index.js';
+import { addressOutcome } from './send-outcome.js';
 import * as repo from './transactional.repository.js';
 import type { WHATSAPP_REASONS, WHATSAPP_STATUSES } from './transactional.schemas.js';
 
@@ -130,12 +131,6 @@ export class TransactionalWhatsAppService {
     // refused before it is written.
     const [result] = await this.delivery.send(message, [{ subscriberId: holders.subscriberId, destination: input.to, timezone: holders.timezone }], project);
     if ('refusal' in result!) return { ...none, envelope: refused(deliveryReason(result.refusal), messageType) };
-    const envelope: WhatsAppEnvelope =
-      result!.status === 'sent'
-        ? { success: true, status: sender.sandbox ? 'sandbox' : 'sent', messageId: message.id, reason: sender.sandbox ? 'sandbox' : null, messageType }
-        : result!.status === 'queued'
-          ? { success: true, status: 'queued', messageId: message.id, reason: result!.reason && deliveryReason(result!.reason), messageType }
-          : { success: true, status: 'failed', messageId: message.id, reason: deliveryReason(result!.reason), messageType };
-    return { messageId: message.id, envelope };
+    return { messageId: message.id, envelope: { success: true, messageId: message.id, ...addressOutcome(result!, sender.sandbox, deliveryReason), messageType } };
   }
 }
