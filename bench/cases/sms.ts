@@ -3,7 +3,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { openDatabase } from '../../server/src/db/database.js';
-import { announceDeliveries, insertMessage, insertMessageStats } from '../../server/src/delivery/index.js';
+import { announceDeliveries } from '../../server/src/delivery/delivery-notifications.js';
+import { insertMessage, insertMessageStats } from '../../server/src/delivery/delivery.repository.js';
 import { newId } from '../../server/src/shared/ids.js';
 import { newTwilioAccount } from '../../server/test/twilio-peer.js';
 import type { WorkerProcess } from '../../server/test/worker-processes.js';

@@ -197,12 +197,6 @@ export function createServices(db: Db, config: ServicesConfig, jwtSecret: string
     senderVerified: async (projectId, address) => (await emailDomains.verifiedDomainFor(projectId, address)) !== undefined,
     template: (scope, id) => emailTemplates.find(scope, id),
   });
-  const campaigns = new CampaignService(
-    db,
-    segments,
-    { push: pushCampaignKind((content) => delivery.validate('push', content)), email: emailKind },
-    { clock, scheduleGraceSeconds: config.campaigns.scheduleGraceSeconds, sendTest: (message, recipients) => delivery.sendTest(message, recipients) },
-  );
   const forget = (projectId: string) => {
     apiKeys.forgetProject(projectId);
     delivery.forgetProject(projectId);
@@ -259,6 +253,12 @@ export function createServices(db: Db, config: ServicesConfig, jwtSecret: string
     onCapReached: (messages, until) => campaigns.onCapReached(messages, until),
     projectCaches: [emailDomains, emailTemplates],
   });
+  const campaigns = new CampaignService(
+    db,
+    segments,
+    { push: pushCampaignKind((content) => delivery.validate('push', content)), email: emailKind },
+    { clock, scheduleGraceSeconds: config.campaigns.scheduleGraceSeconds, delivery },
+  );
   const contacts = new ContactService(db);
   const whatsappTemplates = new WhatsAppTemplateService(db, channels, (account) => listMessageTemplates(config.whatsapp, account));
   const preferences = new PreferenceService(db, emailLinks, contacts, { publicUrl: config.publicUrl, formTokens: createFormTokens(emailLinkSecret), clock });

@@ -2,7 +2,6 @@
 // SIGKILL midway; every recipient gets its email once but for one window (accepted by the server, not yet recorded).
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { EmailContent } from '../src/db/schema.js';
-import { announceDeliveries, insertMessage, insertMessageStats, snapshotDeliveries } from '../src/delivery/index.js';
 import { channelAudience } from '../src/modules/segments/index.js';
 import { newId } from '../src/shared/ids.js';
 import { createTenant, type Tenant } from './fixtures.js';
@@ -64,12 +63,10 @@ async function queueCampaign(tenant: Tenant): Promise<string> {
   );
   const messageId = newId('msg');
   await t.database.db.transaction(async (tx) => {
-    await insertMessage(tx, { id: messageId, projectId, channel: 'email', source: 'campaign', campaignId: null, sandbox: false, content, options: { personalized: true } });
-    await insertMessageStats(tx, messageId);
     const audience = channelAudience({ organizationId: tenant.orgId, projectId, sandbox: false }, 'email', undefined);
-    expect(await snapshotDeliveries(tx, { id: messageId, projectId, channel: 'email' }, audience)).toBe(RECIPIENTS);
+    expect(await t.services.delivery.queueAudience(tx, { id: messageId, projectId, channel: 'email', source: 'campaign', campaignId: null, sandbox: false, content, options: { personalized: true } }, audience)).toBe(RECIPIENTS);
   });
-  await announceDeliveries(t.database.db);
+  await t.services.delivery.announce();
   return messageId;
 }
 

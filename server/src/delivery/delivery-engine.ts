@@ -13,9 +13,20 @@ import { sleepFor } from '../shared/sleep.js';
 import { ProviderError, type ChannelAdapter, type ContentProblem, type ProviderRate, type SendOutcome } from './channel.js';
 import type { DeliveryReason } from './delivery-reason.js';
 import * as policyRepo from './delivery-policy.repository.js';
-import { DELIVERIES_CHANNEL } from './delivery-notifications.js';
+import { announceDeliveries, DELIVERIES_CHANNEL } from './delivery-notifications.js';
 import * as repo from './delivery.repository.js';
-import type { ClaimedDelivery, DeadRecipients, DeliveryUpdate, MessageRecord, SendingProject, StoredSendingProject, SubscriberMergeFields } from './delivery.repository.js';
+import type {
+  ClaimedDelivery,
+  ClaimedRecipient,
+  DeadRecipients,
+  DeliveryUpdate,
+  LocalDue,
+  MessageRecord,
+  SendingProject,
+  SnapshotAudience,
+  StoredSendingProject,
+  SubscriberMergeFields,
+} from './delivery.repository.js';
 import { refundEmailQuota, reserveEmailQuota } from './email-quota.repository.js';
 import { retryDelayMs } from './retry-policy.js';
 import { holdSends, type Hold, type SendRefusal, type SendTarget, type SendUnit } from './send-now.js';
@@ -343,6 +354,47 @@ export class DeliveryEngine {
     const unsent = holds.filter((hold, i) => 'claimed' in hold && hold.drawn && (answers[i] as DeliveryResult).status !== 'sent').length;
     if (unsent > 0) await refundEmailQuota(this.options.db, message.projectId, unsent, this.now());
     return answers;
+  }
+
+  /**
+   * Queues a campaign's message for the workers, in the caller's transaction (its own writes commit with it): the
+   * message, its counters, and a delivery per person of its audience (due at once, or at `localDue`'s local time).
+   * Answers the audience's size. `announce` after the commit.
+   */
+  async queueAudience(tx: Db, message: MessageRecord, audience: SnapshotAudience, localDue?: LocalDue): Promise<number> {
+    await repo.insertMessage(tx, message);
+    await repo.insertMessageStats(tx, message.id);
+    return repo.snapshotDeliveries(tx, message, audience, localDue);
+  }
+
+  /** Queues messages of one recipient each (an automation's sends), in the caller's transaction; answers how many. `announce` after the commit. */
+  queue(tx: Db, sends: readonly { message: MessageRecord; recipient: ClaimedRecipient }[]): Promise<number> {
+    return repo.queueMessages(tx, sends);
+  }
+
+  /** Wakes every listening worker: deliveries were queued (call after the commit that queued them). */
+  announce(): Promise<void> {
+    return announceDeliveries(this.options.db);
+  }
+
+  /** Holds a message's waiting deliveries where they are (each keeps when it is due); those being sent finish. */
+  pause(tx: Db, projectId: string, messageId: string): Promise<number> {
+    return repo.pauseMessage(tx, projectId, messageId);
+  }
+
+  /** Puts a paused message's deliveries back in the queue; those the monthly cap held are due at once. */
+  resume(tx: Db, projectId: string, messageId: string): Promise<number> {
+    return repo.resumeMessage(tx, projectId, messageId);
+  }
+
+  /** Withdraws a message: its deliveries not yet sent are suppressed (`campaign_cancelled`) and counted so. */
+  withdraw(tx: Db, projectId: string, messageId: string): Promise<number> {
+    return repo.withdrawMessage(tx, projectId, messageId);
+  }
+
+  /** The merge fields of the subscriber holding an email address in the project's environment (a test send's), or null. */
+  mergeFieldsOf(projectId: string, sandbox: boolean, address: string): Promise<SubscriberMergeFields | null> {
+    return repo.findMergeFields(this.options.db, projectId, sandbox, address);
   }
 
   /**

@@ -31,17 +31,8 @@ export {
 } from './delivery-events.repository.js';
 export { DeliveryEngine, type DeliveryResult, type SendResult, type TestOutcome } from './delivery-engine.js';
 export type { Hold, SendRefusal, SendTarget, SendUnit } from './send-now.js';
-export { announceDeliveries } from './delivery-notifications.js';
 export {
-  findMergeFields,
   type ClaimedDelivery,
-  insertMessage,
-  insertMessageStats,
-  pauseMessage,
-  queueMessages,
-  resumeMessage,
-  snapshotDeliveries,
-  withdrawMessage,
   type ClaimedRecipient,
   type LocalDue,
   type MessageRecord,

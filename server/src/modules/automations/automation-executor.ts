@@ -6,11 +6,9 @@ import type { Logger } from 'pino';
 import type { Db } from '../../db/database.js';
 import type { AutomationStep, EmailContent, EnrollmentState } from '../../db/schema.js';
 import {
-  announceDeliveries,
   DEFAULT_PUSH_TTL_SECONDS,
   findAddressState,
   personalizeEmail,
-  queueMessages,
   recipientVariables,
   type DeliveryEngine,
   type MessageRecord,
@@ -138,13 +136,13 @@ export class AutomationExecutor {
           tx,
           runs.filter((r) => mine.has(r.enrollmentId)),
         );
-        return queueMessages(
+        return this.deps.delivery.queue(
           tx,
           sends.filter((s) => mine.has(s.enrollmentId)).map((s) => s.send),
         );
       });
       if (result.fenced > 0) this.logger?.warn({ fenced: result.fenced }, 'dropped a pass for enrollments another executor took over');
-      if (queued > 0) await announceDeliveries(this.db);
+      if (queued > 0) await this.deps.delivery.announce();
       return result;
     } catch (error) {
       await repo.release(this.db, claimed);

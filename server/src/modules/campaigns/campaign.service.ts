@@ -3,8 +3,7 @@
 import type { z } from 'zod';
 import type { Db } from '../../db/database.js';
 import type { CampaignChannel, CampaignContent, CampaignSegment, CampaignUtm, EmailCampaignContent, SendingIssue } from '../../db/schema.js';
-import * as delivery from '../../delivery/index.js';
-import type { DeliveryEngine } from '../../delivery/index.js';
+import type { DeliveryEngine, LocalDue, MessageRecord, TestOutcome } from '../../delivery/index.js';
 import { enqueueJob, removeJob } from '../../jobs/enqueue.js';
 import { conflict, notFound, validationFailed } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
@@ -64,8 +63,8 @@ export const FINAL_STATUSES: ReadonlySet<repo.CampaignStatus> = new Set(['sent',
 
 export interface CampaignServiceOptions {
   clock: () => Date;
-  /** The engine's test sends (`DeliveryEngine.sendTest`). */
-  sendTest: DeliveryEngine['sendTest'];
+  /** The engine, which queues, pauses, resumes and withdraws campaign messages and makes their test sends. */
+  delivery: Pick<DeliveryEngine, 'queueAudience' | 'announce' | 'pause' | 'resume' | 'withdraw' | 'mergeFieldsOf' | 'sendTest'>;
   /** How late a scheduled campaign may still go out (CAMPAIGN_SCHEDULE_GRACE); later, it fails as schedule_missed. */
   scheduleGraceSeconds: number;
 }
@@ -255,7 +254,7 @@ export class CampaignService {
       if (!row) return false;
       await removeJob(tx, dispatchJobKey(id));
       await removeJob(tx, resumeJobKey(id));
-      if (row.messageId) await delivery.withdrawMessage(tx, row.projectId, row.messageId);
+      if (row.messageId) await this.options.delivery.withdraw(tx, row.projectId, row.messageId);
       return true;
     });
     if (!cancelled) {
@@ -272,7 +271,7 @@ export class CampaignService {
   async pause<C extends CampaignChannel>(reach: Reach, channel: C, id: string): Promise<CampaignViews[C]> {
     const paused = await this.db.transaction(async (tx) => {
       const row = await repo.transition(tx, reach, channel, id, ['sending'], { status: 'paused', pausedAt: new Date(), pauseReason: 'manual' });
-      if (row?.messageId) await delivery.pauseMessage(tx, row.projectId, row.messageId);
+      if (row?.messageId) await this.options.delivery.pause(tx, row.projectId, row.messageId);
       return row !== undefined;
     });
     if (!paused) {
@@ -302,12 +301,12 @@ export class CampaignService {
    * `monthly_cap_reached`, and resumes on its own when the cap frees (`until`) — or earlier, by hand, once the plan
    * allows more.
    */
-  async onCapReached(messages: readonly delivery.MessageRecord[], until: Date): Promise<void> {
+  async onCapReached(messages: readonly MessageRecord[], until: Date): Promise<void> {
     for (const { projectId, campaignId } of messages) {
       await this.db.transaction(async (tx) => {
         const row = await repo.transitionOwn(tx, projectId, campaignId!, ['sending'], { status: 'paused', pausedAt: new Date(), pauseReason: 'monthly_cap_reached' });
         if (!row) return;
-        if (row.messageId) await delivery.pauseMessage(tx, projectId, row.messageId);
+        if (row.messageId) await this.options.delivery.pause(tx, projectId, row.messageId);
         await enqueueJob(tx, RESUME_TASK, { projectId, campaignId }, { runAt: until, jobKey: resumeJobKey(campaignId!) });
       });
     }
@@ -325,12 +324,12 @@ export class CampaignService {
   /** What resuming does in the transaction that moved the campaign back to sending. */
   private async resumed(tx: Db, row: repo.CampaignRow): Promise<void> {
     await removeJob(tx, resumeJobKey(row.id));
-    if (row.messageId) await delivery.resumeMessage(tx, row.projectId, row.messageId);
+    if (row.messageId) await this.options.delivery.resume(tx, row.projectId, row.messageId);
     else await enqueueJob(tx, DISPATCH_TASK, { projectId: row.projectId, campaignId: row.id }, { jobKey: dispatchJobKey(row.id) });
   }
 
   private async afterResume(projectId: string, campaignId: string): Promise<void> {
-    await delivery.announceDeliveries(this.db);
+    await this.options.delivery.announce();
     // Paused with nothing left to send, it is complete now.
     await repo.completeFinished(this.db, [{ projectId, campaignId }]);
   }
@@ -380,17 +379,17 @@ export class CampaignService {
    * marked `[Test]`, each address rendered with the merge fields of the subscriber holding it in the campaign's
    * environment (none: defaults apply, and a variable without one fails that address). Nothing is counted or logged.
    */
-  async testSend(reach: Reach, channel: CampaignChannel, id: string, addresses: readonly string[]): Promise<delivery.TestOutcome[]> {
+  async testSend(reach: Reach, channel: CampaignChannel, id: string, addresses: readonly string[]): Promise<TestOutcome[]> {
     const row = await this.find(reach, channel, id);
     const message = this.kinds[channel].message(row.content as never, row.utm);
     const test = message.channel === 'email' ? { ...message, content: { ...message.content, subject: `[Test] ${message.content.subject}` } } : message;
     const recipients = await Promise.all(
       [...new Set(addresses.map((a) => a.toLowerCase()))].map(async (address) => ({
         address,
-        mergeFields: await delivery.findMergeFields(this.db, row.projectId, row.sandbox, address),
+        mergeFields: await this.options.delivery.mergeFieldsOf(row.projectId, row.sandbox, address),
       })),
     );
-    return this.options.sendTest({ id: newId('msg'), projectId: row.projectId, source: 'campaign', campaignId: row.id, sandbox: row.sandbox, ...test }, recipients);
+    return this.options.delivery.sendTest({ id: newId('msg'), projectId: row.projectId, source: 'campaign', campaignId: row.id, sandbox: row.sandbox, ...test }, recipients);
   }
 
   /** Checks the range now, then yields the project's campaigns created within it, oldest first, batch by batch. */
@@ -435,11 +434,9 @@ export class CampaignService {
       const filters = await this.filtersOf(scope, row);
       const messageId = newId('msg');
       const message = this.kinds[row.channel].message(row.content as never, row.utm);
-      await delivery.insertMessage(tx, { id: messageId, projectId, source: 'campaign', campaignId, sandbox: row.sandbox, ...message });
-      await delivery.insertMessageStats(tx, messageId);
-      const size = await delivery.snapshotDeliveries(
+      const size = await this.options.delivery.queueAudience(
         tx,
-        { id: messageId, projectId, channel: row.channel },
+        { id: messageId, projectId, source: 'campaign', campaignId, sandbox: row.sandbox, ...message },
         this.segments.audienceOn(scope, row.channel, filters),
         row.localTime ? await this.localDue(row) : undefined,
       );
@@ -447,13 +444,13 @@ export class CampaignService {
       return true;
     });
     if (!snapshotted) return;
-    await delivery.announceDeliveries(this.db);
+    await this.options.delivery.announce();
     // An empty audience (or one the workers finished already) is complete now.
     await repo.completeFinished(this.db, [{ projectId, campaignId }]);
   }
 
   /** The engine recorded a batch: the campaigns among its messages may have just finished. */
-  async onDeliveriesRecorded(messages: readonly delivery.MessageRecord[]): Promise<void> {
+  async onDeliveriesRecorded(messages: readonly MessageRecord[]): Promise<void> {
     const targets = messages.flatMap((m) => (m.campaignId ? [{ projectId: m.projectId, campaignId: m.campaignId }] : []));
     if (targets.length > 0) await repo.completeFinished(this.db, targets);
   }
@@ -570,7 +567,7 @@ export class CampaignService {
   }
 
   /** A local-time campaign's wall-clock time, due in each recipient's zone (the project's for those without one). */
-  private async localDue(row: repo.CampaignRow): Promise<delivery.LocalDue> {
+  private async localDue(row: repo.CampaignRow): Promise<LocalDue> {
     const zone = row.timezone ?? 'UTC';
     return { wallClock: localTimeWindow(row.sendAt!, zone).wallClock, defaultZone: (await repo.projectTimezone(this.db, row.projectId)) ?? zone };
   }

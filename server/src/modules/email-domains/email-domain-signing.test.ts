@@ -7,7 +7,6 @@ import { createTenant, type Tenant } from '../../../test/fixtures.js';
 import { startTestApp, type TestApp } from '../../../test/harness.js';
 import { startSmtpPeer, type ReceivedMail, type SmtpPeer } from '../../../test/smtp-peer.js';
 import { subscribers } from '../../db/schema.js';
-import { announceDeliveries, insertMessage, insertMessageStats, snapshotDeliveries } from '../../delivery/index.js';
 import { newId } from '../../shared/ids.js';
 import { channelAudience } from '../segments/index.js';
 
@@ -67,12 +66,10 @@ async function mailFrom(from: string): Promise<ReceivedMail> {
   const messageId = newId('msg');
   const content = { subject: 'Hello', html: '<p>Hello</p>', from: { email: from } };
   await t.database.db.transaction(async (tx) => {
-    await insertMessage(tx, { id: messageId, projectId: tenant.projectId, channel: 'email', source: 'campaign', campaignId: null, sandbox: false, content, options: {} });
-    await insertMessageStats(tx, messageId);
     const audience = channelAudience({ organizationId: tenant.orgId, projectId: tenant.projectId, sandbox: false }, 'email', inArray(subscribers.id, [contact.json<{ id: string }>().id]));
-    await snapshotDeliveries(tx, { id: messageId, projectId: tenant.projectId, channel: 'email' }, audience);
+    await t.services.delivery.queueAudience(tx, { id: messageId, projectId: tenant.projectId, channel: 'email', source: 'campaign', campaignId: null, sandbox: false, content, options: {} }, audience);
   });
-  await announceDeliveries(t.database.db);
+  await t.services.delivery.announce();
   const deadline = Date.now() + 10_000;
   while (peer.received(email).length === 0) {
     if (Date.now() > deadline) throw new Error(`no mail reached ${email}`);

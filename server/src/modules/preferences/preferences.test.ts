@@ -6,7 +6,6 @@ import { CHROME_UA, createTenant, pushSubscription, type Tenant } from '../../..
 import { startTestApp, type TestApp } from '../../../test/harness.js';
 import { subscribers, type EmailContent } from '../../db/schema.js';
 import { renderEmail } from '../../delivery/channels/email/email-render.js';
-import { announceDeliveries, insertMessage, insertMessageStats, snapshotDeliveries } from '../../delivery/index.js';
 import { newId } from '../../shared/ids.js';
 import { channelAudience } from '../segments/index.js';
 import { FORM_TOKEN_LIFETIME_SECONDS } from './form-token.js';
@@ -57,10 +56,8 @@ async function contact(email: string, options: { who?: Tenant; headers?: Record<
 async function queuedEmail(recipientIds: string[], sandbox = false): Promise<string> {
   const messageId = newId('msg');
   await t.database.db.transaction(async (tx) => {
-    await insertMessage(tx, { id: messageId, projectId: tenant.projectId, channel: 'email', source: 'campaign', campaignId: null, sandbox, content, options: {} });
-    await insertMessageStats(tx, messageId);
     const scope = { organizationId: tenant.orgId, projectId: tenant.projectId, sandbox };
-    await snapshotDeliveries(tx, { id: messageId, projectId: tenant.projectId, channel: 'email' }, channelAudience(scope, 'email', inArray(subscribers.id, recipientIds)));
+    await t.services.delivery.queueAudience(tx, { id: messageId, projectId: tenant.projectId, channel: 'email', source: 'campaign', campaignId: null, sandbox, content, options: {} }, channelAudience(scope, 'email', inArray(subscribers.id, recipientIds)));
   });
   return messageId;
 }
@@ -445,7 +442,7 @@ describe('after an unsubscribe', () => {
 
     t.services.delivery.start();
     try {
-      await announceDeliveries(t.database.db);
+      await t.services.delivery.announce();
       const deadline = Date.now() + 10_000;
       let rows: { destination: string; status: string; reason: string | null }[] = [];
       while (Date.now() < deadline) {

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHROME_UA, createTenant, type Tenant } from '../../../test/fixtures.js';
 import { startTestApp, type TestApp } from '../../../test/harness.js';
 import { createFakeBrowser, startPushService, type FakeBrowser, type PushService } from '../../../test/push-service.js';
-import { snapshotDeliveries } from '../../delivery/index.js';
+import { snapshotDeliveries } from '../../delivery/delivery.repository.js';
 import { newId } from '../../shared/ids.js';
 import { compileSegmentFilter } from './segment-filter.js';
 import { channelAudience } from './segment.repository.js';

@@ -9,7 +9,8 @@ import { dkimVerdict, startSmtpPeer, type SmtpPeer } from '../../../../test/smtp
 import { subscribers, type EmailContent } from '../../../db/schema.js';
 import { channelAudience } from '../../../modules/segments/index.js';
 import { newId } from '../../../shared/ids.js';
-import { announceDeliveries, insertMessage, insertMessageStats, snapshotDeliveries } from '../../index.js';
+import { announceDeliveries } from '../../delivery-notifications.js';
+import { insertMessage, insertMessageStats, snapshotDeliveries } from '../../delivery.repository.js';
 import { insertClaimed, type MessageRecord } from '../../delivery.repository.js';
 
 const DOMAIN = 'mail.example.com';

@@ -10,7 +10,8 @@ import { inArray } from 'drizzle-orm';
 import { subscribers } from '../../../db/schema.js';
 import { channelAudience } from '../../../modules/segments/index.js';
 import { newId } from '../../../shared/ids.js';
-import { announceDeliveries, insertMessage, insertMessageStats, snapshotDeliveries } from '../../index.js';
+import { announceDeliveries } from '../../delivery-notifications.js';
+import { insertMessage, insertMessageStats, snapshotDeliveries } from '../../delivery.repository.js';
 
 const DOMAIN = 'shop.example.com';
 const REGION = 'eu-west-1';

@@ -12,7 +12,8 @@ import { makeTestCertificates, type TestCertificates } from '../../../../test/te
 import { subscribers, type EmailContent } from '../../../db/schema.js';
 import { channelAudience } from '../../../modules/segments/index.js';
 import { newId } from '../../../shared/ids.js';
-import { announceDeliveries, insertMessage, insertMessageStats, snapshotDeliveries } from '../../index.js';
+import { announceDeliveries } from '../../delivery-notifications.js';
+import { insertMessage, insertMessageStats, snapshotDeliveries } from '../../delivery.repository.js';
 
 const ENV = { PUBLIC_URL: 'https://herald.example.com', EMAIL_BOUNCE_DOMAIN: 'bounces.herald.example.com', DELIVERY_POLL_INTERVAL_MS: '50' };
 const content: EmailContent = { subject: 'Hello', html: '<p>Hello</p>', from: { email: 'news@mail.example.com' } };
