@@ -23,6 +23,7 @@ import {
   createWebPushProvider,
   createWhatsAppAdapter,
   DeliveryEngine,
+  DeliveryRecords,
   type DkimKeys,
   type EmailLinks,
   listMessageTemplates,
@@ -189,9 +190,10 @@ export function createServices(db: Db, config: ServicesConfig, jwtSecret: string
   const keyring = createKeyring(db, config.secretKey);
   const apiKeys = new ApiKeyService(db);
   const clock = options.clock ?? (() => new Date());
+  const records = new DeliveryRecords(db);
   const segments = new SegmentService(db);
-  const suppressions = new SuppressionService(db);
-  const sesWebhook = new SesWebhookService(db, new SnsVerifier({ ...config.sesWebhook, agent: options.snsAgent, clock }), clock);
+  const suppressions = new SuppressionService(db, records);
+  const sesWebhook = new SesWebhookService(records, new SnsVerifier({ ...config.sesWebhook, agent: options.snsAgent, clock }), clock);
   const emailKind = emailCampaignKind({
     validate: (content) => delivery.validate('email', content),
     senderVerified: async (projectId, address) => (await emailDomains.verifiedDomainFor(projectId, address)) !== undefined,
@@ -259,13 +261,13 @@ export function createServices(db: Db, config: ServicesConfig, jwtSecret: string
     { push: pushCampaignKind((content) => delivery.validate('push', content)), email: emailKind },
     { clock, scheduleGraceSeconds: config.campaigns.scheduleGraceSeconds, delivery },
   );
-  const contacts = new ContactService(db);
+  const contacts = new ContactService(db, records);
   const whatsappTemplates = new WhatsAppTemplateService(db, channels, (account) => listMessageTemplates(config.whatsapp, account));
-  const preferences = new PreferenceService(db, emailLinks, contacts, { publicUrl: config.publicUrl, formTokens: createFormTokens(emailLinkSecret), clock });
+  const preferences = new PreferenceService(db, records, emailLinks, contacts, { publicUrl: config.publicUrl, formTokens: createFormTokens(emailLinkSecret), clock });
   // Drizzle's handle exposes its pg pool as $client: registrations are written on it directly.
   const pool = (db as Db & { $client: pg.Pool }).$client;
   const smsSenders = new SmsSenderService(db);
-  const whatsappWebhook = new WhatsAppWebhookService(db, channels, clock);
+  const whatsappWebhook = new WhatsAppWebhookService(records, channels, clock);
   const automations = new AutomationService(db, { delivery, email: emailKind });
   const automationExecutor = new AutomationExecutor(
     db,
@@ -286,7 +288,7 @@ export function createServices(db: Db, config: ServicesConfig, jwtSecret: string
     segments,
     suppressions,
     sesWebhook,
-    inboundMail: new InboundMailService(db, emailLinks, (token) => preferences.unsubscribeByToken(token, 'mailto'), clock),
+    inboundMail: new InboundMailService(records, emailLinks, (token) => preferences.unsubscribeByToken(token, 'mailto'), clock),
     campaigns,
     emailCampaignAnalytics: new EmailCampaignAnalyticsService(db, clock),
     emailTemplates,
@@ -294,15 +296,15 @@ export function createServices(db: Db, config: ServicesConfig, jwtSecret: string
     delivery,
     tracking,
     emailLinks,
-    trackingEvents: new TrackingService(db, tracking),
-    emailTracking: new EmailTrackingService(db, emailLinks, clock),
+    trackingEvents: new TrackingService(records, tracking),
+    emailTracking: new EmailTrackingService(records, emailLinks, clock),
     preferences,
     transactional: new TransactionalService(db, delivery),
     transactionalEmail: new TransactionalEmailService(db, delivery, { templates: emailTemplates, domains: emailDomains, contacts, suppressions }),
     transactionalSms: new TransactionalSmsService(db, delivery, { contacts, senders: smsSenders }),
     smsSenders,
     smsOptOuts: new SmsOptOutService(db),
-    twilioWebhook: new TwilioWebhookService(db, {
+    twilioWebhook: new TwilioWebhookService(records, {
       webhooks: { sms: sms.webhook!, whatsapp: twilioWhatsAppWebhook },
       configOf: async (projectId, channel) => (await delivery.sendingProjects([projectId])).get(projectId)?.[channel],
       whatsappInbound: (projectId, message) => whatsappWebhook.inbound(projectId, message),

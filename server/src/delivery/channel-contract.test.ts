@@ -19,7 +19,7 @@ import { createPushAdapter } from './channels/push/push-adapter.js';
 import { createWebPushProvider } from './channels/push/web-push-provider.js';
 import { createSandboxProvider } from './channels/sandbox.js';
 import { DeliveryEngine, SEND_RATE_CODE } from './delivery-engine.js';
-import { applyProviderEvents } from './index.js';
+import { applyProviderEvents } from './delivery-events.repository.js';
 import { claimDue, findMessages } from './delivery.repository.js';
 import { redisSendRate, type SendRate } from './send-rate.js';
 

@@ -13,6 +13,7 @@ import { sleepFor } from '../shared/sleep.js';
 import { ProviderError, type ChannelAdapter, type ContentProblem, type ProviderRate, type SendOutcome } from './channel.js';
 import type { DeliveryReason } from './delivery-reason.js';
 import * as policyRepo from './delivery-policy.repository.js';
+import { findAddressState, type AddressKey } from './address-states.repository.js';
 import { announceDeliveries, DELIVERIES_CHANNEL } from './delivery-notifications.js';
 import * as repo from './delivery.repository.js';
 import type {
@@ -390,6 +391,11 @@ export class DeliveryEngine {
   /** Withdraws a message: its deliveries not yet sent are suppressed (`campaign_cancelled`) and counted so. */
   withdraw(tx: Db, projectId: string, messageId: string): Promise<number> {
     return repo.withdrawMessage(tx, projectId, messageId);
+  }
+
+  /** What an address's row says (its status and reason, when its person last wrote): checked before a send is written. */
+  addressState(key: AddressKey) {
+    return findAddressState(this.options.db, key);
   }
 
   /** The merge fields of the subscriber holding an email address in the project's environment (a test send's), or null. */

@@ -1,6 +1,6 @@
-// The delivery module as the rest of Herald uses it: write a message, snapshot its audience, queue or send its
-// deliveries, withdraw it, record what happened after a send (a device's report, a provider's callback). Modules
-// import these, never the delivery repositories.
+// The delivery module as the rest of Herald uses it: the engine's verbs (send now, queue, pause, resume, withdraw,
+// test sends), DeliveryRecords (what happened after a send, what each address says), the channels' adapters and
+// providers the composition root plugs in, and their types. No repository function: modules call verbs.
 export {
   DEFAULT_PUSH_TTL_SECONDS,
   type ChannelWebhook,
@@ -18,17 +18,8 @@ export { parseCloudApiWebhook, type InboundMessage } from './channels/whatsapp/c
 export { ALPHANUMERIC_SENDER, allowsAlphanumericSender, senderCountries } from './channels/sms/sms-countries.js';
 export { countSegments, MAX_SMS_SEGMENTS, type SmsSegments } from './channels/sms/sms-segments.js';
 export { verifyTwilioRequest } from './channels/sms/twilio-signature.js';
-export {
-  applyProviderEvents,
-  countSoftBounces,
-  findDeliveriesByProviderIds,
-  findNamedDelivery,
-  findLinkedDelivery,
-  flagClickBurst,
-  recordDeliveryEvents,
-  type NamedDelivery,
-  type ReportedEvent,
-} from './delivery-events.repository.js';
+export type { NamedDelivery, ReportedEvent } from './delivery-events.repository.js';
+export { DeliveryRecords } from './delivery-records.js';
 export { DeliveryEngine, type DeliveryResult, type SendResult, type TestOutcome } from './delivery-engine.js';
 export type { Hold, SendRefusal, SendTarget, SendUnit } from './send-now.js';
 export {
@@ -43,13 +34,9 @@ export {
 export { SIGNATURE_PARAMETER, type EmailLinks, type LinkSubject, createEmailLinks } from './email-links.js';
 export { TRACKING_TOKEN_LENGTH, trackingUrl, type TrackingTokens, createTrackingTokens } from './tracking-token.js';
 export {
-  findAddressState,
-  liftAddressState,
-  recordAddressStates,
-  recordConsents,
-  recordInbound,
   SUPPRESSION_REASONS,
   suppressionStatus,
+  type AddressKey,
   type AddressState,
   type ConsentChange,
   type SuppressionReason,

@@ -7,7 +7,6 @@ import type { Db } from '../../db/database.js';
 import type { AutomationStep, EmailContent, EnrollmentState } from '../../db/schema.js';
 import {
   DEFAULT_PUSH_TTL_SECONDS,
-  findAddressState,
   personalizeEmail,
   recipientVariables,
   type DeliveryEngine,
@@ -314,7 +313,7 @@ class PassContext {
           content = { type: 'template', template: { name: choice.name, language: choice.language, components } };
         } else {
           // Meta takes free-form text only within 24 hours of the person's last message: the live number's, as for transactional sends.
-          const number = await findAddressState(this.db, { projectId: subscriber.projectId, sandbox: false, channel: 'whatsapp', address: phone.number });
+          const number = await this.deps.delivery.addressState({ projectId: subscriber.projectId, sandbox: false, channel: 'whatsapp', address: phone.number });
           if (number.lastInboundAt === null || this.now.getTime() - number.lastInboundAt.getTime() >= SERVICE_WINDOW_MS) return { outcome: 'skipped:outside_service_window' };
           content = { type: 'text', text: text! };
         }

@@ -7,7 +7,7 @@ import type { Tenant } from '../../../test/fixtures.js';
 import { startEmailWorld, type EmailWorld } from '../../../test/email-world.js';
 import type { TestApp } from '../../../test/harness.js';
 import type { SmtpPeer } from '../../../test/smtp-peer.js';
-import { recordDeliveryEvents } from '../../delivery/index.js';
+import { recordDeliveryEvents } from '../../delivery/delivery-events.repository.js';
 import { bucketWindow } from './email-campaign-analytics.service.js';
 
 const DOMAIN = 'news.example.com';

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTenant, type Tenant } from '../../../test/fixtures.js';
 import { startTestApp, type TestApp } from '../../../test/harness.js';
 import type { DeliveryEvent } from '../../db/schema.js';
-import { recordDeliveryEvents } from '../../delivery/index.js';
+import { recordDeliveryEvents } from '../../delivery/delivery-events.repository.js';
 import { recordOutcomes } from '../../delivery/delivery.repository.js';
 import { newId } from '../../shared/ids.js';
 import type { Counters } from './campaign.repository.js';

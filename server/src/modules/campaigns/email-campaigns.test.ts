@@ -9,7 +9,7 @@ import { createTenant, type Tenant } from '../../../test/fixtures.js';
 import { startEmailWorld, type EmailWorld } from '../../../test/email-world.js';
 import type { TestApp } from '../../../test/harness.js';
 import type { SmtpPeer } from '../../../test/smtp-peer.js';
-import { recordDeliveryEvents } from '../../delivery/index.js';
+import { recordDeliveryEvents } from '../../delivery/delivery-events.repository.js';
 import { dispatchJobKey } from './campaign.service.js';
 
 const DOMAIN = 'news.example.com';

@@ -1,9 +1,8 @@
 // What a provider reports about sent email — a bounce, a complaint, a delivery, an open, a click — recorded on its
 // deliveries, with the suppression list fed by hard bounces, complaints and repeated soft bounces; shared by the SES
 // webhook and DSNs.
-import type { Db } from '../../db/database.js';
 import type { DeliveryEvent } from '../../db/schema.js';
-import * as delivery from '../../delivery/index.js';
+import { suppressionStatus, type AddressState, type DeliveryRecords, type NamedDelivery } from '../../delivery/index.js';
 
 /** This many soft bounces to one address within the window make it a hard bounce: a mailbox that keeps failing. */
 export const SOFT_BOUNCE_LIMIT = 3;
@@ -21,13 +20,12 @@ export interface EmailFeedback {
 
 /**
  * Records `feedback` on the deliveries it concerns — every open and click logged, each other event once, replays
- * changing nothing (recordDeliveryEvents) — then the address states it implies: a hard bounce suppresses the address
+ * changing nothing (`DeliveryRecords.recordEvents`) — then the address states it implies: a hard bounce suppresses the address
  * as `bounced`, a complaint as `complained`, and the SOFT_BOUNCE_LIMIT-th soft bounce within the window as `bounced`.
  * A report naming other recipients than a delivery's address says nothing of that address.
  */
-export async function recordEmailFeedback(db: Db, named: readonly delivery.NamedDelivery[], feedback: EmailFeedback, now: Date): Promise<void> {
-  await delivery.recordDeliveryEvents(
-    db,
+export async function recordEmailFeedback(records: DeliveryRecords, named: readonly NamedDelivery[], feedback: EmailFeedback, now: Date): Promise<void> {
+  await records.recordEvents(
     named.map((d) => ({
       deliveryId: d.id,
       type: feedback.type,
@@ -37,16 +35,16 @@ export async function recordEmailFeedback(db: Db, named: readonly delivery.Named
       sourceEventId: feedback.sourceEventId,
     })),
   );
-  const states: delivery.AddressState[] = [];
+  const states: AddressState[] = [];
   for (const d of named) {
     if (d.destination === null || (feedback.recipients.length > 0 && !feedback.recipients.includes(d.destination))) continue;
     const key = { projectId: d.projectId, sandbox: d.sandbox, channel: 'email' as const, address: d.destination };
     if (feedback.type === 'soft_bounced') {
       const since = new Date(now.getTime() - SOFT_BOUNCE_WINDOW_DAYS * 86_400_000);
-      if ((await delivery.countSoftBounces(db, key, since)) < SOFT_BOUNCE_LIMIT) continue;
+      if ((await records.softBounces(key, since)) < SOFT_BOUNCE_LIMIT) continue;
     } else if (feedback.type !== 'bounced' && feedback.type !== 'complained') continue;
     const reason = feedback.type === 'complained' ? 'complained' : 'bounced';
-    states.push({ ...key, status: delivery.suppressionStatus(reason), reason, source: 'provider' });
+    states.push({ ...key, status: suppressionStatus(reason), reason, source: 'provider' });
   }
-  await delivery.recordAddressStates(db, states);
+  await records.recordAddressStates(states);
 }

@@ -2,7 +2,6 @@
 // (`bounce+TOKEN@…`), so a self-hoster on plain SMTP gets bounces and complaints without a provider webhook, and mailto
 // unsubscribes (`unsubscribe+TOKEN@…`, RFC 2369).
 import { simpleParser } from 'mailparser';
-import type { Db } from '../../db/database.js';
 import * as delivery from '../../delivery/index.js';
 import { arfReport, type ArfReport } from './arf.js';
 import { dsnFeedback } from './dsn.js';
@@ -23,7 +22,7 @@ export function inboundAddress(recipient: string, bounceDomain: string): Inbound
 
 export class InboundMailService {
   constructor(
-    private readonly db: Db,
+    private readonly records: delivery.DeliveryRecords,
     private readonly links: delivery.EmailLinks,
     /** The preference center's unsubscribe of a signed token (a mail to the List-Unsubscribe mailto entry). */
     private readonly unsubscribe: (token: string) => Promise<unknown>,
@@ -65,9 +64,9 @@ export class InboundMailService {
   private async record(deliveryIds: readonly number[], feedback: readonly EmailFeedback[], now: Date): Promise<number> {
     let recorded = 0;
     for (const id of new Set(deliveryIds)) {
-      const named = await delivery.findNamedDelivery(this.db, id);
+      const named = await this.records.namedDelivery(id);
       if (!named) continue;
-      for (const item of feedback) await recordEmailFeedback(this.db, [named], item, now);
+      for (const item of feedback) await recordEmailFeedback(this.records, [named], item, now);
       recorded++;
     }
     return recorded;

@@ -1,6 +1,5 @@
 // SES notifications through SNS: verified, then recorded on their deliveries, each SNS message once (email-feedback.ts).
-import type { Db } from '../../db/database.js';
-import * as delivery from '../../delivery/index.js';
+import type { DeliveryRecords } from '../../delivery/index.js';
 import { AppError } from '../../shared/errors.js';
 import { recordEmailFeedback } from './email-feedback.js';
 import { sesEvent, type SesEvent } from './ses-event.js';
@@ -12,7 +11,7 @@ export type WebhookOutcome =
 
 export class SesWebhookService {
   constructor(
-    private readonly db: Db,
+    private readonly records: DeliveryRecords,
     private readonly sns: SnsVerifier,
     private readonly clock: () => Date = () => new Date(),
   ) {}
@@ -35,8 +34,8 @@ export class SesWebhookService {
   }
 
   private async record(event: SesEvent, snsMessageId: string): Promise<WebhookOutcome> {
-    const named = await delivery.findDeliveriesByProviderIds(this.db, 'email', [event.messageId]);
-    await recordEmailFeedback(this.db, named, { ...event, sourceEventId: snsMessageId }, this.clock());
+    const named = await this.records.deliveriesByProviderIds('email', [event.messageId]);
+    await recordEmailFeedback(this.records, named, { ...event, sourceEventId: snsMessageId }, this.clock());
     return { status: 'recorded', applied: named.length, unknown: named.length === 0 ? 1 : 0 };
   }
 }

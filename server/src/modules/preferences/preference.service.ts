@@ -1,7 +1,7 @@
 // The preference center's rules: the page, the one unsubscribe (one click, mailto, the page), re-subscribing, channel preferences.
 import type { Db } from '../../db/database.js';
 import type { Channel } from '../../db/schema.js';
-import { liftAddressState, recordAddressStates, recordDeliveryEvents, suppressionStatus, type EmailLinks } from '../../delivery/index.js';
+import { suppressionStatus, type DeliveryRecords, type EmailLinks } from '../../delivery/index.js';
 import type { ContactService } from '../subscribers/index.js';
 import type { FormTokens } from './form-token.js';
 import { findLinkedRecipient, type LinkedRecipient } from './preference.repository.js';
@@ -74,6 +74,7 @@ export class PreferenceService {
 
   constructor(
     private readonly db: Db,
+    private readonly records: DeliveryRecords,
     private readonly links: EmailLinks,
     private readonly contacts: ContactService,
     private readonly options: PreferenceServiceOptions,
@@ -132,7 +133,7 @@ export class PreferenceService {
       await this.unsubscribe(recipient, 'preference_center');
     } else if (choice.channel === 'email') {
       const key = { projectId: recipient.projectId, sandbox: recipient.sandbox, channel: 'email' as const, address: recipient.address };
-      if ((await liftAddressState(this.db, key, 'unsubscribed')) === false) return { outcome: 'refused', subject };
+      if ((await this.records.liftAddressState(key, 'unsubscribed')) === false) return { outcome: 'refused', subject };
       if (recipient.channels.email === false) await this.setChannel(recipient, 'email', true);
     } else {
       await this.setChannel(recipient, choice.channel, choice.enabled);
@@ -147,7 +148,8 @@ export class PreferenceService {
 
   private async unsubscribe(recipient: LinkedRecipient, via: UnsubscribeVia): Promise<void> {
     await this.db.transaction(async (tx) => {
-      await recordAddressStates(tx, [
+      await this.records.recordAddressStates(
+        [
         {
           projectId: recipient.projectId,
           sandbox: recipient.sandbox,
@@ -157,8 +159,10 @@ export class PreferenceService {
           reason: 'unsubscribed',
           source: 'recipient',
         },
-      ]);
-      await recordDeliveryEvents(tx, [{ deliveryId: recipient.deliveryId, type: 'unsubscribed', occurredAt: this.clock(), detail: { via } }]);
+        ],
+        tx,
+      );
+      await this.records.recordEvents([{ deliveryId: recipient.deliveryId, type: 'unsubscribed', occurredAt: this.clock(), detail: { via } }], tx);
     });
   }
 

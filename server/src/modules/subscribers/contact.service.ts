@@ -1,7 +1,7 @@
 // Contacts: the email, phone, timezone, language, attributes and preferences of subscribers, set by token (SDK)
 // or by id (server, dashboard); email- or phone-only contacts; all-or-nothing bulk import.
 import type { Db } from '../../db/database.js';
-import { recordConsents, type ConsentChange } from '../../delivery/index.js';
+import type { ConsentChange, DeliveryRecords } from '../../delivery/index.js';
 import { AppError, notFound, validationFailed } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import { randomToken } from '../../shared/secrets.js';
@@ -53,7 +53,10 @@ export interface ImportResult {
 }
 
 export class ContactService {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly records: DeliveryRecords,
+  ) {}
 
   updateById(reach: Reach, id: string, update: ContactUpdate): Promise<Subscriber> {
     return this.update(reach, { id }, update, 'api');
@@ -80,7 +83,7 @@ export class ContactService {
           missing.map((channel) => ({ field: `marketingConsent.${channel}`, error: `the subscriber has no ${channel === 'email' ? 'email address' : 'phone number'}` })),
         );
       }
-      await recordConsents(tx, consentChanges(row, update.marketingConsent, source));
+      await this.records.recordConsents(tx, consentChanges(row, update.marketingConsent, source));
       return (await withConsents(tx, reach, [row]))[0]!;
     });
   }
@@ -109,7 +112,7 @@ export class ContactService {
         updatedAt: now,
         lastSeenAt: now,
       });
-      await recordConsents(tx, consentChanges(row, input.marketingConsent, 'api'));
+      await this.records.recordConsents(tx, consentChanges(row, input.marketingConsent, 'api'));
       return (await withConsents(tx, scope, [row]))[0]!;
     });
   }
@@ -127,7 +130,7 @@ export class ContactService {
       wanted.map(({ scope, address }) => ({ scope, address, contact: { id: newId('sub'), token: newToken(), at } })),
     );
     // A receipt is not consent to marketing: the address of a contact made for a transactional send is `transactional`.
-    await recordConsents(
+    await this.records.recordConsents(
       tx,
       wanted
         .filter((_, i) => holders[i]!.created)
@@ -156,7 +159,7 @@ export class ContactService {
       lastSeenAt: now,
     }, (tx) =>
       // A receipt is not consent to marketing, on either channel the number reaches.
-      recordConsents(
+      this.records.recordConsents(
         tx,
         PHONE_CHANNELS.map((on) => ({ ...scope, channel: on, address: phone, consent: 'transactional' as const, source: 'transactional' })),
         { unlessSaid: true },
@@ -197,7 +200,7 @@ export class ContactService {
           })),
         );
       }
-      await recordConsents(
+      await this.records.recordConsents(
         tx,
         rows.flatMap((row) =>
           CONSENT_CHANNELS.flatMap((channel) => {

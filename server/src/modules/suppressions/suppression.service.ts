@@ -54,7 +54,10 @@ const stateOf = (scope: ProjectScope, input: SuppressionInput, source: string): 
 };
 
 export class SuppressionService {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly records: delivery.DeliveryRecords,
+  ) {}
 
   async list(scope: ProjectScope, filters: { reason?: delivery.SuppressionReason | undefined; q?: string | undefined }, page: number, pageSize: number) {
     const { rows, total } = await repo.listSuppressions(this.db, scope, filters, pageSize, (page - 1) * pageSize);
@@ -76,7 +79,7 @@ export class SuppressionService {
 
   /** Suppresses an address (an address already suppressed keeps its first reason, unless this one is a complaint). */
   async add(scope: ProjectScope, input: SuppressionInput): Promise<Suppression> {
-    await delivery.recordAddressStates(this.db, [stateOf(scope, input, 'api')]);
+    await this.records.recordAddressStates([stateOf(scope, input, 'api')]);
     const row = await repo.findSuppression(this.db, scope, input.email.toLowerCase());
     if (!row) throw new Error(`suppression of ${input.email} not recorded`);
     return toSuppression(row);
@@ -84,7 +87,7 @@ export class SuppressionService {
 
   /** Lifts a suppression; a complaint is permanent (409). The address's subscribers take mail again. */
   async remove(scope: ProjectScope, email: string): Promise<void> {
-    const lifted = await delivery.liftAddressState(this.db, { projectId: scope.projectId, sandbox: scope.sandbox, channel: 'email', address: email.toLowerCase() });
+    const lifted = await this.records.liftAddressState({ projectId: scope.projectId, sandbox: scope.sandbox, channel: 'email', address: email.toLowerCase() });
     if (lifted === undefined) throw notFound('Suppression');
     if (!lifted) {
       throw conflict('A complaint is a permanent suppression: the recipient marked mail as spam, and is never mailed again', 'complaint_permanent');
@@ -93,7 +96,7 @@ export class SuppressionService {
 
   /** Imports rows (`email`, optional `reason`), all validated before any is written; returns how many were new. */
   async import(scope: ProjectScope, rows: SuppressionInput[]): Promise<{ received: number; suppressed: number }> {
-    const suppressed = await this.db.transaction((tx) => delivery.recordAddressStates(tx, rows.map((row) => stateOf(scope, row, 'import'))));
+    const suppressed = await this.db.transaction((tx) => this.records.recordAddressStates(rows.map((row) => stateOf(scope, row, 'import')), tx));
     return { received: rows.length, suppressed };
   }
 

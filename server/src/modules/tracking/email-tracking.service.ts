@@ -1,7 +1,6 @@
 // Email opens and clicks: a signed link names the message or campaign and the subscriber; every hit is logged, and a
 // delivery's first open and first click move it.
-import type { Db } from '../../db/database.js';
-import { findLinkedDelivery, flagClickBurst, recordDeliveryEvents, type EmailLinks, type LinkSubject } from '../../delivery/index.js';
+import type { DeliveryRecords, EmailLinks, LinkSubject } from '../../delivery/index.js';
 import { BURST_LINKS, BURST_WINDOW_MS, machineSignals, type TrackingRequest } from './machine-signals.js';
 
 /** Agents are free text from anyone: kept short. */
@@ -9,7 +8,7 @@ const MAX_AGENT_LENGTH = 256;
 
 export class EmailTrackingService {
   constructor(
-    private readonly db: Db,
+    private readonly records: DeliveryRecords,
     private readonly links: EmailLinks,
     private readonly clock: () => Date = () => new Date(),
   ) {}
@@ -34,17 +33,17 @@ export class EmailTrackingService {
 
   /**
    * Every hit is logged with what made it — a mail opened again, a second link followed, a person after a scanner —
-   * and a delivery's first open and first click move its status and counters (recordDeliveryEvents). A click that
+   * and a delivery's first open and first click move its status and counters (`DeliveryRecords.recordEvents`). A click that
    * makes a burst flags the burst's clicks. A link whose delivery is gone (its subscriber deleted) still works and
    * records nothing.
    */
   private async record(linked: LinkSubject, type: 'opened' | 'clicked', request: TrackingRequest, detail: Record<string, unknown> = {}): Promise<void> {
-    const delivery = await findLinkedDelivery(this.db, linked);
+    const delivery = await this.records.linkedDelivery(linked);
     if (!delivery) return;
     const now = this.clock();
     const machine = machineSignals(type, request);
     const userAgent = request.userAgent?.slice(0, MAX_AGENT_LENGTH);
-    await recordDeliveryEvents(this.db, [
+    await this.records.recordEvents([
       {
         deliveryId: delivery.id,
         type,
@@ -55,7 +54,7 @@ export class EmailTrackingService {
     ]);
     if (type === 'clicked') {
       const window = { since: new Date(now.getTime() - BURST_WINDOW_MS), until: now, links: BURST_LINKS, signal: 'link_burst' };
-      await flagClickBurst(this.db, delivery.projectId, delivery.id, window);
+      await this.records.flagClickBurst(delivery.projectId, delivery.id, window);
     }
   }
 }

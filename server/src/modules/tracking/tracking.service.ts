@@ -1,6 +1,5 @@
 // Delivery tracking from the service worker: a signed token names the delivery, the event moves it forward.
-import type { Db } from '../../db/database.js';
-import { recordDeliveryEvents, type TrackingTokens } from '../../delivery/index.js';
+import type { DeliveryRecords, TrackingTokens } from '../../delivery/index.js';
 import { notFound } from '../../shared/errors.js';
 
 /** What a service worker reports on a push it received. */
@@ -9,7 +8,7 @@ export type TrackingEvent = (typeof TRACKING_EVENTS)[number];
 
 export class TrackingService {
   constructor(
-    private readonly db: Db,
+    private readonly records: DeliveryRecords,
     private readonly tokens: TrackingTokens,
   ) {}
 
@@ -19,7 +18,7 @@ export class TrackingService {
    */
   async record(token: string, event: TrackingEvent): Promise<void> {
     const deliveryId = this.tokens.verify(token);
-    const found = deliveryId !== undefined && (await recordDeliveryEvents(this.db, [{ deliveryId, type: event, occurredAt: new Date() }])).has(deliveryId);
+    const found = deliveryId !== undefined && (await this.records.recordEvents([{ deliveryId, type: event, occurredAt: new Date() }])).has(deliveryId);
     if (!found) throw notFound('Tracking link');
   }
 }

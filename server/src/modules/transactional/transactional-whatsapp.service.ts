@@ -2,7 +2,7 @@
 // window, the number's opt-out and preferences, the delivery policy, an inline send, one envelope, one log row.
 import type { Db } from '../../db/database.js';
 import type { WhatsAppContent, WhatsAppTemplateComponent } from '../../db/schema.js';
-import { findAddressState, type DeliveryEngine, type DeliveryReason, type MessageRecord } from '../../delivery/index.js';
+import { type DeliveryEngine, type DeliveryReason, type MessageRecord } from '../../delivery/index.js';
 import { newId } from '../../shared/ids.js';
 import type { ContactService } from '../subscribers/index.js';
 import type { ProjectTenant } from '../tenancy.js';
@@ -89,7 +89,7 @@ export class TransactionalWhatsAppService {
     const none = { messageId: null };
     const now = this.clock();
     // The person's word and their window are the live number's (Meta calls back for it alone), whichever key asks.
-    const number = await findAddressState(this.db, { projectId: sender.projectId, sandbox: false, channel: 'whatsapp', address: input.to });
+    const number = await this.delivery.addressState({ projectId: sender.projectId, sandbox: false, channel: 'whatsapp', address: input.to });
     const windowOpen = number.lastInboundAt !== null && now.getTime() - number.lastInboundAt.getTime() < SERVICE_WINDOW_MS;
     // With both, the text goes while the window is open and the template once it is closed.
     const useTemplate = input.templateName !== undefined && (input.message === undefined || !windowOpen);

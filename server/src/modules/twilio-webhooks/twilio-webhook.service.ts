@@ -1,13 +1,10 @@
 // Twilio's callbacks to a project, for its SMS numbers and its WhatsApp sender alike: status changes of the messages
 // it sent, and the messages people send (STOP, START, HELP; on WhatsApp, every message opens the 24-hour window),
 // each believed only when X-Twilio-Signature holds under the project's auth token.
-import type { Db } from '../../db/database.js';
 import {
-  applyProviderEvents,
-  liftAddressState,
-  recordAddressStates,
   verifyTwilioRequest,
   type ChannelWebhook,
+  type DeliveryRecords,
   type InboundMessage,
   type ProviderConfig,
   type WebhookRequest,
@@ -56,7 +53,7 @@ const twiml = (reply?: string) => `<?xml version="1.0" encoding="UTF-8"?><Respon
 
 export class TwilioWebhookService {
   constructor(
-    private readonly db: Db,
+    private readonly records: DeliveryRecords,
     private readonly deps: TwilioWebhookDependencies,
   ) {}
 
@@ -69,10 +66,9 @@ export class TwilioWebhookService {
     const config = await this.twilioOf(projectId, channel);
     const parsed = await this.deps.webhooks[channel].verifyAndParse(request, config.credentials);
     if ('refused' in parsed) throw forbidden(`Twilio callback refused: ${parsed.refused}`, 'invalid_signature');
-    const { applied, unknown, matched } = await applyProviderEvents(this.db, { projectId, channel }, parsed.events);
+    const { applied, unknown, matched } = await this.records.applyProviderEvents({ projectId, channel }, parsed.events);
     const optedOut = matched.filter(({ event, delivery }) => event.detail?.reason === 'recipient_opted_out' && delivery.destination !== null);
-    await recordAddressStates(
-      this.db,
+    await this.records.recordAddressStates(
       optedOut.map(({ event, delivery }) => ({
         projectId,
         sandbox: delivery.sandbox,
@@ -107,12 +103,12 @@ export class TwilioWebhookService {
     const key = { projectId, sandbox: false, channel, address: from };
     if (!E164.test(from)) return { action: 'none', twiml: twiml() };
     if (STOP_KEYWORDS.has(keyword)) {
-      await recordAddressStates(this.db, [{ ...key, status: 'opted_out', reason: 'sms_stop', source: 'recipient' }]);
+      await this.records.recordAddressStates([{ ...key, status: 'opted_out', reason: 'sms_stop', source: 'recipient' }]);
       return { action: 'opted_out', twiml: twiml() };
     }
     if (START_KEYWORDS.has(keyword)) {
       // The person wrote from the number: whatever kept it out (their STOP, Twilio's 21610) is lifted.
-      await liftAddressState(this.db, key);
+      await this.records.liftAddressState(key);
       return { action: 'opted_in', twiml: twiml() };
     }
     if (HELP_KEYWORDS.has(keyword)) return { action: 'help', twiml: twiml(config.settings.helpReply as string | undefined) };

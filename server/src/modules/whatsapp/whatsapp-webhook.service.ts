@@ -1,15 +1,7 @@
 // Meta's WhatsApp callbacks for one project: the verification handshake, then signed statuses and inbound messages —
 // the customer-service window, STOP and START, and delivery events recorded once through the delivery face.
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { Db } from '../../db/database.js';
-import {
-  applyProviderEvents,
-  liftAddressState,
-  parseCloudApiWebhook,
-  recordAddressStates,
-  recordInbound,
-  type InboundMessage,
-} from '../../delivery/index.js';
+import { parseCloudApiWebhook, type DeliveryRecords, type InboundMessage } from '../../delivery/index.js';
 import { AppError } from '../../shared/errors.js';
 import type { ChannelConfigService } from '../channels/index.js';
 
@@ -35,7 +27,7 @@ const digest = (value: string) => createHash('sha256').update(value).digest();
 
 export class WhatsAppWebhookService {
   constructor(
-    private readonly db: Db,
+    private readonly records: DeliveryRecords,
     private readonly channels: ChannelConfigService,
     private readonly clock: () => Date,
   ) {}
@@ -68,12 +60,11 @@ export class WhatsAppWebhookService {
       if (change === 'in') outcome.optedIn++;
     }
     if (parsed.optedOut.length > 0) {
-      outcome.optedOut += await recordAddressStates(
-        this.db,
+      outcome.optedOut += await this.records.recordAddressStates(
         parsed.optedOut.map(({ address, providerCode }) => ({ projectId, sandbox: false, channel: 'whatsapp', address, status: 'opted_out', reason: providerCode, source: 'provider' })),
       );
     }
-    const { applied, unknown } = await applyProviderEvents(this.db, { projectId, channel: 'whatsapp' }, parsed.events);
+    const { applied, unknown } = await this.records.applyProviderEvents({ projectId, channel: 'whatsapp' }, parsed.events);
     return { ...outcome, applied, unknown };
   }
 
@@ -87,11 +78,11 @@ export class WhatsAppWebhookService {
     const word = keyword(message.text);
     let change: 'out' | 'in' | undefined;
     if (word !== undefined && START_KEYWORDS.includes(word)) {
-      if (await liftAddressState(this.db, key)) change = 'in';
+      if (await this.records.liftAddressState(key)) change = 'in';
     }
-    await recordInbound(this.db, key, message.at);
+    await this.records.recordInbound(key, message.at);
     if (word !== undefined && STOP_KEYWORDS.includes(word)) {
-      const changed = await recordAddressStates(this.db, [{ ...key, status: 'opted_out', reason: 'whatsapp_stop', source: 'recipient' }]);
+      const changed = await this.records.recordAddressStates([{ ...key, status: 'opted_out', reason: 'whatsapp_stop', source: 'recipient' }]);
       if (changed > 0) change = 'out';
     }
     return change;
