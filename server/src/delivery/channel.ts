@@ -122,6 +122,13 @@ export interface ChannelAdapter<Item = unknown, C extends Channel = Channel> {
    * every item of the channel and environment in a batch.
    */
   bulkKey?(item: Item): string;
+  /** Live sends draw from the organization's monthly cap (plans count emails): held, not attempted, once it is reached. */
+  readonly monthlyCap?: boolean;
+  /**
+   * The reason a dead address is recorded with in `channel_addresses` (default: the provider's code); email's is
+   * `bounced`, the suppression list's own word.
+   */
+  deadAddressReason?(error: ProviderError): string;
   /** For a channel whose provider calls back. */
   readonly webhook?: ChannelWebhook;
   /** The provider of live messages, or of the sandbox's (test keys: accepted and recorded, never sent). */

@@ -156,6 +156,11 @@ export class DeliveryEngine {
     return this.options.config.delivery;
   }
 
+  /** Whether a message's sends draw from the monthly cap: live, on a channel whose adapter says so (email). */
+  private capped(message: MessageRecord): boolean {
+    return !message.sandbox && this.adapters.get(message.channel)?.monthlyCap === true;
+  }
+
   private now(): Date {
     return this.options.clock?.() ?? new Date();
   }
@@ -338,7 +343,7 @@ export class DeliveryEngine {
 
   /** The write half of `send`, in the caller's transaction: for sends that check rows of their own in it first (email's group commit). */
   hold(tx: Db, units: readonly SendUnit[]): Promise<Hold[][]> {
-    return holdSends(tx, units, this.now(), this.settings.leaseSeconds);
+    return holdSends(tx, units, { now: this.now(), leaseSeconds: this.settings.leaseSeconds, capped: (message) => this.capped(message) });
   }
 
   /**
@@ -433,7 +438,7 @@ export class DeliveryEngine {
           continue;
         }
       }
-      const capped = message.channel === 'email' && !message.sandbox;
+      const capped = this.capped(message);
       const at = this.now();
       if (capped && (await reserveEmailQuota(this.options.db, message.projectId, 1, at)).granted === 0) {
         outcomes.push({ address, status: 'failed', reason: 'monthly_cap_reached', providerCode: null });
@@ -570,7 +575,7 @@ export class DeliveryEngine {
             return;
           }
           const { error } = outcome;
-          if (error.deadRecipient) markDead(dead, p.delivery, error);
+          if (error.deadRecipient) markDead(dead, p.delivery, error, p.adapter);
           const delay = retryDelayMs(error, p.attempts, this.settings);
           if (deadline !== undefined && delay !== undefined && Date.now() + delay <= deadline) {
             retries.push({ ...p, attempts: p.attempts + 1 });
@@ -708,7 +713,7 @@ export class DeliveryEngine {
     const cleared: Pending[] = [];
     const capped = new Map<string, Pending[]>();
     for (const p of pending) {
-      if (p.message.channel !== 'email' || p.message.sandbox) cleared.push(p);
+      if (!this.capped(p.message)) cleared.push(p);
       else if (capped.has(p.delivery.projectId)) capped.get(p.delivery.projectId)!.push(p);
       else capped.set(p.delivery.projectId, [p]);
     }
@@ -911,13 +916,12 @@ const testDelivery = (message: MessageRecord, address: string, mergeFields: Subs
 });
 
 /** A dead push subscription takes its device out; a dead address (email, SMS, WhatsApp) its address on that channel. */
-function markDead(dead: DeadRecipients, delivery: ClaimedDelivery, error: ProviderError): void {
+function markDead(dead: DeadRecipients, delivery: ClaimedDelivery, error: ProviderError, adapter: ChannelAdapter): void {
   if (delivery.destination === null) {
     if (error.deadRecipient !== 'opted_out') dead.devices[error.deadRecipient!].push(delivery.subscriberId);
   } else {
     const { projectId, subscriberSandbox: sandbox, channel, destination: address } = delivery;
-    // On email a dead address is a hard bounce: the suppression list's own word for it.
-    const reason = channel === 'email' ? 'bounced' : error.providerCode;
+    const reason = adapter.deadAddressReason?.(error) ?? error.providerCode;
     const status = error.deadRecipient === 'opted_out' ? 'opted_out' : 'unreachable';
     dead.addresses.push({ projectId, sandbox, channel, address, status, reason, source: 'provider' });
   }

@@ -29,12 +29,16 @@ export type Hold = { refusal: SendRefusal } | { claimed: ClaimedDelivery; drawn:
 
 /**
  * Checks and writes units in the caller's transaction, answering each target in order: the project's delivery policy
- * (per device for push, per address otherwise), then the monthly cap for live email (a policy refusal draws
- * nothing; the sandbox sends nothing and draws nothing), then the messages with their deliveries claimed for the
- * inline send. Projects are taken in one order, so two transactions never take each other's cap locks in a cycle;
- * the policy's and the cap's locks are held to the commit, so a concurrent send counts these as in flight.
+ * (per device for push, per address otherwise), then the monthly cap where `capped` says so (live email; a policy
+ * refusal draws nothing), then the messages with their deliveries claimed for the inline send. Projects are taken in
+ * one order, so two transactions never take each other's cap locks in a cycle; the policy's and the cap's locks are
+ * held to the commit, so a concurrent send counts these as in flight.
  */
-export async function holdSends(tx: Db, units: readonly SendUnit[], now: Date, leaseSeconds: number): Promise<Hold[][]> {
+export async function holdSends(
+  tx: Db,
+  units: readonly SendUnit[],
+  { now, leaseSeconds, capped: isCapped }: { now: Date; leaseSeconds: number; capped: (message: MessageRecord) => boolean },
+): Promise<Hold[][]> {
   const holds: Hold[][] = units.map((unit) => new Array<Hold>(unit.targets.length));
   const order = units.map((_, u) => u).sort((a, b) => units[a]!.project.id.localeCompare(units[b]!.project.id));
   const going: { u: number; t: number; drawn: boolean }[] = [];
@@ -53,7 +57,7 @@ export async function holdSends(tx: Db, units: readonly SendUnit[], now: Date, l
       holds[u]![t] = { refusal: decision.reason };
       return [];
     });
-    const capped = message.channel === 'email' && !message.sandbox;
+    const capped = isCapped(message);
     const { granted } = capped ? await reserveEmailQuota(tx, project.id, allowed.length, now) : { granted: allowed.length };
     allowed.slice(granted).forEach((t) => (holds[u]![t] = { refusal: 'monthly_cap_reached' }));
     for (const t of allowed.slice(0, granted)) going.push({ u, t, drawn: capped });

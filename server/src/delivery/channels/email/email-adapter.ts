@@ -41,6 +41,8 @@ export function createEmailAdapter(options: EmailAdapterOptions): ChannelAdapter
   const live = byAccount('email', options.live, (item) => item.account!.provider);
   return {
     channel: 'email',
+    monthlyCap: true,
+    deadAddressReason: () => 'bounced',
     validate: emailContentProblems,
     address(delivery, message, project) {
       // Email reachability is the address's, whatever its subscriber's push device says.
