@@ -122,6 +122,12 @@ export interface ChannelAdapter<Item = unknown, C extends Channel = Channel> {
    * every item of the channel and environment in a batch.
    */
   bulkKey?(item: Item): string;
+  /**
+   * A send now that runs out of its inline retry budget is left to the workers (a retry after its backoff, a hold for
+   * its provider's rate): email and text messages may arrive a little late. Without it, it fails (a late push is
+   * pointless).
+   */
+  readonly mayArriveLate?: boolean;
   /** Live sends draw from the organization's monthly cap (plans count emails): held, not attempted, once it is reached. */
   readonly monthlyCap?: boolean;
   /**

@@ -347,14 +347,13 @@ export class DeliveryEngine {
   }
 
   /**
-   * The send half of `send`: what `hold` claimed goes out inline. Every channel but push may arrive a little late, so
-   * its sends are left to the workers after the inline budget (a retry, or a hold for its provider's rate). The cap
-   * counts mail a provider accepted: an email drawn and not sent gives its draw back (a queued one is drawn again by
-   * the worker that sends it).
+   * The send half of `send`: what `hold` claimed goes out inline; past the inline budget, a channel whose sends may
+   * arrive late (`mayArriveLate`) leaves them to the workers, another fails them. The cap counts mail a provider
+   * accepted: an email drawn and not sent gives its draw back (a queued one is drawn again by the worker that sends it).
    */
   async sendHeld(message: MessageRecord, project: SendingProject, holds: readonly Hold[]): Promise<SendResult[]> {
     const claimed = holds.flatMap((hold) => ('claimed' in hold ? [hold.claimed] : []));
-    const results = claimed.length === 0 ? [] : await this.deliverNow(claimed, message, project, { queueAfterBudget: message.channel !== 'push' });
+    const results = claimed.length === 0 ? [] : await this.deliverNow(claimed, message, project, { queueAfterBudget: this.adapters.get(message.channel)?.mayArriveLate === true });
     const byDelivery = new Map(results.map((result) => [result.deliveryId, result]));
     const answers = holds.map((hold) => ('claimed' in hold ? byDelivery.get(hold.claimed.id)! : hold));
     const unsent = holds.filter((hold, i) => 'claimed' in hold && hold.drawn && (answers[i] as DeliveryResult).status !== 'sent').length;

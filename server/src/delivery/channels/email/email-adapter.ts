@@ -41,6 +41,7 @@ export function createEmailAdapter(options: EmailAdapterOptions): ChannelAdapter
   const live = byAccount('email', options.live, (item) => item.account!.provider);
   return {
     channel: 'email',
+    mayArriveLate: true,
     monthlyCap: true,
     deadAddressReason: () => 'bounced',
     validate: emailContentProblems,

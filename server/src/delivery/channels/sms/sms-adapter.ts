@@ -32,6 +32,7 @@ export function smsContentProblems(content: SmsContent): ContentProblem[] | unde
 export function createSmsAdapter(options: SmsAdapterOptions): ChannelAdapter<SmsItem, 'sms'> {
   return {
     channel: 'sms',
+    mayArriveLate: true,
     validate: smsContentProblems,
     address(delivery, message, project) {
       if (delivery.destination === null) return { refusal: 'invalid_phone' };

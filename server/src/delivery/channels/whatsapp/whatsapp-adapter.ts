@@ -46,6 +46,7 @@ export function createWhatsAppAdapter(options: WhatsAppAdapterOptions): ChannelA
   const live = byAccount('whatsapp', options.live, (item) => item.account!.provider);
   return {
     channel: 'whatsapp',
+    mayArriveLate: true,
     validate: contentProblems,
     address(delivery, message, project) {
       if (delivery.destination === null) return { refusal: 'subscriber_unsubscribed' };
