@@ -306,7 +306,7 @@ export function createServices(db: Db, config: ServicesConfig, jwtSecret: string
     smsOptOuts: new SmsOptOutService(db),
     twilioWebhook: new TwilioWebhookService(records, {
       webhooks: { sms: sms.webhook!, whatsapp: twilioWhatsAppWebhook },
-      configOf: async (projectId, channel) => (await delivery.sendingProjects([projectId])).get(projectId)?.[channel],
+      configOf: async (projectId, channel) => (await delivery.sendingProjects([projectId])).get(projectId)?.channels[channel],
       whatsappInbound: (projectId, message) => whatsappWebhook.inbound(projectId, message),
       clock,
     }),

@@ -871,16 +871,13 @@ export class DeliveryEngine {
     }
     return found;
   }
-  private async unseal({ pushCredentials, email, sms, whatsapp, ...project }: StoredSendingProject): Promise<SendingProject> {
-    const push = pushCredentials === undefined ? undefined : await this.options.openCredentials(pushCredentials);
-    return {
-      ...project,
-      vapidPrivateKey: push?.vapidPrivateKey,
-      email: email && { ...email, credentials: await this.options.openCredentials(email.credentials) },
-      sms: sms && { ...sms, credentials: await this.options.openCredentials(sms.credentials) },
-      whatsapp: whatsapp && { ...whatsapp, credentials: await this.options.openCredentials(whatsapp.credentials) },
-    };
+  private async unseal({ channels, ...project }: StoredSendingProject): Promise<SendingProject> {
+    const opened = await Promise.all(
+      Object.entries(channels).map(async ([channel, config]) => [channel, { ...config, credentials: await this.options.openCredentials(config.credentials) }] as const),
+    );
+    return { ...project, channels: Object.fromEntries(opened) };
   }
+
 
 }
 

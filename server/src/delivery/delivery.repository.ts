@@ -231,20 +231,17 @@ export async function findMessages(db: Db, ids: readonly string[]): Promise<Mess
 
 export interface SendingProject {
   id: string;
-  /** Its web push key pair (push channel configuration); undefined without one. */
-  vapidPublicKey: string | undefined;
-  vapidPrivateKey: string | undefined;
+  /**
+   * Each channel's provider as the project configured it (`PUT /projects/:id/channels/<channel>`), credentials
+   * opened; a channel it has chosen none for is absent. Push's is its VAPID key pair (`vapidPublicKey` in settings,
+   * `vapidPrivateKey` in credentials).
+   */
+  channels: Partial<Record<Channel, ProviderConfig>>;
   vapidSubject: string | undefined;
   /** Campaign deliveries obey it in the engine (transactional sends apply it before they send). */
   deliveryPolicy: DeliveryPolicy | undefined;
   /** The project's zone for subscribers without one (quiet hours). */
   timezone: string | undefined;
-  /** Its email provider (`PUT /projects/:id/channels/email`), credentials opened; undefined while it has chosen none. */
-  email: ProviderConfig | undefined;
-  /** Its SMS provider (`PUT /projects/:id/channels/sms`), credentials opened; undefined while it has chosen none. */
-  sms: ProviderConfig | undefined;
-  /** Its WhatsApp provider (`PUT /projects/:id/channels/whatsapp`), credentials opened; undefined while it has chosen none. */
-  whatsapp: ProviderConfig | undefined;
 }
 
 /** A channel's provider as a project configured it: its name, settings, and credentials. */
@@ -254,56 +251,32 @@ export interface ProviderConfig {
   credentials: Record<string, string>;
 }
 
-/** A project's sending settings as stored: its credentials still sealed. */
-export type StoredSendingProject = Omit<SendingProject, 'vapidPrivateKey' | 'email' | 'sms' | 'whatsapp'> & {
-  pushCredentials: string | undefined;
-  email: (Omit<ProviderConfig, 'credentials'> & { credentials: string }) | undefined;
-  sms: (Omit<ProviderConfig, 'credentials'> & { credentials: string }) | undefined;
-  whatsapp: (Omit<ProviderConfig, 'credentials'> & { credentials: string }) | undefined;
+/** A project's sending settings as stored: each channel's credentials still sealed. */
+export type StoredSendingProject = Omit<SendingProject, 'channels'> & {
+  channels: Partial<Record<Channel, Omit<ProviderConfig, 'credentials'> & { credentials: string }>>;
 };
 
 export async function findSendingProjects(db: Db, ids: readonly string[]): Promise<StoredSendingProject[]> {
   const { rows } = await db.execute<{
     id: string;
-    vapid_public_key: string | null;
-    push_credentials: string | null;
     vapid_subject: string | null;
     delivery_policy: DeliveryPolicy | null;
     timezone: string | null;
-    email_provider: string | null;
-    email_settings: Record<string, unknown> | null;
-    email_credentials: string | null;
-    sms_provider: string | null;
-    sms_settings: Record<string, unknown> | null;
-    sms_credentials: string | null;
-    whatsapp_provider: string | null;
-    whatsapp_settings: Record<string, unknown> | null;
-    whatsapp_credentials: string | null;
+    channels: StoredSendingProject['channels'];
   }>(
-    sql`SELECT p.id, c.settings->>'vapidPublicKey' AS vapid_public_key, c.credentials AS push_credentials,
-          p.settings->>'vapidSubject' AS vapid_subject, p.settings->'deliveryPolicy' AS delivery_policy, p.settings->>'timezone' AS timezone,
-          e.provider AS email_provider, e.settings AS email_settings, e.credentials AS email_credentials,
-          m.provider AS sms_provider, m.settings AS sms_settings, m.credentials AS sms_credentials,
-          w.provider AS whatsapp_provider, w.settings AS whatsapp_settings, w.credentials AS whatsapp_credentials
+    // Provider 'none': the project set its email domain and chose no provider yet.
+    sql`SELECT p.id, p.settings->>'vapidSubject' AS vapid_subject, p.settings->'deliveryPolicy' AS delivery_policy, p.settings->>'timezone' AS timezone,
+          coalesce((SELECT jsonb_object_agg(c.channel, jsonb_build_object('provider', c.provider, 'settings', c.settings, 'credentials', c.credentials))
+                    FROM channel_configs c WHERE c.project_id = p.id AND c.provider <> 'none'), '{}') AS channels
         FROM projects p
-        LEFT JOIN channel_configs c ON c.project_id = p.id AND c.channel = 'push'
-        -- Provider 'none': the project set its email domain and chose no provider yet.
-        LEFT JOIN channel_configs e ON e.project_id = p.id AND e.channel = 'email' AND e.provider <> 'none'
-        LEFT JOIN channel_configs m ON m.project_id = p.id AND m.channel = 'sms'
-        LEFT JOIN channel_configs w ON w.project_id = p.id AND w.channel = 'whatsapp'
         WHERE p.id = ANY(${sql.param([...ids])})`,
   );
   return rows.map((r) => ({
     id: r.id,
-    vapidPublicKey: r.vapid_public_key ?? undefined,
-    pushCredentials: r.push_credentials ?? undefined,
+    channels: r.channels,
     vapidSubject: r.vapid_subject ?? undefined,
     deliveryPolicy: r.delivery_policy ?? undefined,
     timezone: r.timezone ?? undefined,
-    email: r.email_provider === null ? undefined : { provider: r.email_provider, settings: r.email_settings!, credentials: r.email_credentials! },
-    sms: r.sms_provider === null ? undefined : { provider: r.sms_provider, settings: r.sms_settings!, credentials: r.sms_credentials! },
-    whatsapp:
-      r.whatsapp_provider === null ? undefined : { provider: r.whatsapp_provider, settings: r.whatsapp_settings!, credentials: r.whatsapp_credentials! },
   }));
 }
 

@@ -331,7 +331,7 @@ class PassContext {
     if (!choice) {
       choice = (async () => {
         const project = (await this.deps.delivery.sendingProjects([projectId])).get(projectId);
-        return this.deps.senders.choose(projectId, country, undefined, messagingServiceOf(project?.sms?.settings));
+        return this.deps.senders.choose(projectId, country, undefined, messagingServiceOf(project?.channels.sms?.settings));
       })();
       this.senderChoices.set(key, choice);
     }

@@ -161,9 +161,9 @@ describe('PUT /projects/:id/channels/email', () => {
 
   it('is read by the engine at once: the next send goes through the new server', async () => {
     const tenant = await createTenant(t);
-    expect((await t.services.delivery.sendingProjects([tenant.projectId])).get(tenant.projectId)!.email).toBeUndefined();
+    expect((await t.services.delivery.sendingProjects([tenant.projectId])).get(tenant.projectId)!.channels.email).toBeUndefined();
     await putEmail(tenant, tenant.jwt, smtp);
-    expect((await t.services.delivery.sendingProjects([tenant.projectId])).get(tenant.projectId)!.email).toEqual({
+    expect((await t.services.delivery.sendingProjects([tenant.projectId])).get(tenant.projectId)!.channels.email).toEqual({
       provider: 'smtp',
       settings: { ...smtp.settings, tls: 'required' },
       credentials: smtp.credentials,

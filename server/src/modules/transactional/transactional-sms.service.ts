@@ -77,7 +77,7 @@ export class TransactionalSmsService {
 
     // Cached only while the engine hears of changes: a new provider, policy or zone applies to the next send.
     const project = (await this.delivery.sendingProjects([sender.projectId])).get(sender.projectId)!;
-    const chosen = await this.deps.senders.choose(sender.projectId, phone.country, input.senderId, messagingServiceOf(project.sms?.settings));
+    const chosen = await this.deps.senders.choose(sender.projectId, phone.country, input.senderId, messagingServiceOf(project.channels.sms?.settings));
     if ('refusal' in chosen) return refused(chosen.refusal);
 
     // An opted-out or dead number is refused before any contact is made for it.

@@ -102,7 +102,7 @@ export class TransactionalWhatsAppService {
       const chosen = await this.deps.templates.choose(sender.projectId, input.templateName!, input.templateLanguage);
       if (!chosen.ok) return { ...none, envelope: refused(chosen.reason, messageType) };
       const template = { name: chosen.name, language: chosen.language, components: input.templateComponents };
-      if (project.whatsapp?.provider === 'twilio') {
+      if (project.channels.whatsapp?.provider === 'twilio') {
         // Twilio knows a template by its Content SID alone: one the registry lacks cannot be sent.
         if (chosen.providerTemplateId === null) return { ...none, envelope: refused('template_not_found', messageType) };
         content = { type: 'template', template: { ...template, contentSid: chosen.providerTemplateId, variables: input.templateVariables } };

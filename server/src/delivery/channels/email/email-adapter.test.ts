@@ -55,16 +55,12 @@ const message = (fields: Partial<MessageRecord<'email'>> = {}): MessageRecord<'e
   ...fields,
 });
 
-const project = (email: SendingProject['email']): SendingProject => ({
+const project = (email: SendingProject['channels']['email']): SendingProject => ({
   id: 'prj_1',
-  vapidPublicKey: undefined,
-  vapidPrivateKey: undefined,
+  channels: email === undefined ? {} : { email },
   vapidSubject: undefined,
   deliveryPolicy: undefined,
   timezone: undefined,
-  email,
-  sms: undefined,
-  whatsapp: undefined,
 });
 const smtp = { provider: 'smtp', settings: { host: 'smtp.example.com', port: 587, secure: false, ratePerSecond: 14 }, credentials: { user: 'herald', pass: 'p4ss' } };
 
@@ -179,7 +175,7 @@ describe('the email adapter', () => {
   });
 
   it("holds an account in its provider's sandbox to 1 per second and 200 per 24 hours, or its own lower quota (spec 8)", () => {
-    const rateOf = (email: SendingProject['email']) => adapter.rate!(itemOf(adapter.address(delivery(), message(), project(email))));
+    const rateOf = (email: SendingProject['channels']['email']) => adapter.rate!(itemOf(adapter.address(delivery(), message(), project(email))));
     expect(rateOf({ ...smtp, settings: { ...smtp.settings, sandbox: true } })).toEqual({ key: 'smtp:smtp.example.com:herald', perSecond: 1, per24Hours: 200 });
     const ses = {
       provider: 'ses',

@@ -51,7 +51,7 @@ export function createEmailAdapter(options: EmailAdapterOptions): ChannelAdapter
       if (delivery.destinationReason === 'complained') return { refusal: 'recipient_complained' };
       const unsubscribedOnly = message.options.essential === true && delivery.destinationReason === 'unsubscribed';
       if (delivery.destination === null || (delivery.destinationStatus === 'opted_out' && !unsubscribedOnly)) return { refusal: 'subscriber_unsubscribed' };
-      const account = project.email && accountOf(project.email);
+      const account = project.channels.email && accountOf(project.channels.email);
       // The sandbox sends nothing, so a project may try email with a test key before it chooses a provider.
       if (!account && !message.sandbox) return { refusal: 'provider_not_configured' };
       const recipient = {

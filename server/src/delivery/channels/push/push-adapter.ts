@@ -27,7 +27,8 @@ export function createPushAdapter(options: PushAdapterOptions): ChannelAdapter<P
         return { refusal: 'subscriber_unsubscribed' };
       }
       if (delivery.subscriberStatus !== 'active') return { refusal: 'subscriber_inactive' };
-      const { vapidPublicKey: publicKey, vapidPrivateKey: privateKey } = project;
+      const publicKey = project.channels.push?.settings.vapidPublicKey as string | undefined;
+      const privateKey = project.channels.push?.credentials.vapidPrivateKey;
       // A project without a push configuration has nothing to sign with.
       if (!publicKey || !privateKey) return { refusal: 'provider_error' };
       return {

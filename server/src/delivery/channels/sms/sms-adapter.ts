@@ -38,11 +38,11 @@ export function createSmsAdapter(options: SmsAdapterOptions): ChannelAdapter<Sms
       if (delivery.destination === null) return { refusal: 'invalid_phone' };
       if (delivery.destinationStatus === 'opted_out') return { refusal: 'recipient_opted_out' };
       if (delivery.destinationStatus === 'unreachable') return { refusal: delivery.destinationReason === 'twilio_21211' ? 'invalid_phone' : 'carrier_rejected' };
-      const account = accountOf(project.sms);
+      const account = accountOf(project.channels.sms);
       // The sandbox sends nothing, so a project may try SMS with a test key before it chooses a provider.
       if (!account && !message.sandbox) return { refusal: 'provider_not_configured' };
       const { from, messagingServiceSid, ratePerSecond } = message.options;
-      const serviceSid = messagingServiceSid ?? (project.sms?.settings.messagingServiceSid as string | undefined);
+      const serviceSid = messagingServiceSid ?? (project.channels.sms?.settings.messagingServiceSid as string | undefined);
       if (from === undefined && serviceSid === undefined && !message.sandbox) return { refusal: 'unverified_sender_id' };
       return {
         item: {

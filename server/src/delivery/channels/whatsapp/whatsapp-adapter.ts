@@ -52,7 +52,7 @@ export function createWhatsAppAdapter(options: WhatsAppAdapterOptions): ChannelA
       if (delivery.destination === null) return { refusal: 'subscriber_unsubscribed' };
       if (delivery.destinationStatus === 'opted_out') return { refusal: 'recipient_opted_out' };
       if (delivery.destinationStatus === 'unreachable') return { refusal: 'subscriber_unsubscribed' };
-      const account = accountOf(project.whatsapp);
+      const account = accountOf(project.channels.whatsapp);
       // The sandbox sends nothing, so a project may try WhatsApp with a test key before it chooses a provider.
       if (!account && !message.sandbox) return { refusal: 'provider_not_configured' };
       const statusCallback = statusCallbackUrl(`${options.publicUrl}/whatsapp/twilio/status/${delivery.projectId}`, delivery.id);
