@@ -40,27 +40,38 @@ export async function holdSends(
   { now, leaseSeconds, capped: isCapped }: { now: Date; leaseSeconds: number; capped: (message: MessageRecord) => boolean },
 ): Promise<Hold[][]> {
   const holds: Hold[][] = units.map((unit) => new Array<Hold>(unit.targets.length));
-  const order = units.map((_, u) => u).sort((a, b) => units[a]!.project.id.localeCompare(units[b]!.project.id));
+  // One policy decision and one cap reservation per project and channel, however many sends arrived together.
+  const groups = new Map<string, { u: number; t: number }[]>();
+  units.forEach(({ message, project, targets }, u) => {
+    const key = `${project.id}\u0000${message.channel}`;
+    groups.set(key, [...(groups.get(key) ?? []), ...targets.map((_, t) => ({ u, t }))]);
+  });
   const going: { u: number; t: number; drawn: boolean }[] = [];
-  for (const u of order) {
-    const { message, project, targets } = units[u]!;
+  for (const key of [...groups.keys()].sort()) {
+    const group = groups.get(key)!;
+    const { message, project } = units[group[0]!.u]!;
     const decisions = await decidePolicy(
       tx,
       project,
       message.channel,
-      targets.map((target) => ({ recipient: target.destination ?? target.subscriberId, timezone: target.timezone })),
+      group.map(({ u, t }) => {
+        const target = units[u]!.targets[t]!;
+        return { recipient: target.destination ?? target.subscriberId, timezone: target.timezone };
+      }),
       now,
     );
-    const allowed = targets.flatMap((_, t) => {
-      const decision = decisions[t]!;
-      if (decision.allowed) return [t];
-      holds[u]![t] = { refusal: decision.reason };
-      return [];
+    const allowed = group.filter(({ u, t }, k) => {
+      const decision = decisions[k]!;
+      if (!decision.allowed) holds[u]![t] = { refusal: decision.reason };
+      return decision.allowed;
     });
-    const capped = isCapped(message);
-    const { granted } = capped ? await reserveEmailQuota(tx, project.id, allowed.length, now) : { granted: allowed.length };
-    allowed.slice(granted).forEach((t) => (holds[u]![t] = { refusal: 'monthly_cap_reached' }));
-    for (const t of allowed.slice(0, granted)) going.push({ u, t, drawn: capped });
+    const capped = allowed.filter(({ u }) => isCapped(units[u]!.message));
+    const { granted } = await reserveEmailQuota(tx, project.id, capped.length, now);
+    const refused = new Set(capped.slice(granted));
+    for (const sent of allowed) {
+      if (refused.has(sent)) holds[sent.u]![sent.t] = { refusal: 'monthly_cap_reached' };
+      else going.push({ ...sent, drawn: isCapped(units[sent.u]!.message) });
+    }
   }
 
   // A message with one recipient (every email, SMS and WhatsApp send) goes with the others in one statement; a push to
