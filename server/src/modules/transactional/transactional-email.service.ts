@@ -1,5 +1,5 @@
-// Transactional email (spec 4.8): a verified sender, a template or the send's own HTML rendered with its variables, the
-// recipient's address states, the delivery policy and the monthly cap, an inline send, one envelope, one log row.
+// Transactional email (spec 4.8): a verified sender, a template or the send's own HTML rendered with its variables and
+// the recipient's address states, then the engine's send (policy, monthly cap, inline send); one envelope, one log row.
 // The sends that arrive together are checked and written in one transaction (group commit), each sent on its own.
 import type { Db } from '../../db/database.js';
 import type { EmailContent } from '../../db/schema.js';

@@ -1,5 +1,5 @@
 // Transactional SMS (spec 4.8): an E.164 number, its segments counted, a sender provisioned for its country, the
-// number's opt-out and its subscribers' preferences, the delivery policy, an inline send through Twilio, one log row.
+// number's opt-out and its subscribers' preferences, then the engine's send (policy, inline send); one log row.
 import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import type { Db } from '../../db/database.js';
 import type { SmsContent } from '../../db/schema.js';

@@ -1,5 +1,5 @@
 // Transactional WhatsApp (spec 4.8): an approved template or free-form text inside the 24-hour customer-service
-// window, the number's opt-out and preferences, the delivery policy, an inline send, one envelope, one log row.
+// window, the number's opt-out and preferences, then the engine's send (policy, inline send); one envelope, one log row.
 import type { Db } from '../../db/database.js';
 import type { WhatsAppContent, WhatsAppTemplateComponent } from '../../db/schema.js';
 import { type DeliveryEngine, type DeliveryReason, type MessageRecord } from '../../delivery/index.js';

@@ -1,4 +1,4 @@
-// Transactional push (spec 4.8): one recipient's devices, the delivery policy, an inline send, one envelope, one log row.
+// Transactional push (spec 4.8): one recipient's devices, then the engine's send (policy, inline send); one envelope, one log row.
 import type { Db } from '../../db/database.js';
 import type { PushAction, PushOptions } from '../../db/schema.js';
 import { DEFAULT_PUSH_TTL_SECONDS, type DeliveryEngine, type DeliveryReason, type MessageRecord } from '../../delivery/index.js';
