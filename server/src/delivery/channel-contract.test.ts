@@ -1,5 +1,5 @@
 // The contract every channel adapter passes through the real engine and database: run against web push (the local
-// push service), email (a local SMTP server) and a fake adapter (an in-memory provider, standing in for the channels still to come).
+// push service), email (a local SMTP server), SMS (a local Twilio) and a fake adapter (an in-memory provider).
 import { createHmac, generateKeyPairSync, randomBytes, timingSafeEqual } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -7,6 +7,7 @@ import { createTenant, type Tenant } from '../../test/fixtures.js';
 import { startTestApp, type TestApp } from '../../test/harness.js';
 import { createFakeBrowser, startPushService, type PushService } from '../../test/push-service.js';
 import { startSmtpPeer, type SmtpAnswer } from '../../test/smtp-peer.js';
+import { newTwilioAccount, startTwilioPeer, type TwilioError } from '../../test/twilio-peer.js';
 import { loadConfig } from '../config.js';
 import type { Channel, DeliveryEvent, MessageContent } from '../db/schema.js';
 import { newId } from '../shared/ids.js';
@@ -17,6 +18,9 @@ import { createSmtpProvider } from './channels/email/smtp-provider.js';
 import { createOutboundGuard } from './outbound-guard.js';
 import { createPushAdapter } from './channels/push/push-adapter.js';
 import { createWebPushProvider } from './channels/push/web-push-provider.js';
+import { createSmsAdapter } from './channels/sms/sms-adapter.js';
+import type { SmsItem } from './channels/sms/sms-item.js';
+import { createTwilioProvider } from './channels/sms/twilio-provider.js';
 import { createSandboxProvider } from './channels/sandbox.js';
 import { DeliveryEngine, SEND_RATE_CODE } from './delivery-engine.js';
 import { applyProviderEvents } from './delivery-events.repository.js';
@@ -40,14 +44,17 @@ interface Harness {
   channel: Channel;
   adapter: ChannelAdapter;
   recipient(): Promise<Recipient>;
-  /** Content this channel sends. */
+  /** Content this channel sends, and the options its messages carry. */
   content: MessageContent;
+  options?: Record<string, unknown>;
   /** The id the provider names an accepted message by (then it must be recorded), if it names one. */
   providerMessageId?: (sent: { deliveryId: number; messageId: string; subscriberId: string }) => string;
   /** Content this channel cannot send, and the problems its adapter names. */
   unsendable: { content: MessageContent; problems: unknown };
   /** How a recipient the provider finds dead fails: the reason, and the provider's code the address keeps. */
   gone: { reason: DeliveryReason; code: string };
+  /** Whether its items draw from a provider's rate: each then goes at its own booked slot, in a call of its own. */
+  rated?: boolean;
   /** Whether the provider says how long to wait when it defers a send (HTTP's Retry-After; SMTP has none). */
   retryAfter: boolean;
   close(): Promise<void>;
@@ -287,6 +294,69 @@ async function emailHarness(batches: number[]): Promise<Harness> {
   };
 }
 
+/**
+ * SMS through the Twilio provider to a local Messages API (test/twilio-peer.ts), the project's SMS configuration
+ * naming its account: 21211 (invalid To) is a gone number, 21408 (region not enabled) a refused message, a 429
+ * without Retry-After a deferral. Each call programs the peer with its items' next answers.
+ */
+async function twilioSmsHarness(batches: number[]): Promise<Harness> {
+  const account = newTwilioAccount();
+  const peer = await startTwilioPeer([account]);
+  await query(
+    `INSERT INTO channel_configs (project_id, channel, provider, settings, credentials) VALUES ($1, 'sms', 'twilio', $2, $3)
+     ON CONFLICT (project_id, channel) DO UPDATE SET provider = excluded.provider, settings = excluded.settings, credentials = excluded.credentials`,
+    [tenant.projectId, { accountSid: account.accountSid, messagingServiceSid: 'MG00000000000000000000000000000001' }, `plain:${JSON.stringify({ authToken: account.authToken })}`],
+  );
+  const answers = new Map<string, Answer[]>();
+  const attempts = new Map<string, number>();
+  const errorOf = (next: Answer | undefined): TwilioError | undefined =>
+    next === undefined || next === 'ok'
+      ? undefined
+      : next === 'gone'
+        ? { status: 400, code: 21211, message: "The 'To' number is not a valid phone number." }
+        : next === 'refused'
+          ? { status: 400, code: 21408, message: 'Permission to send an SMS has not been enabled for the region' }
+          : { status: 429, code: 20429, message: 'Too Many Requests' };
+  const twilio = createTwilioProvider({ baseUrl: peer.url, timeoutMs: 5000 });
+  const programmed: ChannelProvider<SmsItem> = {
+    name: twilio.name,
+    send: (items) => {
+      for (const { to } of items) {
+        attempts.set(to, (attempts.get(to) ?? 0) + 1);
+        peer.answer(to, errorOf(answers.get(to)?.shift()));
+      }
+      return twilio.send(items);
+    },
+    close: () => twilio.close(),
+  };
+  const adapter = createSmsAdapter({ publicUrl: config.publicUrl, live: observed(programmed, batches), sandbox: createSandboxProvider() });
+  return {
+    channel: 'sms',
+    adapter,
+    content: { body: 'Hello' },
+    options: { ratePerSecond: 1000 },
+    providerMessageId: ({ deliveryId }) => peer.messages.find((m) => m.statusCallback.endsWith(`=${deliveryId}`))!.sid,
+    gone: { reason: 'invalid_phone', code: 'twilio_21211' },
+    rated: true,
+    retryAfter: false,
+    unsendable: { content: { body: '' }, problems: [{ field: 'body', error: 'must not be empty' }] },
+    async recipient() {
+      const destination = `+1415${randomBytes(4).readUInt32BE() % 10_000_000}`.padEnd(12, '0');
+      const subscriberId = await insertSubscriber({ phone: destination });
+      return {
+        subscriberId,
+        destination,
+        answer: (...next) => answers.set(destination, [...(answers.get(destination) ?? []), ...next]),
+        received: () => attempts.get(destination) ?? 0,
+      };
+    },
+    close: async () => {
+      await adapter.close();
+      await peer.close();
+    },
+  };
+}
+
 interface Row {
   status: string;
   reason: string | null;
@@ -317,6 +387,7 @@ async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, tim
 describe.each([
   ['web push', pushHarness],
   ['email over SMTP', emailHarness],
+  ['SMS over Twilio', twilioSmsHarness],
   ['a fake adapter', async (batches: number[]) => fakeHarness(batches)],
 ])('the channel contract: %s', (_name, makeHarness) => {
   let harness: Harness;
@@ -346,7 +417,7 @@ describe.each([
       tenant.projectId,
       harness.channel,
       harness.content,
-      harness.channel === 'push' ? { ttlSeconds: 3600, urgency: 'normal' } : {},
+      harness.options ?? (harness.channel === 'push' ? { ttlSeconds: 3600, urgency: 'normal' } : {}),
     ]);
     await query(`INSERT INTO message_stats (message_id, queued) VALUES ($1, $2)`, [messageId, recipients.length]);
     const ids: number[] = [];
@@ -386,7 +457,7 @@ describe.each([
       ['failed', 'provider_error'],
       ['failed', harness.gone.reason],
     ]);
-    expect(batches).toEqual([3]);
+    expect(batches).toEqual(harness.rated ? [1, 1, 1] : [3]);
   });
 
   it('tries a deferred item again: not before Retry-After, where the provider names one', async () => {
