@@ -1,5 +1,5 @@
 // The contract every channel adapter passes through the real engine and database: run against web push (the local
-// push service), email (a local SMTP server), SMS (a local Twilio) and a fake adapter (an in-memory provider).
+// push service), email (a local SMTP server), SMS and WhatsApp (a local Twilio) and a fake adapter (an in-memory provider).
 import { createHmac, generateKeyPairSync, randomBytes, timingSafeEqual } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -19,8 +19,9 @@ import { createOutboundGuard } from './outbound-guard.js';
 import { createPushAdapter } from './channels/push/push-adapter.js';
 import { createWebPushProvider } from './channels/push/web-push-provider.js';
 import { createSmsAdapter } from './channels/sms/sms-adapter.js';
-import type { SmsItem } from './channels/sms/sms-item.js';
 import { createTwilioProvider } from './channels/sms/twilio-provider.js';
+import { createTwilioWhatsAppProvider } from './channels/whatsapp/twilio-whatsapp.js';
+import { createWhatsAppAdapter } from './channels/whatsapp/whatsapp-adapter.js';
 import { createSandboxProvider } from './channels/sandbox.js';
 import { DeliveryEngine, SEND_RATE_CODE } from './delivery-engine.js';
 import { applyProviderEvents } from './delivery-events.repository.js';
@@ -51,8 +52,11 @@ interface Harness {
   providerMessageId?: (sent: { deliveryId: number; messageId: string; subscriberId: string }) => string;
   /** Content this channel cannot send, and the problems its adapter names. */
   unsendable: { content: MessageContent; problems: unknown };
-  /** How a recipient the provider finds dead fails: the reason, and the provider's code the address keeps. */
-  gone: { reason: DeliveryReason; code: string };
+  /**
+   * How a recipient the provider finds dead fails: the reason, the provider's code the address keeps, and the state it
+   * takes (`unreachable` unless named: on WhatsApp the person's block opts the number out).
+   */
+  gone: { reason: DeliveryReason; code: string; status?: 'opted_out' };
   /** Whether its items draw from a provider's rate: each then goes at its own booked slot, in a call of its own. */
   rated?: boolean;
   /** Whether the provider says how long to wait when it defers a send (HTTP's Retry-After; SMTP has none). */
@@ -295,51 +299,70 @@ async function emailHarness(batches: number[]): Promise<Harness> {
 }
 
 /**
- * SMS through the Twilio provider to a local Messages API (test/twilio-peer.ts), the project's SMS configuration
- * naming its account: 21211 (invalid To) is a gone number, 21408 (region not enabled) a refused message, a 429
- * without Retry-After a deferral. Each call programs the peer with its items' next answers.
+ * SMS or WhatsApp through Twilio's providers to a local Messages API (test/twilio-peer.ts), the project's configuration
+ * of the channel naming its account. Each call programs the peer with its items' next answers: a 400 naming a dead
+ * number (SMS 21211, an invalid To; WhatsApp 63014, the person blocked the sender), a 400 refusing the message (21408,
+ * region not enabled), a 429 without Retry-After for a deferral.
  */
-async function twilioSmsHarness(batches: number[]): Promise<Harness> {
+async function twilioHarness(channel: 'sms' | 'whatsapp', batches: number[]): Promise<Harness> {
   const account = newTwilioAccount();
   const peer = await startTwilioPeer([account]);
   await query(
-    `INSERT INTO channel_configs (project_id, channel, provider, settings, credentials) VALUES ($1, 'sms', 'twilio', $2, $3)
+    `INSERT INTO channel_configs (project_id, channel, provider, settings, credentials) VALUES ($1, $2, 'twilio', $3, $4)
      ON CONFLICT (project_id, channel) DO UPDATE SET provider = excluded.provider, settings = excluded.settings, credentials = excluded.credentials`,
-    [tenant.projectId, { accountSid: account.accountSid, messagingServiceSid: 'MG00000000000000000000000000000001' }, `plain:${JSON.stringify({ authToken: account.authToken })}`],
+    [tenant.projectId, channel, { accountSid: account.accountSid, messagingServiceSid: 'MG00000000000000000000000000000001' }, `plain:${JSON.stringify({ authToken: account.authToken })}`],
   );
   const answers = new Map<string, Answer[]>();
   const attempts = new Map<string, number>();
+  const gone = channel === 'sms' ? { status: 400, code: 21211, message: "The 'To' number is not a valid phone number." } : { status: 400, code: 63014, message: 'The recipient blocked the sender' };
   const errorOf = (next: Answer | undefined): TwilioError | undefined =>
     next === undefined || next === 'ok'
       ? undefined
       : next === 'gone'
-        ? { status: 400, code: 21211, message: "The 'To' number is not a valid phone number." }
+        ? gone
         : next === 'refused'
-          ? { status: 400, code: 21408, message: 'Permission to send an SMS has not been enabled for the region' }
+          ? { status: 400, code: 21408, message: 'Permission to send has not been enabled for the region' }
           : { status: 429, code: 20429, message: 'Too Many Requests' };
-  const twilio = createTwilioProvider({ baseUrl: peer.url, timeoutMs: 5000 });
-  const programmed: ChannelProvider<SmsItem> = {
-    name: twilio.name,
+  /** The provider, calling the peer once its items' answers are programmed. */
+  const programmed = <Item extends { to: string }>(provider: ChannelProvider<Item>): ChannelProvider<Item> => ({
+    name: provider.name,
     send: (items) => {
       for (const { to } of items) {
         attempts.set(to, (attempts.get(to) ?? 0) + 1);
-        peer.answer(to, errorOf(answers.get(to)?.shift()));
+        peer.answer(channel === 'sms' ? to : `whatsapp:${to}`, errorOf(answers.get(to)?.shift()));
       }
-      return twilio.send(items);
+      return provider.send(items);
     },
-    close: () => twilio.close(),
-  };
-  const adapter = createSmsAdapter({ publicUrl: config.publicUrl, live: observed(programmed, batches), sandbox: createSandboxProvider() });
+    close: () => provider.close(),
+  });
+  const options = { baseUrl: peer.url, timeoutMs: 5000 };
+  const adapter: ChannelAdapter =
+    channel === 'sms'
+      ? createSmsAdapter({ publicUrl: config.publicUrl, live: observed(programmed(createTwilioProvider(options)), batches), sandbox: createSandboxProvider() })
+      : createWhatsAppAdapter({
+          publicUrl: config.publicUrl,
+          live: { twilio: observed(programmed(createTwilioWhatsAppProvider(options)), batches), meta: createSandboxProvider() },
+          sandbox: createSandboxProvider(),
+        });
   return {
-    channel: 'sms',
+    channel,
     adapter,
-    content: { body: 'Hello' },
-    options: { ratePerSecond: 1000 },
+    ...(channel === 'sms'
+      ? {
+          content: { body: 'Hello' },
+          unsendable: { content: { body: '' }, problems: [{ field: 'body', error: 'must not be empty' }] },
+          gone: { reason: 'invalid_phone', code: 'twilio_21211' },
+        }
+      : {
+          content: { type: 'text', text: 'Hello' },
+          unsendable: { content: { type: 'text', text: ' ' }, problems: [{ field: 'text', error: 'must not be empty' }] },
+          gone: { reason: 'recipient_opted_out', code: 'twilio_63014', status: 'opted_out' },
+        }),
+    // A transactional send names the sender's rate in its options (SMS); WhatsApp's is the adapter's.
+    options: channel === 'sms' ? { ratePerSecond: 1000 } : {},
     providerMessageId: ({ deliveryId }) => peer.messages.find((m) => m.statusCallback.endsWith(`=${deliveryId}`))!.sid,
-    gone: { reason: 'invalid_phone', code: 'twilio_21211' },
     rated: true,
     retryAfter: false,
-    unsendable: { content: { body: '' }, problems: [{ field: 'body', error: 'must not be empty' }] },
     async recipient() {
       const destination = `+1415${randomBytes(4).readUInt32BE() % 10_000_000}`.padEnd(12, '0');
       const subscriberId = await insertSubscriber({ phone: destination });
@@ -387,7 +410,8 @@ async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, tim
 describe.each([
   ['web push', pushHarness],
   ['email over SMTP', emailHarness],
-  ['SMS over Twilio', twilioSmsHarness],
+  ['SMS over Twilio', (batches: number[]) => twilioHarness('sms', batches)],
+  ['WhatsApp over Twilio', (batches: number[]) => twilioHarness('whatsapp', batches)],
   ['a fake adapter', async (batches: number[]) => fakeHarness(batches)],
 ])('the channel contract: %s', (_name, makeHarness) => {
   let harness: Harness;
@@ -495,7 +519,7 @@ describe.each([
       expect(subscriber).toEqual([{ status: 'active' }]);
       // On email a dead address is a hard bounce, the suppression list's word; other channels keep the provider's code.
       const reason = harness.channel === 'email' ? 'bounced' : harness.gone.code;
-      expect(addresses).toEqual([{ sandbox: false, channel: harness.channel, address: recipient.destination, status: 'unreachable', status_reason: reason, source: 'provider' }]);
+      expect(addresses).toEqual([{ sandbox: false, channel: harness.channel, address: recipient.destination, status: harness.gone.status ?? 'unreachable', status_reason: reason, source: 'provider' }]);
     }
     const second = await queue([recipient]);
     expect((await settled(second.ids))[0]).toMatchObject({ status: 'failed' });
