@@ -1,5 +1,5 @@
 // The contract every channel adapter passes through the real engine and database: run against web push (the local
-// push service), email (a local SMTP server), SMS and WhatsApp (a local Twilio) and a fake adapter (an in-memory provider).
+// push service), email (a local SMTP server), SMS and WhatsApp (a local Twilio, a local Cloud API) and a fake adapter.
 import { createHmac, generateKeyPairSync, randomBytes, timingSafeEqual } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -7,6 +7,7 @@ import { createTenant, type Tenant } from '../../test/fixtures.js';
 import { startTestApp, type TestApp } from '../../test/harness.js';
 import { createFakeBrowser, startPushService, type PushService } from '../../test/push-service.js';
 import { startSmtpPeer, type SmtpAnswer } from '../../test/smtp-peer.js';
+import { startWhatsAppPeer, type CloudAnswer } from '../../test/whatsapp-peer.js';
 import { newTwilioAccount, startTwilioPeer, type TwilioError } from '../../test/twilio-peer.js';
 import { loadConfig } from '../config.js';
 import type { Channel, DeliveryEvent, MessageContent } from '../db/schema.js';
@@ -20,6 +21,7 @@ import { createPushAdapter } from './channels/push/push-adapter.js';
 import { createWebPushProvider } from './channels/push/web-push-provider.js';
 import { createSmsAdapter } from './channels/sms/sms-adapter.js';
 import { createTwilioProvider } from './channels/sms/twilio-provider.js';
+import { createCloudApiProvider } from './channels/whatsapp/cloud-api.js';
 import { createTwilioWhatsAppProvider } from './channels/whatsapp/twilio-whatsapp.js';
 import { createWhatsAppAdapter } from './channels/whatsapp/whatsapp-adapter.js';
 import { createSandboxProvider } from './channels/sandbox.js';
@@ -380,6 +382,53 @@ async function twilioHarness(channel: 'sms' | 'whatsapp', batches: number[]): Pr
   };
 }
 
+/**
+ * WhatsApp through Meta's Cloud API provider to a local Graph API (test/whatsapp-peer.ts), the project's WhatsApp
+ * configuration naming its phone number: 131050 (the person stopped marketing messages) opts the number out, 131009
+ * (a parameter Meta refuses) is a refused message, 130429 (throughput) a deferral without Retry-After.
+ */
+async function metaHarness(batches: number[]): Promise<Harness> {
+  const accessToken = randomBytes(16).toString('hex');
+  const phoneNumberId = `1${randomBytes(4).readUInt32BE()}`;
+  const peer = await startWhatsAppPeer({ accessToken, phoneNumberId, wabaId: 'waba-contract' });
+  await query(
+    `INSERT INTO channel_configs (project_id, channel, provider, settings, credentials) VALUES ($1, 'whatsapp', 'meta', $2, $3)
+     ON CONFLICT (project_id, channel) DO UPDATE SET provider = excluded.provider, settings = excluded.settings, credentials = excluded.credentials`,
+    [tenant.projectId, { phoneNumberId }, `plain:${JSON.stringify({ accessToken, appSecret: 'contract-app-secret' })}`],
+  );
+  const answer = (next: Answer): CloudAnswer =>
+    next === 'ok'
+      ? 'ok'
+      : next === 'gone'
+        ? { status: 400, code: 131050, message: 'Unable to deliver the message: the user stopped marketing messages' }
+        : next === 'refused'
+          ? { status: 400, code: 131009, message: 'Parameter value is not valid' }
+          : { status: 429, code: 130429, message: 'Rate limit hit' };
+  const live = observed(createCloudApiProvider({ graphUrl: peer.url, version: peer.version, timeoutMs: 5000 }), batches);
+  const adapter = createWhatsAppAdapter({ publicUrl: config.publicUrl, live: { meta: live, twilio: createSandboxProvider() }, sandbox: createSandboxProvider() });
+  const destinations = new Map<string, string>();
+  return {
+    channel: 'whatsapp',
+    adapter,
+    content: { type: 'text', text: 'Hello' },
+    unsendable: { content: { type: 'text', text: ' ' }, problems: [{ field: 'text', error: 'must not be empty' }] },
+    gone: { reason: 'recipient_opted_out', code: 'meta_131050', status: 'opted_out' },
+    providerMessageId: ({ subscriberId }) => peer.messages.find((m) => m.to === destinations.get(subscriberId))!.id,
+    rated: true,
+    retryAfter: false,
+    async recipient() {
+      const destination = `+1415${randomBytes(4).readUInt32BE() % 10_000_000}`.padEnd(12, '0');
+      const subscriberId = await insertSubscriber({ phone: destination });
+      destinations.set(subscriberId, destination);
+      return { subscriberId, destination, answer: (...next) => peer.respond(destination, ...next.map(answer)), received: () => peer.attempts(destination) };
+    },
+    close: async () => {
+      await adapter.close();
+      await peer.close();
+    },
+  };
+}
+
 interface Row {
   status: string;
   reason: string | null;
@@ -412,6 +461,7 @@ describe.each([
   ['email over SMTP', emailHarness],
   ['SMS over Twilio', (batches: number[]) => twilioHarness('sms', batches)],
   ['WhatsApp over Twilio', (batches: number[]) => twilioHarness('whatsapp', batches)],
+  ["WhatsApp over Meta's Cloud API", metaHarness],
   ['a fake adapter', async (batches: number[]) => fakeHarness(batches)],
 ])('the channel contract: %s', (_name, makeHarness) => {
   let harness: Harness;
