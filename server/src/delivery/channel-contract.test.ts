@@ -1,11 +1,12 @@
 // The contract every channel adapter passes through the real engine and database: run against web push (the local
-// push service), email (a local SMTP server), SMS and WhatsApp (a local Twilio, a local Cloud API) and a fake adapter.
+// push service), email (local SMTP and SES), SMS and WhatsApp (a local Twilio, a local Cloud API) and a fake adapter.
 import { createHmac, generateKeyPairSync, randomBytes, timingSafeEqual } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTenant, type Tenant } from '../../test/fixtures.js';
 import { startTestApp, type TestApp } from '../../test/harness.js';
 import { createFakeBrowser, startPushService, type PushService } from '../../test/push-service.js';
+import { startSesPeer, type SesAnswer } from '../../test/ses-peer.js';
 import { startSmtpPeer, type SmtpAnswer } from '../../test/smtp-peer.js';
 import { startWhatsAppPeer, type CloudAnswer } from '../../test/whatsapp-peer.js';
 import { newTwilioAccount, startTwilioPeer, type TwilioError } from '../../test/twilio-peer.js';
@@ -15,6 +16,7 @@ import { newId } from '../shared/ids.js';
 import { ProviderError, type ChannelAdapter, type ChannelProvider, type ProviderRate, type SendOutcome } from './channel.js';
 import type { DeliveryReason } from './delivery-reason.js';
 import { createEmailAdapter } from './channels/email/email-adapter.js';
+import { createSesProvider } from './channels/email/ses-provider.js';
 import { createSmtpProvider } from './channels/email/smtp-provider.js';
 import { createOutboundGuard } from './outbound-guard.js';
 import { createPushAdapter } from './channels/push/push-adapter.js';
@@ -58,7 +60,7 @@ interface Harness {
    * How a recipient the provider finds dead fails: the reason, the provider's code the address keeps, and the state it
    * takes (`unreachable` unless named: on WhatsApp the person's block opts the number out).
    */
-  gone: { reason: DeliveryReason; code: string; status?: 'opted_out' };
+  gone: { reason: DeliveryReason; code: string; status?: 'opted_out' } | undefined;
   /** Whether its items draw from a provider's rate: each then goes at its own booked slot, in a call of its own. */
   rated?: boolean;
   /** Whether the provider says how long to wait when it defers a send (HTTP's Retry-After; SMTP has none). */
@@ -88,6 +90,17 @@ const config = loadConfig({
 /** Counts the provider's calls, to check batching: the adapter's own provider, observed, not replaced. */
 function observed<Item>(provider: ChannelProvider<Item>, batches: number[]): ChannelProvider<Item> {
   return { name: provider.name, send: (items) => (batches.push(items.length), provider.send(items)), close: () => provider.close() };
+}
+
+async function insertEmailSubscriber(email: string): Promise<string> {
+  const subscriberId = newId('sub');
+  await query(`INSERT INTO subscribers (id, project_id, token, email, email_status) VALUES ($1, $2, $3, $4, 'active')`, [
+    subscriberId,
+    tenant.projectId,
+    randomBytes(12).toString('hex'),
+    email,
+  ]);
+  return subscriberId;
 }
 
 async function insertSubscriber(fields: { endpoint?: string; p256dh?: string; auth?: string; phone?: string } = {}): Promise<string> {
@@ -275,13 +288,7 @@ async function emailHarness(batches: number[]): Promise<Harness> {
     unsendable: { content: { subject: ' ', html: '<p>World</p>', from: { email: 'news@mail.example.com' } }, problems: [{ field: 'subject', error: 'is required' }] },
     async recipient() {
       const destination = `reader-${randomBytes(5).toString('hex')}@example.org`;
-      const subscriberId = newId('sub');
-      await query(`INSERT INTO subscribers (id, project_id, token, email, email_status) VALUES ($1, $2, $3, $4, 'active')`, [
-        subscriberId,
-        tenant.projectId,
-        randomBytes(12).toString('hex'),
-        destination,
-      ]);
+      const subscriberId = await insertEmailSubscriber(destination);
       return {
         subscriberId,
         destination,
@@ -429,6 +436,66 @@ async function metaHarness(batches: number[]): Promise<Harness> {
   };
 }
 
+/**
+ * Email through the SES provider to a local SES API (test/ses-peer.ts), the project's email configuration naming its
+ * account: `MessageRejected` is a refused message, `TooManyRequestsException` a deferral without Retry-After. SES
+ * takes any address: a dead one bounces later, through SNS (`modules/email-webhooks`), so no send finds it gone.
+ */
+async function sesHarness(batches: number[]): Promise<Harness> {
+  const keys = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const credentials = { accessKeyId: 'AKIACONTRACT', secretAccessKey: randomBytes(20).toString('hex') };
+  const peer = await startSesPeer({
+    credentials,
+    dkim: { domain: 'mail.example.com', selector: 'contract', publicKey: keys.publicKey.export({ type: 'spki', format: 'der' }).toString('base64') },
+  });
+  await query(
+    `INSERT INTO channel_configs (project_id, channel, provider, settings, credentials) VALUES ($1, 'email', 'ses', $2, $3)
+     ON CONFLICT (project_id, channel) DO UPDATE SET provider = excluded.provider, settings = excluded.settings, credentials = excluded.credentials`,
+    [tenant.projectId, { region: 'eu-west-1' }, `plain:${JSON.stringify(credentials)}`],
+  );
+  const privateKey = keys.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+  const adapter = createEmailAdapter({
+    links: t.services.emailLinks,
+    bounceDomain: 'bounces.herald.example.com',
+    live: {
+      smtp: createSandboxProvider(),
+      ses: observed(createSesProvider({ dkimKeys: async () => ({ domainName: 'mail.example.com', keySelector: 'contract', privateKey }), endpoint: peer.url, timeoutMs: 5000 }), batches),
+    },
+    sandbox: createSandboxProvider(),
+  });
+  const answer = (next: Answer): SesAnswer =>
+    next === 'ok' ? 'ok' : next === 'refused' ? { status: 400, error: 'MessageRejected' } : { status: 429, error: 'TooManyRequestsException' };
+  const destinations = new Map<string, string>();
+  return {
+    channel: 'email',
+    adapter,
+    content: { subject: 'Hello', html: '<p>World, <a href="https://example.com/">with a link</a></p>', from: { email: 'news@mail.example.com' } },
+    providerMessageId: ({ subscriberId }) => peer.messages.find((m) => m.to.includes(destinations.get(subscriberId)!))!.messageId,
+    gone: undefined,
+    retryAfter: false,
+    unsendable: { content: { subject: ' ', html: '<p>World</p>', from: { email: 'news@mail.example.com' } }, problems: [{ field: 'subject', error: 'is required' }] },
+    async recipient() {
+      const destination = `reader-${randomBytes(5).toString('hex')}@example.org`;
+      const subscriberId = await insertEmailSubscriber(destination);
+      destinations.set(subscriberId, destination);
+      return {
+        subscriberId,
+        destination,
+        answer: (...next) => peer.respond(destination, ...next.map(answer)),
+        // Every accepted message passed DKIM.
+        received: () => {
+          expect(peer.messages.filter((mail) => mail.to.includes(destination) && mail.dkim.result !== 'pass')).toEqual([]);
+          return peer.attempts(destination);
+        },
+      };
+    },
+    close: async () => {
+      await adapter.close();
+      await peer.close();
+    },
+  };
+}
+
 interface Row {
   status: string;
   reason: string | null;
@@ -459,6 +526,7 @@ async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, tim
 describe.each([
   ['web push', pushHarness],
   ['email over SMTP', emailHarness],
+  ['email over SES', sesHarness],
   ['SMS over Twilio', (batches: number[]) => twilioHarness('sms', batches)],
   ['WhatsApp over Twilio', (batches: number[]) => twilioHarness('whatsapp', batches)],
   ["WhatsApp over Meta's Cloud API", metaHarness],
@@ -520,6 +588,8 @@ describe.each([
   });
 
   it('records one outcome per item of a batch: sent, refused and gone side by side', async () => {
+    // SES names no dead address when it takes a message: its bounces come later, through SNS.
+    if (!harness.gone) return;
     const [ok, refused, gone] = await Promise.all([harness.recipient(), harness.recipient(), harness.recipient()]);
     refused!.answer('refused');
     gone!.answer('gone');
@@ -529,7 +599,7 @@ describe.each([
     expect(rows.map((r) => [r.status, r.reason])).toEqual([
       ['sent', null],
       ['failed', 'provider_error'],
-      ['failed', harness.gone.reason],
+      ['failed', harness.gone!.reason],
     ]);
     expect(batches).toEqual(harness.rated ? [1, 1, 1] : [3]);
   });
@@ -552,6 +622,8 @@ describe.each([
   });
 
   it('deactivates a gone recipient — a device, or an address on its channel only — and sends it nothing more', async () => {
+    const { gone } = harness;
+    if (!gone) return;
     const recipient = await harness.recipient();
     recipient.answer('gone');
     const first = await queue([recipient]);
@@ -568,8 +640,8 @@ describe.each([
       // The person's push device is untouched: only the number is unreachable, and only on this channel.
       expect(subscriber).toEqual([{ status: 'active' }]);
       // On email a dead address is a hard bounce, the suppression list's word; other channels keep the provider's code.
-      const reason = harness.channel === 'email' ? 'bounced' : harness.gone.code;
-      expect(addresses).toEqual([{ sandbox: false, channel: harness.channel, address: recipient.destination, status: harness.gone.status ?? 'unreachable', status_reason: reason, source: 'provider' }]);
+      const reason = harness.channel === 'email' ? 'bounced' : gone.code;
+      expect(addresses).toEqual([{ sandbox: false, channel: harness.channel, address: recipient.destination, status: gone.status ?? 'unreachable', status_reason: reason, source: 'provider' }]);
     }
     const second = await queue([recipient]);
     expect((await settled(second.ids))[0]).toMatchObject({ status: 'failed' });
