@@ -1,6 +1,14 @@
 // What a send came to, in the words the transactional routes answer with: an engine reason, an address's outcome.
 import type { DeliveryReason, DeliveryResult } from '../../delivery/index.js';
 
+/** The answer's common part for a send to one address; each route adds its own fields. */
+export interface AddressEnvelope<S, R> {
+  success: true;
+  status: S;
+  messageId: string | null;
+  reason: R | null;
+}
+
 export interface AddressOutcome<R> {
   status: 'sent' | 'sandbox' | 'queued' | 'failed';
   reason: R | 'sandbox' | null;

@@ -18,18 +18,14 @@ import type { EmailTemplateService, TemplateRender } from '../email-templates/in
 import type { ContactService, EmailHolders } from '../subscribers/index.js';
 import type { SuppressionService } from '../suppressions/index.js';
 import type { ProjectTenant } from '../tenancy.js';
-import { addressOutcome, routeReason } from './send-outcome.js';
+import { addressOutcome, routeReason, type AddressEnvelope } from './send-outcome.js';
 import * as repo from './transactional.repository.js';
 import type { EMAIL_REASONS, EMAIL_STATUSES } from './transactional.schemas.js';
 
 export type EmailReason = (typeof EMAIL_REASONS)[number];
 export type EmailSendStatus = (typeof EMAIL_STATUSES)[number];
 
-export interface EmailEnvelope {
-  success: true;
-  status: EmailSendStatus;
-  messageId: string | null;
-  reason: EmailReason | null;
+export interface EmailEnvelope extends AddressEnvelope<EmailSendStatus, EmailReason> {
   missing?: string[];
   field?: string;
   error?: string;

@@ -9,18 +9,14 @@ import { newId } from '../../shared/ids.js';
 import { messagingServiceOf, type SmsSenderService } from '../channels/index.js';
 import type { ContactService } from '../subscribers/index.js';
 import type { ProjectTenant } from '../tenancy.js';
-import { addressOutcome, routeReason } from './send-outcome.js';
+import { addressOutcome, routeReason, type AddressEnvelope } from './send-outcome.js';
 import * as repo from './transactional.repository.js';
 import type { SMS_REASONS, SMS_STATUSES } from './transactional.schemas.js';
 
 export type SmsReason = (typeof SMS_REASONS)[number];
 export type SmsSendStatus = (typeof SMS_STATUSES)[number];
 
-export interface SmsEnvelope {
-  success: true;
-  status: SmsSendStatus;
-  messageId: string | null;
-  reason: SmsReason | null;
+export interface SmsEnvelope extends AddressEnvelope<SmsSendStatus, SmsReason> {
   segments: number;
   encoding: 'GSM-7' | 'UCS-2';
   from: string | null;

@@ -7,7 +7,7 @@ import { newId } from '../../shared/ids.js';
 import type { ContactService } from '../subscribers/index.js';
 import type { ProjectTenant } from '../tenancy.js';
 import type { WhatsAppTemplateService } from '../whatsapp/index.js';
-import { addressOutcome, routeReason } from './send-outcome.js';
+import { addressOutcome, routeReason, type AddressEnvelope } from './send-outcome.js';
 import * as repo from './transactional.repository.js';
 import type { WHATSAPP_REASONS, WHATSAPP_STATUSES } from './transactional.schemas.js';
 
@@ -17,11 +17,7 @@ export type WhatsAppSendStatus = (typeof WHATSAPP_STATUSES)[number];
 /** How long after a person's last message free-form messages may be sent (Meta's customer-service window). */
 export const SERVICE_WINDOW_MS = 24 * 60 * 60 * 1000;
 
-export interface WhatsAppEnvelope {
-  success: true;
-  status: WhatsAppSendStatus;
-  messageId: string | null;
-  reason: WhatsAppReason | null;
+export interface WhatsAppEnvelope extends AddressEnvelope<WhatsAppSendStatus, WhatsAppReason> {
   /** What went (or would have): the free-form text or the template. */
   messageType: 'text' | 'template' | null;
 }
