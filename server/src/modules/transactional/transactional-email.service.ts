@@ -6,7 +6,6 @@ import type { EmailContent } from '../../db/schema.js';
 import {
   type DeliveryEngine,
   type Hold,
-  type DeliveryReason,
   type MessageRecord,
   type SendingProject,
   type SuppressionReason,
@@ -19,18 +18,14 @@ import type { EmailTemplateService, TemplateRender } from '../email-templates/in
 import type { ContactService, EmailHolders } from '../subscribers/index.js';
 import type { SuppressionService } from '../suppressions/index.js';
 import type { ProjectTenant } from '../tenancy.js';
-import { addressOutcome } from './send-outcome.js';
+import { addressOutcome, routeReason, type AddressEnvelope } from './send-outcome.js';
 import * as repo from './transactional.repository.js';
 import type { EMAIL_REASONS, EMAIL_STATUSES } from './transactional.schemas.js';
 
 export type EmailReason = (typeof EMAIL_REASONS)[number];
 export type EmailSendStatus = (typeof EMAIL_STATUSES)[number];
 
-export interface EmailEnvelope {
-  success: true;
-  status: EmailSendStatus;
-  messageId: string | null;
-  reason: EmailReason | null;
+export interface EmailEnvelope extends AddressEnvelope<EmailSendStatus, EmailReason> {
   missing?: string[];
   field?: string;
   error?: string;
@@ -82,19 +77,9 @@ function recipientRefusal(suppressed: SuppressionReason | undefined, holders: Em
 }
 
 /** An engine reason as this route reports it; the engine's word for an opted-out address is the recipient's here. */
-function deliveryReason(reason: DeliveryReason | null): EmailReason {
-  switch (reason) {
-    case 'recipient_bounced':
-    case 'recipient_complained':
-    case 'provider_not_configured':
-    case 'sandbox_limit_reached':
-      return reason;
-    case 'subscriber_unsubscribed':
-      return 'recipient_unsubscribed';
-    default:
-      return 'provider_error';
-  }
-}
+const deliveryReason = routeReason<EmailReason>(['recipient_bounced', 'recipient_complained', 'provider_not_configured', 'sandbox_limit_reached'], {
+  subscriber_unsubscribed: 'recipient_unsubscribed',
+});
 
 /** A rendered email ready to go, as the group that checks and writes it gets it. */
 interface Ready {

@@ -3,24 +3,20 @@
 import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import type { Db } from '../../db/database.js';
 import type { SmsContent } from '../../db/schema.js';
-import { countSegments, type DeliveryEngine, type DeliveryReason, type MessageRecord } from '../../delivery/index.js';
+import { countSegments, type DeliveryEngine, type MessageRecord } from '../../delivery/index.js';
 import { validationFailed } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import { messagingServiceOf, type SmsSenderService } from '../channels/index.js';
 import type { ContactService } from '../subscribers/index.js';
 import type { ProjectTenant } from '../tenancy.js';
-import { addressOutcome } from './send-outcome.js';
+import { addressOutcome, routeReason, type AddressEnvelope } from './send-outcome.js';
 import * as repo from './transactional.repository.js';
 import type { SMS_REASONS, SMS_STATUSES } from './transactional.schemas.js';
 
 export type SmsReason = (typeof SMS_REASONS)[number];
 export type SmsSendStatus = (typeof SMS_STATUSES)[number];
 
-export interface SmsEnvelope {
-  success: true;
-  status: SmsSendStatus;
-  messageId: string | null;
-  reason: SmsReason | null;
+export interface SmsEnvelope extends AddressEnvelope<SmsSendStatus, SmsReason> {
   segments: number;
   encoding: 'GSM-7' | 'UCS-2';
   from: string | null;
@@ -33,20 +29,15 @@ export interface SmsInput {
 }
 
 /** An engine reason (a policy refusal, a failure) as this route reports it. */
-function deliveryReason(reason: DeliveryReason | null): SmsReason {
-  switch (reason) {
-    case 'quiet_hours':
-    case 'frequency_capped':
-    case 'invalid_phone':
-    case 'carrier_rejected':
-    case 'unverified_sender_id':
-    case 'recipient_opted_out':
-    case 'provider_not_configured':
-      return reason;
-    default:
-      return 'provider_error';
-  }
-}
+const deliveryReason = routeReason<SmsReason>([
+  'quiet_hours',
+  'frequency_capped',
+  'invalid_phone',
+  'carrier_rejected',
+  'unverified_sender_id',
+  'recipient_opted_out',
+  'provider_not_configured',
+]);
 
 export class TransactionalSmsService {
   private readonly log: repo.SendLog;
@@ -81,8 +72,8 @@ export class TransactionalSmsService {
     if ('refusal' in chosen) return refused(chosen.refusal);
 
     // An opted-out or dead number is refused before any contact is made for it.
-    const state = await repo.findAddressState(this.db, sender, 'sms', to);
-    if (state?.status === 'opted_out') return refused('recipient_opted_out');
+    const state = await this.delivery.addressState({ projectId: sender.projectId, sandbox: sender.sandbox, channel: 'sms', address: to });
+    if (state.status === 'opted_out') return refused('recipient_opted_out');
     if (state?.status === 'unreachable') return refused(state.reason === 'twilio_21211' ? 'invalid_phone' : 'carrier_rejected');
     const holders = await this.deps.contacts.phoneRecipient(sender, to, 'sms');
     if (holders.channelOff) return refused('recipient_unsubscribed');

@@ -2,12 +2,12 @@
 // window, the number's opt-out and preferences, then the engine's send (policy, inline send); one envelope, one log row.
 import type { Db } from '../../db/database.js';
 import type { WhatsAppContent, WhatsAppTemplateComponent } from '../../db/schema.js';
-import { type DeliveryEngine, type DeliveryReason, type MessageRecord } from '../../delivery/index.js';
+import { type DeliveryEngine, type MessageRecord } from '../../delivery/index.js';
 import { newId } from '../../shared/ids.js';
 import type { ContactService } from '../subscribers/index.js';
 import type { ProjectTenant } from '../tenancy.js';
 import type { WhatsAppTemplateService } from '../whatsapp/index.js';
-import { addressOutcome } from './send-outcome.js';
+import { addressOutcome, routeReason, type AddressEnvelope } from './send-outcome.js';
 import * as repo from './transactional.repository.js';
 import type { WHATSAPP_REASONS, WHATSAPP_STATUSES } from './transactional.schemas.js';
 
@@ -17,11 +17,7 @@ export type WhatsAppSendStatus = (typeof WHATSAPP_STATUSES)[number];
 /** How long after a person's last message free-form messages may be sent (Meta's customer-service window). */
 export const SERVICE_WINDOW_MS = 24 * 60 * 60 * 1000;
 
-export interface WhatsAppEnvelope {
-  success: true;
-  status: WhatsAppSendStatus;
-  messageId: string | null;
-  reason: WhatsAppReason | null;
+export interface WhatsAppEnvelope extends AddressEnvelope<WhatsAppSendStatus, WhatsAppReason> {
   /** What went (or would have): the free-form text or the template. */
   messageType: 'text' | 'template' | null;
 }
@@ -50,23 +46,11 @@ const refused = (reason: WhatsAppReason, messageType: WhatsAppEnvelope['messageT
   messageType,
 });
 
-/** An engine reason as this route reports it. */
-function deliveryReason(reason: DeliveryReason | null): WhatsAppReason {
-  switch (reason) {
-    case 'quiet_hours':
-    case 'frequency_capped':
-    case 'template_not_approved':
-    case 'template_not_found':
-    case 'outside_service_window':
-    case 'recipient_opted_out':
-    case 'provider_not_configured':
-      return reason;
-    case 'subscriber_unsubscribed':
-      return 'recipient_opted_out';
-    default:
-      return 'provider_error';
-  }
-}
+/** An engine reason as this route reports it; the engine's word for an unsubscribed person is an opt-out here. */
+const deliveryReason = routeReason<WhatsAppReason>(
+  ['quiet_hours', 'frequency_capped', 'template_not_approved', 'template_not_found', 'outside_service_window', 'recipient_opted_out', 'provider_not_configured'],
+  { subscriber_unsubscribed: 'recipient_opted_out' },
+);
 
 export class TransactionalWhatsAppService {
   private readonly log: repo.SendLog;

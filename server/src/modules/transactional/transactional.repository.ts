@@ -1,7 +1,7 @@
 // Transactional sends: finding the recipient's devices across environments, and the send log of every channel.
 import { and, count, desc, eq, gte, inArray, isNotNull, isNull, lt, sql } from 'drizzle-orm';
 import type { Db } from '../../db/database.js';
-import { channelAddresses, deliveries, subscribers, transactionalSends, type Channel } from '../../db/schema.js';
+import { deliveries, subscribers, transactionalSends, type Channel } from '../../db/schema.js';
 import { GroupCommit } from '../../shared/group-commit.js';
 import { newId } from '../../shared/ids.js';
 import type { ProjectScope, ProjectTenant } from '../tenancy.js';
@@ -35,22 +35,6 @@ export async function findDevices(db: Db, projectId: string, recipient: Recipien
     .where(and(eq(subscribers.projectId, projectId), named))
     .orderBy(desc(subscribers.createdAt), desc(subscribers.id))
     .limit(limit);
-}
-
-/** What `channel_addresses` says of an address in the scope's project and environment; undefined: reachable. */
-export async function findAddressState(db: Db, scope: ProjectScope, channel: Channel, address: string) {
-  const [row] = await db
-    .select({ status: channelAddresses.status, reason: channelAddresses.statusReason })
-    .from(channelAddresses)
-    .where(
-      and(
-        eq(channelAddresses.projectId, scope.projectId),
-        eq(channelAddresses.sandbox, scope.sandbox),
-        eq(channelAddresses.channel, channel),
-        eq(channelAddresses.address, address),
-      ),
-    );
-  return row;
 }
 
 export type SendRow = typeof transactionalSends.$inferInsert;

@@ -1,9 +1,10 @@
 // Transactional push (spec 4.8): one recipient's devices, then the engine's send (policy, inline send); one envelope, one log row.
 import type { Db } from '../../db/database.js';
 import type { PushAction, PushOptions } from '../../db/schema.js';
-import { DEFAULT_PUSH_TTL_SECONDS, type DeliveryEngine, type DeliveryReason, type MessageRecord } from '../../delivery/index.js';
+import { DEFAULT_PUSH_TTL_SECONDS, type DeliveryEngine, type MessageRecord } from '../../delivery/index.js';
 import { newId } from '../../shared/ids.js';
 import type { ProjectScope, ProjectTenant } from '../tenancy.js';
+import { routeReason } from './send-outcome.js';
 import * as repo from './transactional.repository.js';
 import type { SEND_REASONS } from './transactional.schemas.js';
 
@@ -52,8 +53,7 @@ const PRECEDENCE = [
 type DeviceReason = (typeof PRECEDENCE)[number];
 
 /** An engine reason as this route reports it: one it cannot give (a campaign's) would be a provider-side failure. */
-const deviceReason = (reason: DeliveryReason | null): DeviceReason =>
-  PRECEDENCE.find((known) => known === reason) ?? 'provider_error';
+const deviceReason = routeReason<DeviceReason>(PRECEDENCE);
 
 /** What happened to one device. `sent` means accepted by the provider (the sandbox provider for a test key). */
 type DeviceOutcome = { sent: true } | { sent: false; reason: DeviceReason; deactivated?: boolean };
