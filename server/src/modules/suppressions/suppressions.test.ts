@@ -156,6 +156,8 @@ describe('the suppression list', () => {
     const gone = new ProviderError('550 no such user', { reason: 'provider_error', retryable: false, providerCode: 'smtp_550', deadRecipient: 'gone' });
     const adapter: ChannelAdapter<{ to: string }> = {
       channel: 'email',
+      // As the email adapter says: a dead address is a hard bounce, the suppression list's word.
+      deadAddressReason: () => 'bounced',
       validate: () => undefined,
       address: (delivery) => (delivery.destinationStatus === 'reachable' ? { item: { to: delivery.destination! } } : { refusal: 'subscriber_unsubscribed' }),
       provider: (sandbox) =>
