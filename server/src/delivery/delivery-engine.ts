@@ -877,8 +877,6 @@ export class DeliveryEngine {
     );
     return { ...project, channels: Object.fromEntries(opened) };
   }
-
-
 }
 
 /** What one address of a test send came to. */

@@ -44,7 +44,8 @@ export async function holdSends(
   const groups = new Map<string, { u: number; t: number }[]>();
   units.forEach(({ message, project, targets }, u) => {
     const key = `${project.id}\u0000${message.channel}`;
-    groups.set(key, [...(groups.get(key) ?? []), ...targets.map((_, t) => ({ u, t }))]);
+    const group = groups.get(key) ?? groups.set(key, []).get(key)!;
+    targets.forEach((_, t) => group.push({ u, t }));
   });
   const going: { u: number; t: number; drawn: boolean }[] = [];
   for (const key of [...groups.keys()].sort()) {
@@ -77,7 +78,7 @@ export async function holdSends(
   // A message with one recipient (every email, SMS and WhatsApp send) goes with the others in one statement; a push to
   // several devices of a person is one message with a delivery each.
   const perMessage = new Map<number, typeof going>();
-  for (const g of going) perMessage.set(g.u, [...(perMessage.get(g.u) ?? []), g]);
+  for (const g of going) (perMessage.get(g.u) ?? perMessage.set(g.u, []).get(g.u)!).push(g);
   const single: SingleSend[] = [];
   const singles: typeof going = [];
   for (const [u, gs] of perMessage) {
