@@ -96,9 +96,9 @@ export async function automationCases(ctx: AutomationsContext): Promise<CaseResu
 
     log(`automations: seeding ${n.toLocaleString('en')} subscribers (push on the local push service pid ${peer.pid}, email to the sink pid ${sink.pid})`);
     await pool.query(
-      `INSERT INTO subscribers (id, project_id, token, endpoint, p256dh, auth, email, email_status)
+      `INSERT INTO subscribers (id, project_id, token, endpoint, p256dh, auth, email)
        SELECT 'sub_af' || $7 || lpad(g::text, 8, '0'), $1, 'st_af' || $7 || g, $2 || '/push/b' || g, ($3::text[])[1 + g % $5], ($4::text[])[1 + g % $5],
-              'flow-' || g || '@recipients.example.net', 'active'
+              'flow-' || g || '@recipients.example.net'
        FROM generate_series(1, $6::int) g`,
       [setup.projectId, peer.origin, peer.browsers.map((b) => b.p256dh), peer.browsers.map((b) => b.auth), BROWSERS, n, runTag()],
     );

@@ -53,8 +53,8 @@ async function seedReaders(pool: pg.Pool, projectId: string, n: number): Promise
   const chunk = 100_000;
   for (let from = 1; from <= n; from += chunk) {
     await pool.query(
-      `INSERT INTO subscribers (id, project_id, token, email, email_status, tags, attributes)
-       SELECT 'sub_er' || lpad(g::text, 8, '0'), $1, 'st_er' || g, 'reader-' || g || '@recipients.example.net', 'active', ARRAY[$4],
+      `INSERT INTO subscribers (id, project_id, token, email, tags, attributes)
+       SELECT 'sub_er' || lpad(g::text, 8, '0'), $1, 'st_er' || g, 'reader-' || g || '@recipients.example.net', ARRAY[$4],
               jsonb_build_object('name', 'Reader ' || g, 'order', '#ER-' || (100000 + g))
        FROM generate_series($2::int, $3::int) g`,
       [projectId, from, Math.min(n, from + chunk - 1), TAG],

@@ -112,7 +112,8 @@ const TAGS = ['news', 'sports', 'promo', 'vip', 'beta', 'weather', 'finance', 't
  * Seeds `total` subscribers into the project, set-based (INSERT … SELECT generate_series) in chunks on two connections.
  * Distributions: countries Zipf-like over 60 codes (US ≈ 25%), ~20 cities per country (10% unknown), platform
  * mobile 55% / desktop 38% / tablet 7%, browser by market share, os by platform, 0–4 tags, created over two years
- * (recent heavier), last seen skewed to recent, 90% active (all of the export tenth), 0.5% sandbox.
+ * (recent heavier), last seen skewed to recent, 90% active (all of the export tenth), 0.5% sandbox, 30% with an
+ * email address of which a sixth unsubscribed.
  */
 export async function seedSubscribers(url: string, projectId: string, total: number): Promise<void> {
   const chunk = 100_000;
@@ -122,7 +123,7 @@ export async function seedSubscribers(url: string, projectId: string, total: num
   const tags = `array[${TAGS.map((t) => `'${t}'`).join(',')}]`;
   const insert = `
     insert into subscribers (id, project_id, token, endpoint, p256dh, auth, user_agent, platform, browser, os, device,
-                             country, city, language, timezone, external_id, email, email_status, status, sandbox, tags,
+                             country, city, language, timezone, external_id, email, status, sandbox, tags,
                              created_at, subscribed_at, updated_at, last_seen_at)
     select 'sub_bench' || lpad(g::text, 10, '0'), $1, 'st_bench' || md5(g::text),
            'https://fcm.googleapis.com/fcm/send/bench-' || g, 'BENCHp256dh', 'BENCHauth', 'Mozilla/5.0 (bench)',
@@ -141,7 +142,6 @@ export async function seedSubscribers(url: string, projectId: string, total: num
            (array['America/New_York','Europe/Berlin','Europe/London','Asia/Kolkata','America/Sao_Paulo','Asia/Tokyo'])[1 + floor(6 * r.l)::int],
            case when r.e < 0.4 then 'user-' || g end,
            case when r.e < 0.3 then 'user' || g || '@example.com' end,
-           (case when r.e < 0.25 then 'active' when r.e < 0.3 then 'unsubscribed' else 'none' end)::email_status,
            (case when g % 10 = 0 or r.s < 0.9 then 'active' when r.s < 0.97 then 'unsubscribed' else 'inactive' end)::subscriber_status,
            g % 10 <> 0 and r.s > 0.995,
            array(select t from unnest(${tags}) with ordinality u(t, n) where random() + 0 * g < 0.25 / n)
@@ -174,6 +174,14 @@ export async function seedSubscribers(url: string, projectId: string, total: num
       }
     };
     await Promise.all([worker(), worker()]);
+    // A sixth of the addresses unsubscribed (5% of the people).
+    await pool.query(
+      `insert into channel_addresses (project_id, sandbox, channel, address, status, status_reason, source, consent, consent_source)
+       select project_id, sandbox, 'email', lower(email), 'opted_out', 'unsubscribed', 'recipient', 'unsubscribed', 'recipient'
+       from subscribers where project_id = $1 and email is not null and abs(hashtext(id)) % 6 = 0
+       on conflict do nothing`,
+      [projectId],
+    );
     // VACUUM sets the visibility map (index-only scans) and ANALYZE the statistics the planner needs. A page is marked
     // all-visible only once its rows carry the committed hint bit, which PostgreSQL may not set before the commit's WAL
     // is flushed — and the seed commits asynchronously — so the checkpoint comes first: without it a third to two

@@ -56,8 +56,8 @@ const content: EmailContent = {
 async function queueCampaign(tenant: Tenant): Promise<string> {
   const { projectId } = tenant;
   await query(
-    `INSERT INTO subscribers (id, project_id, token, email, email_status, attributes)
-     SELECT 'sub_mail_' || g, $1, 'tok_mail_' || g, 'reader' || g || '@example.org', 'active', jsonb_build_object('first_name', 'Reader ' || g)
+    `INSERT INTO subscribers (id, project_id, token, email, attributes)
+     SELECT 'sub_mail_' || g, $1, 'tok_mail_' || g, 'reader' || g || '@example.org', jsonb_build_object('first_name', 'Reader ' || g)
      FROM generate_series(1, $2::int) g`,
     [projectId, RECIPIENTS],
   );

@@ -1,6 +1,9 @@
 // Test fixtures: a user with an organization, a project and keys, created through the real services and login.
 import { createECDH, randomBytes } from 'node:crypto';
+import { inArray } from 'drizzle-orm';
+import { subscribers } from '../src/db/schema.js';
 import { hashPassword, userDirectory } from '../src/modules/auth/index.js';
+import { emailStatusOf } from '../src/modules/segments/index.js';
 import type { Role } from '../src/modules/tenancy.js';
 import { newId } from '../src/shared/ids.js';
 import { randomToken } from '../src/shared/secrets.js';
@@ -108,4 +111,14 @@ export async function startWithTwoTenants(): Promise<{ t: TestApp; tenant: Tenan
   const t = await startTestApp();
   const [tenant, other] = await Promise.all([createTenant(t), createTenant(t)]);
   return { t, tenant, other };
+}
+
+/** Each subscriber's email status as every answer and audience reads it (`emailStatusOf`), in the order of `ids`. */
+export async function emailStatuses(t: TestApp, ids: readonly string[]): Promise<string[]> {
+  const rows = await t.database.db
+    .select({ id: subscribers.id, status: emailStatusOf() })
+    .from(subscribers)
+    .where(inArray(subscribers.id, [...ids]));
+  const byId = new Map(rows.map((r) => [r.id, r.status as string]));
+  return ids.map((id) => byId.get(id) ?? 'missing');
 }

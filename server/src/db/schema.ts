@@ -288,7 +288,10 @@ export const SUBSCRIBER_OSES = ['macOS', 'Windows', 'iOS', 'Android'] as const;
  *   still answers 200), kept for history and reactivatable.
  */
 export const SUBSCRIBER_STATUSES = ['active', 'inactive', 'unsubscribed'] as const;
-/** One email state: none (no address), active, verified, unsubscribed, bounced, complained. */
+/**
+ * A subscriber's email status, read (never stored) from its address's state in `channel_addresses`: none (no
+ * address), active, unsubscribed, bounced, complained; `verified` is a filter value the spec names that no address has.
+ */
 export const EMAIL_STATUSES = ['none', 'active', 'verified', 'unsubscribed', 'bounced', 'complained'] as const;
 export type EmailStatus = (typeof EMAIL_STATUSES)[number];
 
@@ -296,7 +299,6 @@ export const subscriberPlatformEnum = pgEnum('subscriber_platform', SUBSCRIBER_P
 export const subscriberBrowserEnum = pgEnum('subscriber_browser', SUBSCRIBER_BROWSERS);
 export const subscriberOsEnum = pgEnum('subscriber_os', SUBSCRIBER_OSES);
 export const subscriberStatusEnum = pgEnum('subscriber_status', SUBSCRIBER_STATUSES);
-export const emailStatusEnum = pgEnum('email_status', EMAIL_STATUSES);
 
 export interface SubscriberPreferences {
   channels?: { email?: boolean; push?: boolean; sms?: boolean; whatsapp?: boolean };
@@ -328,7 +330,6 @@ export const subscribers = pgTable(
     externalId: text('external_id'),
     email: text('email'),
     phone: text('phone'),
-    emailStatus: emailStatusEnum('email_status').notNull().default('none'),
     status: subscriberStatusEnum('status').notNull().default('active'),
     /** Why the status last left `active`, e.g. `push_subscription_gone` after a 404/410 from the push service. */
     statusReason: text('status_reason'),

@@ -1,11 +1,10 @@
-// The one writer of what an address is on a channel (channel_addresses), and of the email status it implies on every
-// subscriber carrying the address: provider verdicts, the person's own word, the project's suppression list, and
-// the address's marketing consent.
+// The one writer of what an address is on a channel (channel_addresses): provider verdicts, the person's own word, the
+// project's suppression list, and the address's marketing consent.
 import { sql } from 'drizzle-orm';
 import type { Db } from '../db/database.js';
 import type { AddressStatus, Channel, MarketingConsent } from '../db/schema.js';
 
-/** Why an email address is suppressed; each maps to its `channel_addresses` status and to an `emailStatus`. */
+/** Why an email address is suppressed; each maps to its `channel_addresses` status (and its subscribers' `emailStatus`). */
 export const SUPPRESSION_REASONS = ['bounced', 'complained', 'unsubscribed', 'manual'] as const;
 export type SuppressionReason = (typeof SUPPRESSION_REASONS)[number];
 
@@ -25,15 +24,15 @@ export interface AddressState {
 /** The status an email suppression reason puts its address in. */
 export const suppressionStatus = (reason: SuppressionReason): AddressState['status'] => (reason === 'bounced' ? 'unreachable' : 'opted_out');
 
-// The emailStatus each reason gives the subscribers carrying the address, strongest last: a weaker news never
-// overwrites a stronger one (a bounce after a complaint leaves `complained`).
-const EMAIL_RANK = sql`ARRAY['active', 'verified', 'unsubscribed', 'bounced', 'complained']`;
+// Email's reasons, weakest first: a project's own suppression (it may lift it), the person's unsubscribe, a dead
+// address, a complaint (permanent). A later, stronger word replaces a weaker one; a weaker one never replaces.
+const EMAIL_RANK = sql`ARRAY['manual', 'unsubscribed', 'bounced', 'complained']`;
 
 /**
  * Records that addresses stopped being reachable on their channel. An address already out stays as it is — the first
- * word stands — except that a complaint replaces any other state (it is permanent). On email, the subscribers of the
- * same project and environment carrying the address take the matching `emailStatus` (`unsubscribed`, `bounced`,
- * `complained`; a manual suppression changes none), never a weaker one than they have. Returns the addresses changed.
+ * word stands — except that a complaint replaces any other state (it is permanent) and, on email, a stronger reason a
+ * weaker one (`EMAIL_RANK`: an essential email still goes to an unsubscribed address; once it bounces, the address is
+ * dead). Returns the addresses changed.
  */
 export async function recordAddressStates(db: Db, states: readonly AddressState[]): Promise<number> {
   if (states.length === 0) return 0;
@@ -52,13 +51,8 @@ export async function recordAddressStates(db: Db, states: readonly AddressState[
       ON CONFLICT (project_id, sandbox, channel, address) DO UPDATE
       SET status = excluded.status, status_reason = excluded.status_reason, source = excluded.source, updated_at = now()
       WHERE a.status = 'reachable' OR (excluded.status_reason = 'complained' AND a.status_reason IS DISTINCT FROM 'complained')
-      RETURNING a.project_id, a.sandbox, a.channel, a.address, a.status_reason
-    ), synced AS (
-      UPDATE subscribers s SET email_status = w.status_reason::email_status, updated_at = now()
-      FROM written w
-      WHERE w.channel = 'email' AND w.status_reason IN ('unsubscribed', 'bounced', 'complained')
-        AND s.project_id = w.project_id AND s.sandbox = w.sandbox AND lower(s.email) = w.address
-        AND coalesce(array_position(${EMAIL_RANK}, s.email_status::text), 0) < array_position(${EMAIL_RANK}, w.status_reason)
+        OR (a.channel = 'email' AND array_position(${EMAIL_RANK}, excluded.status_reason) > coalesce(array_position(${EMAIL_RANK}, a.status_reason), 0))
+      RETURNING 1
     )
     SELECT count(*)::int AS changed FROM written`);
   // The person's own opt-out (not a project's manual suppression, not a bounce) withdraws marketing consent too.
@@ -99,8 +93,7 @@ export async function recordConsents(db: Db, changes: readonly ConsentChange[], 
 /**
  * Makes an address reachable on its channel again (the project lifts a suppression, or the person re-subscribes). A
  * complaint is permanent and is not lifted: `false`; with `onlyReason`, neither is a state of any other reason (a
- * person may undo their own unsubscribe, not a bounce). On email, subscribers whose `emailStatus` came from the
- * lifted reason are `active` again. Lifting the person's opt-out gives back the marketing consent it took
+ * person may undo their own unsubscribe, not a bounce). Lifting the person's opt-out gives back the marketing consent it took
  * (`subscribed`); lifting a bounce or a manual suppression leaves the consent as it was. A row left saying only what
  * no row says (reachable, subscribed, never wrote) is deleted; one with more to say stays, `reachable`. Returns whether
  * a state was lifted, `false` when it was kept, undefined when the address had none.
@@ -139,11 +132,6 @@ export async function liftAddressState(
       RETURNING l.status_reason
     ), lifted AS (
       SELECT status_reason FROM dropped UNION ALL SELECT status_reason FROM kept
-    ), restored AS (
-      UPDATE subscribers s SET email_status = 'active', updated_at = now()
-      FROM lifted l
-      WHERE ${key.channel} = 'email' AND s.project_id = ${key.projectId} AND s.sandbox = ${key.sandbox} AND lower(s.email) = ${key.address}
-        AND s.email_status::text = l.status_reason
     )
     SELECT EXISTS (SELECT 1 FROM lifted) AS lifted FROM found`);
   return rows[0]?.lifted;

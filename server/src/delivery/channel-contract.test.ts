@@ -94,7 +94,7 @@ function observed<Item>(provider: ChannelProvider<Item>, batches: number[]): Cha
 
 async function insertEmailSubscriber(email: string): Promise<string> {
   const subscriberId = newId('sub');
-  await query(`INSERT INTO subscribers (id, project_id, token, email, email_status) VALUES ($1, $2, $3, $4, 'active')`, [
+  await query(`INSERT INTO subscribers (id, project_id, token, email) VALUES ($1, $2, $3, $4)`, [
     subscriberId,
     tenant.projectId,
     randomBytes(12).toString('hex'),

@@ -64,7 +64,7 @@ function acceptingAdapter(channel: Channel, sent: string[]): ChannelAdapter<{ to
 
 async function subscriber(email: string | null, phone: string | null = null): Promise<string> {
   const id = newId('sub');
-  await query(`INSERT INTO subscribers (id, project_id, token, endpoint, email, email_status, phone) VALUES ($1, $2, $3, $4, $5, 'active', $6)`, [
+  await query(`INSERT INTO subscribers (id, project_id, token, endpoint, email, phone) VALUES ($1, $2, $3, $4, $5, $6)`, [
     id,
     tenant.projectId,
     randomToken(12),

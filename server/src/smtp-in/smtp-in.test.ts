@@ -3,7 +3,7 @@
 // mailto entry unsubscribes; forged tokens, other recipients and oversized mail change nothing.
 import { createTransport } from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTenant, type Tenant } from '../../test/fixtures.js';
+import { createTenant, emailStatuses, type Tenant } from '../../test/fixtures.js';
 import { startTestApp, type TestApp } from '../../test/harness.js';
 import { newId } from '../shared/ids.js';
 import { startSmtpIn, type SmtpIn } from './smtp-in-server.js';
@@ -114,7 +114,7 @@ const state = async (deliveryId: number, email: string, subscriberId: string) =>
   status: (await query<{ status: string }>(`SELECT status FROM deliveries WHERE id = $1`, [deliveryId]))[0]!.status,
   events: (await query<{ type: string }>(`SELECT type::text FROM delivery_events WHERE delivery_id = $1 ORDER BY 1`, [deliveryId])).map((r) => r.type),
   suppressed: (await query(`SELECT status_reason, source FROM channel_addresses WHERE project_id = $1 AND address = $2`, [tenant.projectId, email]))[0],
-  emailStatus: (await query<{ email_status: string }>(`SELECT email_status FROM subscribers WHERE id = $1`, [subscriberId]))[0]!.email_status,
+  emailStatus: (await emailStatuses(t, [subscriberId]))[0],
 });
 
 describe('inbound SMTP for bounces', () => {

@@ -2977,7 +2977,7 @@ export interface paths {
         put?: never;
         /**
          * Create a contact without a push endpoint (email- or phone-only)
-         * @description At least one of externalId, email or phone. The contact is active; emailStatus is active with an email, else none. A test key creates a sandbox contact. Names and other data go in attributes.
+         * @description At least one of externalId, email or phone. The contact is active; emailStatus is its address's (none without one). A test key creates a sandbox contact. Names and other data go in attributes.
          */
         post: {
             parameters: {
@@ -3405,7 +3405,7 @@ export interface paths {
         put?: never;
         /**
          * Create an email campaign: sent now, scheduled, or kept as a draft
-         * @description As POST /campaigns for push: immediate → `sending` (stats.totalTargeted counted now, the audience snapshotted into one delivery per address by a background job, `sent` once every delivery reached a final state); scheduled → `scheduled` until sendAt (in the future); draft → kept. Checked when written (422): merge tags parse in every part, the From and Reply-To addresses are on verified sending domains of the project, the content fits an email. A test key makes a sandbox campaign: rendered and recorded for sandbox subscribers, never handed to a provider. The audience is evaluated when the campaign is sent: the subscribers of its segment in its environment that carry an email address, one email per distinct address (the first subscriber holding it), leaving out addresses on the project's suppression list or not `active`/`verified` (emailStatus), and subscribers whose preferences turn email off.
+         * @description As POST /campaigns for push: immediate → `sending` (stats.totalTargeted counted now, the audience snapshotted into one delivery per address by a background job, `sent` once every delivery reached a final state); scheduled → `scheduled` until sendAt (in the future); draft → kept. Checked when written (422): merge tags parse in every part, the From and Reply-To addresses are on verified sending domains of the project, the content fits an email. A test key makes a sandbox campaign: rendered and recorded for sandbox subscribers, never handed to a provider. The audience is evaluated when the campaign is sent: the subscribers of its segment in its environment that carry an email address, one email per distinct address (the first subscriber holding it), leaving out addresses on the project's suppression list (unsubscribed, bounced, complained or suppressed by hand), and subscribers whose preferences turn email off.
          */
         post: {
             parameters: {
@@ -11223,7 +11223,7 @@ export interface paths {
         put?: never;
         /**
          * Suppress an address
-         * @description An address already suppressed keeps its reason (a complaint replaces any). With reason unsubscribed, bounced or complained, the subscribers carrying the address take that emailStatus.
+         * @description An address already suppressed keeps its reason unless the new one is stronger (manual < unsubscribed < bounced < complained). With reason unsubscribed, bounced or complained, the subscribers carrying the address show that emailStatus.
          */
         post: {
             parameters: {
@@ -11438,7 +11438,7 @@ export interface paths {
         post?: never;
         /**
          * Lift a suppression: the address takes email again
-         * @description Subscribers whose emailStatus came from the lifted reason are active again. A complaint is permanent: 409 complaint_permanent.
+         * @description The subscribers carrying the address show emailStatus active again. A complaint is permanent: 409 complaint_permanent.
          */
         delete: {
             parameters: {
@@ -12444,7 +12444,7 @@ export interface paths {
         put?: never;
         /**
          * Exact number of active subscribers matching inline filters or a saved segment (cached 30 s)
-         * @description Give exactly one of `filters` and `segmentId`. Counts active subscribers of the caller's environment (sandbox subscribers for a test key, live ones otherwise). With `channel` it counts the recipients a send on that channel to the same filters would reach (docs/CONTEXT.md, "Recipients"): `push` counts devices (active, with a push subscription); `email` counts distinct addresses (case-insensitive) whose emailStatus is active or verified, whatever their devices' push status; `sms` and `whatsapp` count distinct phone numbers. Each leaves out those who turned the channel off in preferences.channels, and email, sms and whatsapp count only addresses whose marketing consent is `subscribed` (docs/CONTEXT.md, "Marketing consent"). The count is exact; the same (project, channel, filters) within 30 seconds answers from a cache (`cached: true`).
+         * @description Give exactly one of `filters` and `segmentId`. Counts active subscribers of the caller's environment (sandbox subscribers for a test key, live ones otherwise). With `channel` it counts the recipients a send on that channel to the same filters would reach (docs/CONTEXT.md, "Recipients"): `push` counts devices (active, with a push subscription); `email` counts distinct addresses (case-insensitive) not suppressed, whatever their devices' push status; `sms` and `whatsapp` count distinct phone numbers. Each leaves out those who turned the channel off in preferences.channels, and email, sms and whatsapp count only addresses whose marketing consent is `subscribed` (docs/CONTEXT.md, "Marketing consent"). The count is exact; the same (project, channel, filters) within 30 seconds answers from a cache (`cached: true`).
          */
         post: {
             parameters: {
@@ -13082,7 +13082,7 @@ export interface paths {
         head?: never;
         /**
          * Set contact fields of a subscriber by id
-         * @description email (emailStatus: none → active when set; a different address → active; the same address keeps its status; null → none), phone (international format, stored as E.164), timezone (IANA), language (BCP 47), attributes (merged key by key, null removes a key), preferences.channels.{email,push,sms,whatsapp} (merged flag by flag). null clears email, phone, timezone or language.
+         * @description email (emailStatus is the address's state: active for an address Herald never heard of, unsubscribed, bounced or complained for one it did, whichever subscriber carries it; null → none), phone (international format, stored as E.164), timezone (IANA), language (BCP 47), attributes (merged key by key, null removes a key), preferences.channels.{email,push,sms,whatsapp} (merged flag by flag). null clears email, phone, timezone or language.
          */
         patch: {
             parameters: {
@@ -14591,7 +14591,7 @@ export interface paths {
         put?: never;
         /**
          * Set contact fields of a subscriber by its token (normally called by the SDK)
-         * @description email (emailStatus: none → active when set; a different address → active; the same address keeps its status; null → none), phone (international format, stored as E.164), timezone (IANA), language (BCP 47), attributes (merged key by key, null removes a key), preferences.channels.{email,push,sms,whatsapp} (merged flag by flag). null clears email, phone, timezone or language.
+         * @description email (emailStatus is the address's state: active for an address Herald never heard of, unsubscribed, bounced or complained for one it did, whichever subscriber carries it; null → none), phone (international format, stored as E.164), timezone (IANA), language (BCP 47), attributes (merged key by key, null removes a key), preferences.channels.{email,push,sms,whatsapp} (merged flag by flag). null clears email, phone, timezone or language.
          *
          *     Callable with a publishable key, cross-origin from the project's allowedOrigins (any origin when empty).
          */
@@ -18379,7 +18379,10 @@ export interface components {
             createdAt: string;
             device: string | null;
             email: string | null;
-            /** @enum {string} */
+            /**
+             * @description The email address's state, the same on every subscriber carrying it: none (no address), active, unsubscribed, bounced, complained (docs/CONTEXT.md, "emailStatus"). A manual suppression leaves it active.
+             * @enum {string}
+             */
             emailStatus: "none" | "active" | "verified" | "unsubscribed" | "bounced" | "complained";
             endpoint: string | null;
             externalId: string | null;
@@ -18594,7 +18597,10 @@ export interface components {
             createdAt: string;
             device: string | null;
             email: string | null;
-            /** @enum {string} */
+            /**
+             * @description The email address's state, the same on every subscriber carrying it: none (no address), active, unsubscribed, bounced, complained (docs/CONTEXT.md, "emailStatus"). A manual suppression leaves it active.
+             * @enum {string}
+             */
             emailStatus: "none" | "active" | "verified" | "unsubscribed" | "bounced" | "complained";
             endpoint: string | null;
             externalId: string | null;

@@ -4,7 +4,7 @@ import { alias } from 'drizzle-orm/pg-core';
 import type pg from 'pg';
 import type { Db } from '../../db/database.js';
 import { subscribers, type AutomationStep, type AutomationTrigger, type EnrollmentState } from '../../db/schema.js';
-import { type ConsentChannel, marketingConsentOf, reachableOnSome } from '../segments/index.js';
+import { type ConsentChannel, emailStatusOf, marketingConsentOf, reachableOnSome } from '../segments/index.js';
 
 // Prepared once per connection, like the registration statement it follows in the same transaction.
 const ENROLL_REGISTERED = {
@@ -235,7 +235,7 @@ export interface EnrollmentSubscriber {
 export async function findSubscribers(db: Db, ids: readonly string[]): Promise<EnrollmentSubscriber[]> {
   const { rows } = await db.execute<Record<string, unknown>>(sql`
     SELECT id, project_id, sandbox, status, email, phone, endpoint IS NOT NULL AS push_subscribed, external_id, platform, browser, os, country, city, device, language,
-      timezone, tags, email_status, attributes, preferences, subscribed_at, last_seen_at,
+      timezone, tags, ${emailStatusOf()} AS email_status, attributes, preferences, subscribed_at, last_seen_at,
       ${marketingConsentOf('email')} AS email_consent, ${marketingConsentOf('sms')} AS sms_consent, ${marketingConsentOf('whatsapp')} AS whatsapp_consent
     FROM subscribers WHERE id = ANY(${sql.param([...ids])}::text[])`);
   return rows.map((r) => ({

@@ -21,7 +21,7 @@ beforeAll(async () => {
   tenant = await createTenant(t);
   readers = Array.from({ length: 4 }, () => newId('sub'));
   for (const [i, id] of readers.entries()) {
-    await query(`INSERT INTO subscribers (id, project_id, token, email, email_status) VALUES ($1, $2, $3, $4, 'active')`, [id, tenant.projectId, `token-${id}`, `reader${i}@example.org`]);
+    await query(`INSERT INTO subscribers (id, project_id, token, email) VALUES ($1, $2, $3, $4)`, [id, tenant.projectId, `token-${id}`, `reader${i}@example.org`]);
   }
 });
 afterAll(() => t.close());

@@ -5,7 +5,8 @@ import { emailCampaignSchemas, testAnswer, testBody } from './email-campaign.sch
 const AUDIENCE_DOC =
   'The audience is evaluated when the campaign is sent: the subscribers of its segment in its environment that carry an ' +
   'email address, one email per distinct address (the first subscriber holding it), leaving out addresses on the ' +
-  "project's suppression list or not `active`/`verified` (emailStatus), and subscribers whose preferences turn email off.";
+  "project's suppression list (unsubscribed, bounced, complained or suppressed by hand), and subscribers whose " +
+  'preferences turn email off.';
 
 export const emailCampaignRoutes: CampaignRoutes<'email', { emails: string[] }> = {
   channel: 'email',

@@ -2,7 +2,7 @@
 // notifications land on their deliveries once and feed the suppression list; forged, foreign, stale or off-host
 // messages are refused and change nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTenant, type Tenant } from '../../../test/fixtures.js';
+import { createTenant, emailStatuses, type Tenant } from '../../../test/fixtures.js';
 import { startTestApp, type TestApp } from '../../../test/harness.js';
 import { startSnsPeer, type SnsPeer } from '../../../test/sns-peer.js';
 import { newId } from '../../shared/ids.js';
@@ -60,7 +60,7 @@ const suppression = async (email: string) => {
   const state = res.json<{ suppressed: boolean; reason: string; source: string }>();
   return state.suppressed ? state : undefined;
 };
-const emailStatus = async (subscriberId: string) => (await query<{ email_status: string }>(`SELECT email_status FROM subscribers WHERE id = $1`, [subscriberId]))[0]!.email_status;
+const emailStatus = async (subscriberId: string) => (await emailStatuses(t, [subscriberId]))[0];
 
 describe('POST /email/ses-webhook', () => {
   it('confirms a subscription to a listed topic, and no other', async () => {

@@ -101,7 +101,7 @@ export class PreferenceService {
 
   /**
    * Unsubscribes the address an unsubscribe token's delivery went to, at once: suppressed as `unsubscribed` (source
-   * `recipient`) in its project and environment — every subscriber carrying it gets `emailStatus` `unsubscribed`, and
+   * `recipient`) in its project and environment — every subscriber carrying it shows `emailStatus` `unsubscribed`, and
    * no later email is sent to it — and the delivery's `unsubscribed` event logged and counted once. A repeat changes
    * nothing. Answers what a confirmation names; undefined, and nothing changed, for a token Herald did not sign or
    * whose delivery is gone. The inbound mail role calls it with the token of a `mailto:unsubscribe+<token>@…` message

@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { inArray } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { CHROME_UA, createTenant, pushSubscription, type Tenant } from '../../../test/fixtures.js';
+import { CHROME_UA, createTenant, emailStatuses, pushSubscription, type Tenant } from '../../../test/fixtures.js';
 import { startTestApp, type TestApp } from '../../../test/harness.js';
 import { subscribers, type EmailContent } from '../../db/schema.js';
 import { renderEmail } from '../../delivery/channels/email/email-render.js';
@@ -80,10 +80,16 @@ async function mailTo(subscriberId: string, sandbox = false) {
   return { messageId, deliveryId: deliveries[0]!.id, token: t.services.emailLinks.unsubscribeToken(deliveries[0]!.id) };
 }
 
+/** Rows with their `email_status` as every answer reads it. */
+const withEmailStatus = async <R extends { id: string }>(rows: R[]) => {
+  const statuses = await emailStatuses(t, rows.map((r) => r.id));
+  return rows.map((r, i) => ({ ...r, email_status: statuses[i] }));
+};
+
 /** Everything an unsubscribe may change: the rows carrying the address (any project), its address states, the mail's events and counters. */
 async function stateOf(address: string, messageId: string) {
   return {
-    subscribers: await query(`SELECT id, email_status, preferences FROM subscribers WHERE lower(email) = $1 ORDER BY id`, [address]),
+    subscribers: await withEmailStatus(await query<{ id: string; preferences: unknown }>(`SELECT id, preferences FROM subscribers WHERE lower(email) = $1 ORDER BY id`, [address])),
     addresses: await query(`SELECT project_id, sandbox, channel, status, status_reason, source FROM channel_addresses WHERE address = $1 ORDER BY project_id, sandbox`, [
       address,
     ]),
@@ -359,7 +365,8 @@ describe('POST /u/:token/preferences', () => {
     const { token } = await mailTo(id);
     const form = await formOf(token, 'push', false);
     expectPage(await submit(form.action, form.fields), 200, 'Push notifications: turned off.');
-    expect((await query(`SELECT preferences, status, email_status FROM subscribers WHERE id = $1`, [id]))[0]).toEqual({
+    expect((await withEmailStatus(await query<{ id: string }>(`SELECT id, preferences, status FROM subscribers WHERE id = $1`, [id])))[0]).toEqual({
+      id,
       preferences: { channels: { push: false } },
       status: 'active',
       email_status: 'active',
@@ -395,7 +402,11 @@ describe('POST /u/:token/preferences', () => {
     expect((await t.app.inject({ method: 'PATCH', url: `/subscribers/${id}`, headers: tenant.live, payload: { preferences: { channels: { email: false } } } })).statusCode).toBe(200);
     const form = await formOf(token, 'email', true);
     expectPage(await submit(form.action, form.fields), 200, 'You are subscribed again');
-    expect((await query(`SELECT preferences, email_status FROM subscribers WHERE id = $1`, [id]))[0]).toEqual({ preferences: { channels: { email: true } }, email_status: 'active' });
+    expect((await withEmailStatus(await query<{ id: string }>(`SELECT id, preferences FROM subscribers WHERE id = $1`, [id])))[0]).toEqual({
+      id,
+      preferences: { channels: { email: true } },
+      email_status: 'active',
+    });
   });
 
   for (const reason of ['bounced', 'complained', 'manual'] as const) {

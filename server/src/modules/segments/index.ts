@@ -3,6 +3,7 @@ export {
   compileSegmentFilter,
   CONSENT_CHANNELS,
   type ConsentChannel,
+  emailStatusOf,
   type FilterableSubscriber,
   marketingConsentOf,
   matchesSegmentFilter,

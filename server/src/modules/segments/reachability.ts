@@ -4,7 +4,7 @@ import type { PgColumn } from 'drizzle-orm/pg-core';
 import { subscribers, type Channel } from '../../db/schema.js';
 
 /** `subscribers`, or an alias of it (`alias(subscribers, 's')`) in a statement that names it so. */
-export type ReachableColumns = Record<'projectId' | 'sandbox' | 'email' | 'phone' | 'endpoint' | 'status' | 'emailStatus', PgColumn>;
+export type ReachableColumns = Record<'projectId' | 'sandbox' | 'email' | 'phone' | 'endpoint' | 'status', PgColumn>;
 
 const CHANNELS = ['push', 'email', 'sms', 'whatsapp'] as const satisfies readonly Channel[];
 
@@ -29,9 +29,9 @@ function addressOpen(channel: Exclude<Channel, 'push'>, address: SQL, s: Reachab
 
 /**
  * Whether a subscriber can be reached on `channel`. Push: its device — the row's `status` is its browser
- * subscription's, so a push service's 404/410 retires the device and nothing else. Email: an address whose state
- * takes mail (`emailStatus` active or verified, and not opted out or unreachable in `channel_addresses`). SMS and
- * WhatsApp: a phone number not opted out or unreachable on that channel.
+ * subscription's, so a push service's 404/410 retires the device and nothing else. Email, SMS and WhatsApp: an
+ * address not opted out or unreachable on the channel in `channel_addresses` (on email, an `active` `emailStatus`
+ * and no manual suppression).
  */
 export function reachableOn(channel: Channel, options: ReachOptions = {}, s: ReachableColumns = subscribers): SQL {
   const marketing = options.marketing === true;
@@ -39,7 +39,7 @@ export function reachableOn(channel: Channel, options: ReachOptions = {}, s: Rea
     case 'push':
       return sql`(${s.status} = 'active' AND ${s.endpoint} IS NOT NULL)`;
     case 'email':
-      return sql`(${s.email} IS NOT NULL AND ${s.emailStatus} IN ('active', 'verified') AND ${addressOpen(channel, sql`lower(${s.email})`, s, marketing)})`;
+      return sql`(${s.email} IS NOT NULL AND ${addressOpen(channel, sql`lower(${s.email})`, s, marketing)})`;
     case 'sms':
     case 'whatsapp':
       return sql`(${s.phone} IS NOT NULL AND ${addressOpen(channel, sql`${s.phone}`, s, marketing)})`;

@@ -53,6 +53,9 @@ const EMAILS = Array.from({ length: 30 }, (_, i) => `person${i}@example.com`);
 const PHONES = Array.from({ length: 30 }, (_, i) => `+1415555${String(1000 + i)}`);
 /** `<channel>:<address>` → the consent stored in channel_addresses. */
 const consentRows = new Map<string, string>();
+/** An email address → why it is out (the status_reason of its channel_addresses row); absent: reachable. */
+const emailStates = new Map<string, string>();
+const EMAIL_STATES = ['unsubscribed', 'bounced', 'complained', 'manual'] as const;
 
 beforeAll(async () => {
   t = await startTestApp();
@@ -66,6 +69,12 @@ beforeAll(async () => {
       if (rnd.chance(0.6)) consentOf.set(`${channel}:${address}`, rnd.pick(MARKETING_CONSENTS));
     }
   }
+  for (const address of EMAILS) if (rnd.chance(0.5)) emailStates.set(address, rnd.pick(EMAIL_STATES));
+  const emailStatusOf = (email: string | null) => {
+    if (email === null) return 'none';
+    const state = emailStates.get(email.toLowerCase());
+    return state === undefined || state === 'manual' ? 'active' : state;
+  };
   for (let i = 0; i < 400; i++) {
     const email = rnd.chance(0.3) ? null : rnd.pick(EMAILS);
     const phone = rnd.chance(0.4) ? null : rnd.pick(PHONES);
@@ -85,7 +94,7 @@ beforeAll(async () => {
       device: maybe(rnd.pick(DEVICES)),
       language: maybe(rnd.pick(LANGUAGES)),
       tags: rnd.subset(TAGS),
-      emailStatus: rnd.pick(EMAIL_STATUSES),
+      emailStatus: emailStatusOf(email),
       // Whole milliseconds within SPAN_DAYS; exactly midnight or the last millisecond of a day now and then, for the bounds.
       subscribedAt: new Date(
         rnd.chance(0.1)
@@ -98,14 +107,17 @@ beforeAll(async () => {
       lastSeenAt: new Date(NOW.getTime() - (rnd.int(0, 60) + 0.5) * DAY),
     });
   }
+  const keys = new Set([...consentOf.keys(), ...[...emailStates.keys()].map((address) => `email:${address}`)]);
   await t.database.db.insert(channelAddresses).values(
-    [...consentOf].map(([key, consent]) => {
+    [...keys].map((key) => {
       const [channel, address] = key.split(':') as [(typeof CONSENT_CHANNELS)[number], string];
-      return { projectId, sandbox: false, channel, address, consent: consent as (typeof MARKETING_CONSENTS)[number] };
+      const state = channel === 'email' ? emailStates.get(address) : undefined;
+      const status = state === undefined ? ('reachable' as const) : state === 'bounced' ? ('unreachable' as const) : ('opted_out' as const);
+      return { projectId, sandbox: false, channel, address, status, statusReason: state ?? null, consent: (consentOf.get(key) ?? 'subscribed') as (typeof MARKETING_CONSENTS)[number] };
     }),
   );
   await t.database.db.insert(subscribers).values(
-    rows.map(({ consent: _consent, ...row }, i) => ({
+    rows.map(({ consent: _consent, emailStatus: _emailStatus, ...row }, i) => ({
       ...row,
       projectId,
       token: `st_prop_${i}`,
@@ -113,7 +125,6 @@ beforeAll(async () => {
       platform: row.platform as (typeof SUBSCRIBER_PLATFORMS)[number] | null,
       browser: row.browser as (typeof SUBSCRIBER_BROWSERS)[number] | null,
       os: row.os as (typeof SUBSCRIBER_OSES)[number] | null,
-      emailStatus: row.emailStatus as (typeof EMAIL_STATUSES)[number],
     })),
   );
 });
@@ -199,7 +210,7 @@ describe('segment compiler', () => {
     ['tags all', { tags: { all: ['a', 'b'] } }, (r) => r.tags.includes('a') && r.tags.includes('b')],
     ['tags none', { tags: { none: ['a'] } }, (r) => !r.tags.includes('a')],
     ['lastSeenDays', { lastSeenDays: 7 }, (r) => r.lastSeenAt.getTime() >= NOW.getTime() - 7 * DAY],
-    ['emailStatus', { emailStatus: ['verified', 'none'] }, (r) => r.emailStatus === 'verified' || r.emailStatus === 'none'],
+    ['emailStatus (the address’s; a manual suppression is active)', { emailStatus: ['bounced', 'none', 'active'] }, (r) => ['bounced', 'none', 'active'].includes(r.emailStatus)],
     [
       'emailConsent (no row: subscribed; case-insensitive address)',
       { emailConsent: 'subscribed' },

@@ -3,7 +3,7 @@
 import { and, eq, gte, inArray, lt, lte, not, or, sql, type SQL } from 'drizzle-orm';
 import type { PgColumn } from 'drizzle-orm/pg-core';
 import { z } from 'zod';
-import { EMAIL_STATUSES, MARKETING_CONSENTS, SUBSCRIBER_BROWSERS, SUBSCRIBER_OSES, SUBSCRIBER_PLATFORMS, subscribers } from '../../db/schema.js';
+import { EMAIL_STATUSES, MARKETING_CONSENTS, type EmailStatus, SUBSCRIBER_BROWSERS, SUBSCRIBER_OSES, SUBSCRIBER_PLATFORMS, subscribers } from '../../db/schema.js';
 import { dateOrDateTime, MAX_INSTANT_MS } from '../../shared/instants.js';
 
 /** A value, or a non-empty array meaning "any of". */
@@ -97,16 +97,23 @@ export type ConsentChannel = (typeof CONSENT_CHANNELS)[number];
 type SubscriberColumns = Record<'projectId' | 'sandbox' | 'email' | 'phone' | 'endpoint', PgColumn>;
 
 /**
+ * Drizzle writes the bare columns of a one-table selection or RETURNING unqualified (`"project_id"`), which inside
+ * a subquery over `channel_addresses a` would name a's own: nested, they keep their table's name.
+ */
+const qualified = <T>(expression: SQL): SQL<T> => sql<T>`${expression}`;
+
+/**
  * A subscriber's marketing consent on `channel` (docs/CONTEXT.md, "Marketing consent"): what `channel_addresses` says
  * of its address (email lower-cased, the E.164 phone) in its environment, `subscribed` when it says nothing, null
  * without an address. The one reading of consent in SQL over `subscribers`.
  */
 export function marketingConsentOf(channel: ConsentChannel, s: SubscriberColumns = subscribers): SQL<string | null> {
   const address = channel === 'email' ? sql`lower(${s.email})` : sql`${s.phone}`;
-  return sql<string | null>`CASE WHEN ${address} IS NULL THEN NULL ELSE coalesce((SELECT a.consent::text FROM channel_addresses a
+  return qualified(sql`CASE WHEN ${address} IS NULL THEN NULL ELSE coalesce((SELECT a.consent::text FROM channel_addresses a
     WHERE a.project_id = ${s.projectId} AND a.sandbox = ${s.sandbox} AND a.channel = ${channel} AND a.address = ${address}),
-    'subscribed') END`;
+    'subscribed') END`);
 }
+
 
 /** The fields the compiler and evaluator read from a subscriber. */
 export interface FilterableSubscriber {
@@ -130,6 +137,21 @@ export interface CompileOptions {
   now?: Date;
 }
 
+/**
+ * A subscriber's email status (docs/CONTEXT.md, "Email status"): `none` without an address; else what
+ * `channel_addresses` says of the address (lower-cased) in its environment when a person or a provider stopped it
+ * (`unsubscribed`, `bounced`, `complained`; an unreachable address with a provider's code reads `bounced`), `active`
+ * otherwise: a project's manual suppression keeps its subscribers `active` (they are still left out of every send).
+ * The one reading of it in SQL over `subscribers`.
+ */
+export function emailStatusOf(s: SubscriberColumns = subscribers): SQL<EmailStatus> {
+  return qualified(sql`CASE WHEN ${s.email} IS NULL THEN 'none' ELSE coalesce((SELECT CASE
+      WHEN a.status_reason IN ('unsubscribed', 'bounced', 'complained') THEN a.status_reason WHEN a.status = 'unreachable' THEN 'bounced' END
+    FROM channel_addresses a
+    WHERE a.project_id = ${s.projectId} AND a.sandbox = ${s.sandbox} AND a.channel = 'email' AND a.address = lower(${s.email})
+      AND a.status <> 'reachable'), 'active') END`);
+}
+
 /** Turns a parsed filter into one SQL predicate (undefined = everyone). Every user value is a bound parameter. */
 export function compileSegmentFilter(filter: SegmentFilter, options: CompileOptions = {}): SQL | undefined {
   const parts: (SQL | undefined)[] = [];
@@ -144,7 +166,7 @@ export function compileSegmentFilter(filter: SegmentFilter, options: CompileOpti
   anyOf(subscribers.country, filter.country);
   anyOf(subscribers.city, filter.city);
   anyOf(subscribers.device, filter.device);
-  anyOf(subscribers.emailStatus, filter.emailStatus);
+  if (filter.emailStatus !== undefined) parts.push(inArray(emailStatusOf(), asArray(filter.emailStatus)));
   for (const channel of CONSENT_CHANNELS) {
     const wanted = filter[`${channel}Consent`];
     if (wanted !== undefined) parts.push(inArray(marketingConsentOf(channel), asArray(wanted)));

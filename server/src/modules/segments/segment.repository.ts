@@ -94,17 +94,16 @@ export function audience(scope: ProjectScope, filter: SQL | undefined): SQL {
 const channelAllowed = (channel: Channel) => sql`(${subscribers.preferences} -> 'channels' -> ${channel}) IS DISTINCT FROM 'false'::jsonb`;
 
 /**
- * No subscriber of the same environment carrying this address has stopped `channel` on it: what one device's person
- * says of an address holds for the address. Email: an unsubscribe, a bounce or a complaint (`emailStatus`), or email
- * turned off in the preferences; SMS and WhatsApp: the channel turned off in the preferences.
+ * No subscriber of the same environment carrying this address turned `channel` off in its preferences: what one
+ * device's person says of an address holds for the address (its unsubscribes, bounces and complaints are the
+ * address's own, in `channel_addresses`: `reachableOn`).
  */
-function addressOpen(channel: Exclude<Channel, 'push'>): SQL {
+function keptOnByEveryHolder(channel: Exclude<Channel, 'push'>): SQL {
   const [column, address] = channel === 'email' ? ['email', sql`lower(o.email) = lower(${subscribers.email})`] : ['phone', sql`o.phone = ${subscribers.phone}`];
-  const stopped = sql`(o.preferences -> 'channels' -> ${channel}) = 'false'::jsonb`;
   return sql`NOT EXISTS (
     SELECT 1 FROM subscribers o
     WHERE o.project_id = ${subscribers.projectId} AND o.sandbox = ${subscribers.sandbox} AND o.${sql.raw(column)} IS NOT NULL AND ${address}
-      AND (${channel === 'email' ? sql`o.email_status IN ('unsubscribed', 'bounced', 'complained') OR ` : sql``}${stopped}))`;
+      AND (o.preferences -> 'channels' -> ${channel}) = 'false'::jsonb)`;
 }
 
 /**
@@ -112,7 +111,7 @@ function addressOpen(channel: Exclude<Channel, 'push'>): SQL {
  * marketing on it (`reachableOn`) that kept the channel on. Push reaches devices, each `active` subscription. Email
  * reaches addresses, once per address (case-insensitive), whatever its devices' push status; SMS and WhatsApp reach
  * phone numbers (E.164), once each. An address is left out when any subscriber carrying it stopped the channel
- * (`addressOpen`): these are marketing audiences.
+ * (`keptOnByEveryHolder`): these are marketing audiences.
  */
 export function channelAudience(scope: ProjectScope, channel: Channel, filter: SQL | undefined): { where: SQL; address: SQL | undefined } {
   const environment = and(eq(subscribers.projectId, scope.projectId), eq(subscribers.sandbox, scope.sandbox), filter)!;
@@ -121,10 +120,10 @@ export function channelAudience(scope: ProjectScope, channel: Channel, filter: S
     case 'push':
       return { where: and(environment, channelAllowed(channel), reachable)!, address: undefined };
     case 'email':
-      return { where: and(environment, reachable, addressOpen(channel))!, address: sql`lower(${subscribers.email})` };
+      return { where: and(environment, reachable, keptOnByEveryHolder(channel))!, address: sql`lower(${subscribers.email})` };
     case 'sms':
     case 'whatsapp':
-      return { where: and(environment, reachable, addressOpen(channel))!, address: sql`${subscribers.phone}` };
+      return { where: and(environment, reachable, keptOnByEveryHolder(channel))!, address: sql`${subscribers.phone}` };
   }
 }
 

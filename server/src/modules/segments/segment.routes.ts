@@ -90,8 +90,8 @@ export async function segmentRoutes(app: App, segments: SegmentService) {
           'Give exactly one of `filters` and `segmentId`. Counts active subscribers of the caller\'s environment ' +
           '(sandbox subscribers for a test key, live ones otherwise). With `channel` it counts the recipients a send on ' +
           'that channel to the same filters would reach (docs/CONTEXT.md, "Recipients"): `push` counts devices (active, ' +
-          'with a push subscription); `email` counts distinct addresses (case-insensitive) whose emailStatus is active ' +
-          'or verified, whatever their devices\' push status; `sms` and `whatsapp` count distinct phone numbers. Each ' +
+          'with a push subscription); `email` counts distinct addresses (case-insensitive) not suppressed, ' +
+          'whatever their devices\' push status; `sms` and `whatsapp` count distinct phone numbers. Each ' +
           'leaves out those who turned the channel off in preferences.channels, and email, sms and whatsapp count only ' +
           'addresses whose marketing consent is `subscribed` (docs/CONTEXT.md, "Marketing consent"). The count is exact; the same (project, ' +
           'channel, filters) within 30 seconds answers from a cache (`cached: true`).',

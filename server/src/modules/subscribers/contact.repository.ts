@@ -1,11 +1,11 @@
 // Contact fields of subscribers: targeted updates, contact creation and set-based bulk upserts. Every query is
 // confined to what the caller may see (visibleTo) or to one project and environment (sandbox or live).
-import { and, eq, sql, type SQL } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../../db/database.js';
-import { subscribers, type EmailStatus } from '../../db/schema.js';
+import { subscribers } from '../../db/schema.js';
 import type { ProjectScope, Reach } from '../tenancy.js';
 import type { UpsertKey } from './contact.schemas.js';
-import { mergeTags, visibleTo, type NewSubscriberRow, type SubscriberRow } from './subscriber.repository.js';
+import { mergeTags, subscriberRow, visibleTo, type NewSubscriberRow, type SubscriberRow } from './subscriber.repository.js';
 
 export interface ContactPatch {
   email?: string | null | undefined;
@@ -18,15 +18,6 @@ export interface ContactPatch {
   channels?: Record<string, boolean> | undefined;
 }
 
-/**
- * The email status after a new address is written over the stored one (see docs/CONTEXT.md): the same address
- * (case-insensitive) keeps its status, so a bounced, complained or unsubscribed address stays so; a different
- * address → active. Clearing the address sets none (see updateContact). One rule for single updates and imports.
- */
-const emailStatusAfter = (storedEmail: SQL, storedStatus: SQL, email: SQL) => sql`case
-  when lower(${storedEmail}) = lower(${email}) and ${storedStatus} <> 'none' then ${storedStatus}
-  else 'active'::email_status end`;
-
 /** Applies a patch to one subscriber (by id or token) the caller may see; undefined when there is none. */
 export async function updateContact(
   db: Db,
@@ -35,13 +26,7 @@ export async function updateContact(
   patch: ContactPatch,
 ): Promise<SubscriberRow | undefined> {
   const set: Partial<Record<keyof NewSubscriberRow, unknown>> = { updatedAt: new Date() };
-  if (patch.email !== undefined) {
-    set.email = patch.email;
-    set.emailStatus =
-      patch.email === null
-        ? 'none'
-        : emailStatusAfter(sql`${subscribers.email}`, sql`${subscribers.emailStatus}`, sql`${patch.email}::text`);
-  }
+  if (patch.email !== undefined) set.email = patch.email;
   if (patch.phone !== undefined) set.phone = patch.phone;
   if (patch.timezone !== undefined) set.timezone = patch.timezone;
   if (patch.language !== undefined) set.language = patch.language;
@@ -59,12 +44,12 @@ export async function updateContact(
     .update(subscribers)
     .set(set as Partial<NewSubscriberRow>)
     .where(and(visibleTo(db, reach), match))
-    .returning();
+    .returning(subscriberRow);
   return row;
 }
 
 export async function insertContact(db: Db, row: NewSubscriberRow): Promise<SubscriberRow> {
-  const [inserted] = await db.insert(subscribers).values(row).returning();
+  const [inserted] = await db.insert(subscribers).values(row).returning(subscriberRow);
   return inserted!;
 }
 
@@ -75,8 +60,6 @@ export interface EmailHolders {
   /** The row seen last (a snapshot picks the same one), or the contact just created. */
   subscriberId: string;
   timezone: string | null;
-  /** Every `emailStatus` among them. */
-  statuses: EmailStatus[];
   /** One of them turned email off (`preferences.channels.email` false). */
   emailOff: boolean;
   /** The contact was created for this send. */
@@ -102,7 +85,7 @@ export async function findOrInsertEmailHolders(tx: Db, wanted: readonly WantedEm
   const keys = [...new Set(wanted.map((w) => `${w.scope.projectId}:${w.scope.sandbox}:${w.address}`))].sort();
   await tx.execute(sql`select count(pg_advisory_xact_lock(${ADDRESS_LOCK}, hashtext(k))) from unnest(${sql.param(keys)}::text[]) as k`);
   const column = <T>(pick: (w: WantedEmailHolder) => T) => sql.param(wanted.map(pick));
-  const { rows } = await tx.execute<{ id: string; timezone: string | null; statuses: EmailStatus[]; email_off: boolean; created: boolean }>(sql`
+  const { rows } = await tx.execute<{ id: string; timezone: string | null; email_off: boolean; created: boolean }>(sql`
     with given as (
       select * from unnest(
         ${column((w) => w.scope.projectId)}::text[], ${column((w) => w.scope.sandbox)}::boolean[], ${column((w) => w.address)}::text[],
@@ -113,25 +96,24 @@ export async function findOrInsertEmailHolders(tx: Db, wanted: readonly WantedEm
       select g.i, x.* from given g cross join lateral (
         select (array_agg(s.id order by s.last_seen_at desc, s.id))[1] as id,
           (array_agg(s.timezone order by s.last_seen_at desc, s.id))[1] as timezone,
-          array_agg(distinct s.email_status::text) as statuses,
           coalesce(bool_or((s.preferences -> 'channels' -> 'email') = 'false'::jsonb), false) as email_off
         from subscribers s where s.project_id = g.project_id and s.sandbox = g.sandbox and lower(s.email) = g.address
       ) x
       where x.id is not null
     ), inserted as (
-      insert into subscribers (id, project_id, token, email, email_status, status, sandbox, created_at, subscribed_at, updated_at, last_seen_at)
-      select distinct on (g.project_id, g.sandbox, g.address) g.id, g.project_id, g.token, g.address, 'active', 'active', g.sandbox, g.at, g.at, g.at, g.at
+      insert into subscribers (id, project_id, token, email, status, sandbox, created_at, subscribed_at, updated_at, last_seen_at)
+      select distinct on (g.project_id, g.sandbox, g.address) g.id, g.project_id, g.token, g.address, 'active', g.sandbox, g.at, g.at, g.at, g.at
       from given g where not exists (select 1 from found f where f.i = g.i)
       order by g.project_id, g.sandbox, g.address, g.i
-      returning id, project_id, sandbox, email, timezone, email_status::text as email_status
+      returning id, project_id, sandbox, email, timezone
     )
     select coalesce(f.id, n.id) as id, coalesce(f.timezone, n.timezone) as timezone,
-      coalesce(f.statuses, array[n.email_status]) as statuses, coalesce(f.email_off, false) as email_off, f.i is null as created
+      coalesce(f.email_off, false) as email_off, f.i is null as created
     from given g
     left join found f on f.i = g.i
     left join inserted n on f.i is null and n.project_id = g.project_id and n.sandbox = g.sandbox and n.email = g.address
     order by g.i`);
-  return rows.map((r) => ({ subscriberId: r.id, timezone: r.timezone, statuses: r.statuses, emailOff: r.email_off, created: r.created }));
+  return rows.map((r) => ({ subscriberId: r.id, timezone: r.timezone, emailOff: r.email_off, created: r.created }));
 }
 
 /** What the subscribers of one environment carrying a phone number say of a channel, and the row a send goes through. */
@@ -214,8 +196,6 @@ export async function upsertContacts(
     update subscribers s set
       external_id = coalesce(i.external_id, s.external_id),
       email = coalesce(i.email, s.email),
-      email_status = case when i.email is null then s.email_status
-        else ${emailStatusAfter(sql`s.email`, sql`s.email_status`, sql`i.email`)} end,
       phone = coalesce(i.phone, s.phone),
       timezone = coalesce(i.timezone, s.timezone),
       language = coalesce(i.language, s.language),
@@ -233,10 +213,9 @@ export async function upsertContacts(
     returning i.idx, octet_length(s.attributes::text) as bytes`);
 
   const inserted = await tx.execute<{ id: string }>(sql`
-    insert into subscribers (id, project_id, token, external_id, email, email_status, phone, timezone, language, tags,
+    insert into subscribers (id, project_id, token, external_id, email, phone, timezone, language, tags,
                              attributes, preferences, status, sandbox, created_at, subscribed_at, updated_at, last_seen_at)
     select i.id, ${scope.projectId}, i.token, i.external_id, i.email,
-           case when i.email is null then 'none'::email_status else 'active'::email_status end,
            i.phone, i.timezone, i.language, coalesce(i.tags, '{}'::text[]),
            (select coalesce(jsonb_object_agg(key, value), '{}'::jsonb)
             from jsonb_each(coalesce(i.attributes, '{}'::jsonb)) where value <> 'null'::jsonb),

@@ -13,8 +13,8 @@ import { subscriber } from './subscriber.schemas.js';
 const tags = ['Contacts'];
 const subscriberResponse = { 200: subscriber, ...commonErrors };
 const FIELDS_NOTE =
-  'email (emailStatus: none → active when set; a different address → active; the same address keeps its status; ' +
-  'null → none), phone (international format, stored as E.164), timezone (IANA), language (BCP 47), attributes ' +
+  "email (emailStatus is the address's state: active for an address Herald never heard of, unsubscribed, bounced or " +
+  'complained for one it did, whichever subscriber carries it; null → none), phone (international format, stored as E.164), timezone (IANA), language (BCP 47), attributes ' +
   '(merged key by key, null removes a key), preferences.channels.{email,push,sms,whatsapp} (merged flag by flag). ' +
   'null clears email, phone, timezone or language.';
 
@@ -63,8 +63,8 @@ export async function contactRoutes(app: App, contacts: ContactService) {
         tags,
         summary: 'Create a contact without a push endpoint (email- or phone-only)',
         description:
-          'At least one of externalId, email or phone. The contact is active; emailStatus is active with an email, ' +
-          'else none. A test key creates a sandbox contact. Names and other data go in attributes.',
+          "At least one of externalId, email or phone. The contact is active; emailStatus is its address's (none without " +
+          'one). A test key creates a sandbox contact. Names and other data go in attributes.',
         body: c.createContactBody,
         response: { 201: subscriber, ...commonErrors },
       },

@@ -98,7 +98,6 @@ export class ContactService {
         token: newToken(),
         externalId: input.externalId ?? null,
         email: input.email ?? null,
-        emailStatus: input.email !== undefined ? 'active' : 'none',
         phone: input.phone ?? null,
         timezone: input.timezone ?? null,
         language: input.language ?? null,

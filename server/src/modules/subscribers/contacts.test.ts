@@ -173,8 +173,11 @@ describe('setting contact fields', () => {
 });
 
 describe('emailStatus transitions', () => {
-  const setStatus = (id: string, status: string) =>
-    t.database.db.execute(sql`update subscribers set email_status = ${status}::email_status where id = ${id}`);
+  /** The address's state on the suppression list, as a person, a provider or the project records it. */
+  const suppress = async (tenant: Tenant, email: string, reason: string) => {
+    const res = await post(`/projects/${tenant.projectId}/suppressions`, tenant.live, { email, reason });
+    expect(res.statusCode, res.body).toBe(201);
+  };
 
   it('none → active when an email is set; → none when cleared', async () => {
     const { id } = await register(tenant);
@@ -183,20 +186,34 @@ describe('emailStatus transitions', () => {
     expect((await patch(id, tenant.live, { email: null })).json<Sub>().emailStatus).toBe('none');
   });
 
-  it.each(['unsubscribed', 'bounced', 'complained', 'verified'])(
-    'keeps %s when the same address is sent again (any case), resets to active for a new address',
+  it.each(['unsubscribed', 'bounced', 'complained'])(
+    'is the address’s: %s stays when the same address is sent again (any case), a new address is active, the old one still %s',
     async (status) => {
+      const address = `same-${status}-${uid()}@example.com`;
       const { id, token } = await register(tenant);
-      await patch(id, tenant.live, { email: 'same@example.com' });
-      await setStatus(id, status);
-      expect((await patch(id, tenant.live, { email: 'SAME@example.com' })).json<Sub>().emailStatus).toBe(status);
-      expect((await post('/subscribers/update', tenant.live, { token, email: 'same@example.com' })).json<Sub>().emailStatus).toBe(status);
+      await patch(id, tenant.live, { email: address });
+      await suppress(tenant, address, status);
+      expect((await getSub(id)).emailStatus).toBe(status);
+      expect((await patch(id, tenant.live, { email: address.toUpperCase() })).json<Sub>().emailStatus).toBe(status);
+      expect((await post('/subscribers/update', tenant.live, { token, email: address })).json<Sub>().emailStatus).toBe(status);
       // Other fields leave it alone too.
       expect((await patch(id, tenant.live, { phone: '+14155550123' })).json<Sub>().emailStatus).toBe(status);
-      const changed = await patch(id, tenant.live, { email: 'new@example.com' });
-      expect(changed.json()).toMatchObject({ email: 'new@example.com', emailStatus: 'active' });
+      const changed = await patch(id, tenant.live, { email: `new-${uid()}@example.com` });
+      expect(changed.json()).toMatchObject({ emailStatus: 'active' });
+      expect((await patch(id, tenant.live, { email: address })).json<Sub>().emailStatus).toBe(status);
     },
   );
+
+  it('a manual suppression leaves the status active; another project’s word about the same address changes nothing here', async () => {
+    const address = `shared-${uid()}@example.com`;
+    const mine = (await post('/contacts', tenant.live, { projectId: tenant.projectId, email: address })).json<Sub>();
+    const theirs = (await post('/contacts', other.live, { projectId: other.projectId, email: address })).json<Sub>();
+    await suppress(tenant, address, 'manual');
+    await suppress(other, address, 'unsubscribed');
+    const [here, there] = [await getSub(mine.id, tenant.live), await getSub(theirs.id, other.live)];
+    expect(here).toMatchObject({ emailStatus: 'active', marketingConsent: { email: 'subscribed' } });
+    expect(there).toMatchObject({ emailStatus: 'unsubscribed', marketingConsent: { email: 'unsubscribed' } });
+  });
 });
 
 describe('POST /contacts', () => {
@@ -298,7 +315,7 @@ describe('POST /contacts/import (JSON)', () => {
     const key = uid();
     const created = await post('/contacts', tenant.live, { projectId: tenant.projectId, email: `Case-${key}@Example.com` });
     const id = created.json<Sub>().id;
-    await t.database.db.execute(sql`update subscribers set email_status = 'unsubscribed' where id = ${id}`);
+    expect((await post(`/projects/${tenant.projectId}/suppressions`, tenant.live, { email: `case-${key}@example.com`, reason: 'unsubscribed' })).statusCode).toBe(201);
     const res = await importJson(tenant, {
       upsertBy: 'email',
       contacts: [

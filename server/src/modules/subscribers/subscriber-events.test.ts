@@ -150,7 +150,7 @@ describe('GET /subscribers/:id/events', () => {
 
   it("reads what each reporter stored: SES's click link and scanner flag, a DSN's status code, SES's bounce type, with the channel's events", async () => {
     const subscriberId = newId('sub');
-    await query(`INSERT INTO subscribers (id, project_id, token, email, email_status) VALUES ($1, $2, $3, 'ses@example.org', 'active')`, [
+    await query(`INSERT INTO subscribers (id, project_id, token, email) VALUES ($1, $2, $3, 'ses@example.org')`, [
       subscriberId,
       tenant.projectId,
       `st_${subscriberId}`,

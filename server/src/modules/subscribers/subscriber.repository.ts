@@ -1,17 +1,19 @@
 // Subscribers: every query is confined to what the caller may see (a project, or the projects of an organization;
 // a test key sees only sandbox subscribers).
-import { and, count, desc, eq, gte, inArray, lt, sql, type SQL } from 'drizzle-orm';
+import { and, count, desc, eq, getTableColumns, gte, inArray, lt, sql, type SQL } from 'drizzle-orm';
 import type pg from 'pg';
 import type { Db } from '../../db/database.js';
-import { campaigns, deliveries, deliveryEvents, messages, recipientName, subscribers, transactionalSends, type Channel, type DeliveryEvent, type MarketingConsent } from '../../db/schema.js';
+import { campaigns, deliveries, deliveryEvents, messages, recipientName, subscribers, transactionalSends, type Channel, type DeliveryEvent, type EmailStatus, type MarketingConsent } from '../../db/schema.js';
 import { reachableRows } from '../../db/tenant-scope.js';
 import type { ProjectScope, Reach } from '../tenancy.js';
-import { marketingConsentOf } from '../segments/index.js';
+import { emailStatusOf, marketingConsentOf } from '../segments/index.js';
 
 /** A subscriber's marketing consent per channel; null where it has no address (push: no browser subscription). */
 export type MarketingConsents = Record<'push' | 'email' | 'sms' | 'whatsapp', MarketingConsent | null>;
 
-export type SubscriberRow = typeof subscribers.$inferSelect;
+/** A subscriber as read: its columns, and its email status read from its address (`emailStatusOf`). */
+export type SubscriberRow = typeof subscribers.$inferSelect & { emailStatus: EmailStatus };
+export const subscriberRow = { ...getTableColumns(subscribers), emailStatus: emailStatusOf() };
 export type NewSubscriberRow = typeof subscribers.$inferInsert;
 
 /** The subscribers a caller may see (`reachableRows`). */
@@ -126,7 +128,7 @@ function registrationsQuery(rows: readonly NewRegistration[]) {
 
 export async function findByEndpoint(db: Db, projectId: string, endpoint: string): Promise<SubscriberRow | undefined> {
   const [row] = await db
-    .select()
+    .select(subscriberRow)
     .from(subscribers)
     .where(and(eq(subscribers.projectId, projectId), eq(subscribers.endpoint, endpoint)));
   return row;
@@ -142,7 +144,7 @@ export async function resubscribe(db: Db, scope: ProjectScope, id: string, regis
     .update(subscribers)
     .set({ status: 'active', statusReason: null, p256dh, auth, userAgent, platform, browser, os, device, subscribedAt: at, updatedAt: at, lastSeenAt: at })
     .where(and(inEnvironment(scope), eq(subscribers.id, id), eq(subscribers.status, 'unsubscribed')))
-    .returning();
+    .returning(subscriberRow);
   return row;
 }
 
@@ -168,7 +170,7 @@ export async function replacePushSubscription(db: Db, reach: Reach, token: strin
       lastSeenAt: now,
     })
     .where(and(visibleTo(db, reach), eq(subscribers.token, token)))
-    .returning();
+    .returning(subscriberRow);
   return row;
 }
 
@@ -183,13 +185,13 @@ export async function unsubscribeByToken(db: Db, reach: Reach, token: string): P
       updatedAt: sql`case when ${active} then now() else ${subscribers.updatedAt} end`,
     })
     .where(and(visibleTo(db, reach), eq(subscribers.token, token)))
-    .returning();
+    .returning(subscriberRow);
   return row;
 }
 
 export async function findById(db: Db, reach: Reach, id: string): Promise<SubscriberRow | undefined> {
   const [row] = await db
-    .select()
+    .select(subscriberRow)
     .from(subscribers)
     .where(and(visibleTo(db, reach), eq(subscribers.id, id)));
   return row;
@@ -213,7 +215,7 @@ export async function findConsents(db: Db, reach: Reach, ids: readonly string[])
 
 export async function findByToken(db: Db, reach: Reach, token: string): Promise<SubscriberRow | undefined> {
   const [row] = await db
-    .select()
+    .select(subscriberRow)
     .from(subscribers)
     .where(and(visibleTo(db, reach), eq(subscribers.token, token)));
   return row;
@@ -222,7 +224,7 @@ export async function findByToken(db: Db, reach: Reach, token: string): Promise<
 /** Every device linked to an externalId, newest first (bounded: a user has a handful of devices). */
 export function findByExternalId(db: Db, scope: ProjectScope, externalId: string, limit: number): Promise<SubscriberRow[]> {
   return db
-    .select()
+    .select(subscriberRow)
     .from(subscribers)
     .where(and(visibleTo(db, scope), eq(subscribers.externalId, externalId)))
     .orderBy(desc(subscribers.createdAt), desc(subscribers.id))
@@ -286,7 +288,7 @@ export async function updateByToken(
     .update(subscribers)
     .set({ updatedAt: now, lastSeenAt: now, ...(set as Partial<NewSubscriberRow>) })
     .where(and(visibleTo(db, reach), eq(subscribers.token, token)))
-    .returning();
+    .returning(subscriberRow);
   return row;
 }
 
@@ -337,7 +339,7 @@ export async function listSubscribers(db: Db, scope: ProjectScope, filters: List
   );
   const [rows, [total]] = await Promise.all([
     db
-      .select()
+      .select(subscriberRow)
       .from(subscribers)
       .where(where)
       .orderBy(desc(subscribers.createdAt), desc(subscribers.id))

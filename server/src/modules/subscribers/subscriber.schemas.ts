@@ -83,7 +83,12 @@ export const subscriber = z
     timezone: z.string().nullable(),
     email: z.string().nullable(),
     phone: z.string().nullable(),
-    emailStatus: z.enum(EMAIL_STATUSES),
+    emailStatus: z
+      .enum(EMAIL_STATUSES)
+      .describe(
+        "The email address's state, the same on every subscriber carrying it: none (no address), active, unsubscribed, " +
+          'bounced, complained (docs/CONTEXT.md, "emailStatus"). A manual suppression leaves it active.',
+      ),
     status: z
       .enum(SUBSCRIBER_STATUSES)
       .describe(

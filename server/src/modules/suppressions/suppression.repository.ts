@@ -2,13 +2,21 @@
 import { and, asc, count, desc, eq, gt, ilike, ne, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/database.js';
 import { channelAddresses } from '../../db/schema.js';
+import type { SuppressionReason } from '../../delivery/index.js';
 import type { ProjectScope } from '../tenancy.js';
 
-export type SuppressionRow = Pick<typeof channelAddresses.$inferSelect, 'address' | 'statusReason' | 'source' | 'updatedAt'>;
+export type SuppressionRow = Pick<typeof channelAddresses.$inferSelect, 'address' | 'source' | 'updatedAt'> & { reason: SuppressionReason };
+
+/**
+ * An address's reason on the list: its own when it is a suppression reason (none: `manual`, added without one); a
+ * provider's code on an unreachable address reads `bounced`, as `emailStatusOf` reads it.
+ */
+const reason = sql<SuppressionReason>`CASE WHEN ${channelAddresses.statusReason} IN ('bounced', 'complained', 'unsubscribed', 'manual') THEN ${channelAddresses.statusReason}
+  WHEN ${channelAddresses.status} = 'unreachable' THEN 'bounced' ELSE 'manual' END`;
 
 const columns = {
   address: channelAddresses.address,
-  statusReason: channelAddresses.statusReason,
+  reason,
   source: channelAddresses.source,
   updatedAt: channelAddresses.updatedAt,
 };
@@ -33,7 +41,7 @@ export async function listSuppressions(
   const where = suppressedIn(
     scope,
     and(
-      filters.reason === undefined ? undefined : eq(channelAddresses.statusReason, filters.reason),
+      filters.reason === undefined ? undefined : sql`${reason} = ${filters.reason}`,
       filters.q === undefined ? undefined : ilike(channelAddresses.address, `%${filters.q.replace(/[\\%_]/g, '\\$&')}%`),
     ),
   );
@@ -50,16 +58,17 @@ export async function findSuppression(db: Db, scope: ProjectScope, address: stri
 }
 
 /** Each address's suppression in its scope's project and environment, in the order given (undefined: none). */
-export async function findSuppressions(db: Db, wanted: readonly { scope: ProjectScope; address: string }[]): Promise<(string | null | undefined)[]> {
+export async function findSuppressions(db: Db, wanted: readonly { scope: ProjectScope; address: string }[]): Promise<(SuppressionReason | undefined)[]> {
   if (wanted.length === 0) return [];
   const column = <T>(pick: (w: (typeof wanted)[number]) => T) => sql.param(wanted.map(pick));
-  const { rows } = await db.execute<{ i: number; reason: string | null }>(sql`
-    SELECT w.i::int AS i, a.status_reason AS reason
+  const { rows } = await db.execute<{ i: number; reason: SuppressionReason }>(sql`
+    SELECT w.i::int AS i, ${reason} AS reason
     FROM unnest(${column((w) => w.scope.projectId)}::text[], ${column((w) => w.scope.sandbox)}::boolean[], ${column((w) => w.address)}::text[])
       WITH ORDINALITY AS w(project_id, sandbox, address, i)
-    JOIN channel_addresses a ON a.project_id = w.project_id AND a.sandbox = w.sandbox AND a.channel = 'email' AND a.address = w.address
-    WHERE a.status <> 'reachable'`);
-  const found: (string | null | undefined)[] = new Array(wanted.length).fill(undefined);
+    JOIN channel_addresses ON channel_addresses.project_id = w.project_id AND channel_addresses.sandbox = w.sandbox
+      AND channel_addresses.channel = 'email' AND channel_addresses.address = w.address
+    WHERE channel_addresses.status <> 'reachable'`);
+  const found: (SuppressionReason | undefined)[] = new Array(wanted.length).fill(undefined);
   for (const row of rows) found[row.i - 1] = row.reason;
   return found;
 }

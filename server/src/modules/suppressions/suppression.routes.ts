@@ -108,8 +108,9 @@ export async function suppressionRoutes(app: App, suppressions: SuppressionServi
         tags,
         summary: 'Suppress an address',
         description:
-          'An address already suppressed keeps its reason (a complaint replaces any). With reason unsubscribed, bounced ' +
-          'or complained, the subscribers carrying the address take that emailStatus.',
+          'An address already suppressed keeps its reason unless the new one is stronger (manual < unsubscribed < ' +
+          'bounced < complained). With reason unsubscribed, bounced or complained, the subscribers carrying the address ' +
+          'show that emailStatus.',
         params: projectParams,
         body: entry,
         response: { 201: suppression, ...commonErrors },
@@ -126,7 +127,7 @@ export async function suppressionRoutes(app: App, suppressions: SuppressionServi
         tags,
         summary: 'Lift a suppression: the address takes email again',
         description:
-          'Subscribers whose emailStatus came from the lifted reason are active again. A complaint is permanent: 409 ' +
+          'The subscribers carrying the address show emailStatus active again. A complaint is permanent: 409 ' +
           'complaint_permanent.',
         params: addressParams,
         response: { 204: z.null().describe('Lifted'), ...commonErrors },

@@ -30,12 +30,9 @@ export const MAX_IMPORT_ROWS = 100_000;
 const MAX_REPORTED_ERRORS = 500;
 const EXPORT_BATCH = 1000;
 
-/** A suppressed address's reason: one added without a reason is `manual`. */
-const reasonOf = (statusReason: string | null) => (statusReason ?? 'manual') as delivery.SuppressionReason;
-
 const toSuppression = (row: repo.SuppressionRow): Suppression => ({
   email: row.address,
-  reason: reasonOf(row.statusReason),
+  reason: row.reason,
   source: row.source,
   suppressedAt: row.updatedAt.toISOString(),
 });
@@ -74,7 +71,7 @@ export class SuppressionService {
 
   /** Why each address (lower-cased) is suppressed in its scope's environment, or undefined where it is not; in order. */
   async reasonsFor(db: Db, wanted: readonly { scope: ProjectScope; address: string }[]): Promise<(delivery.SuppressionReason | undefined)[]> {
-    return (await repo.findSuppressions(db, wanted)).map((reason) => (reason === undefined ? undefined : reasonOf(reason)));
+    return repo.findSuppressions(db, wanted);
   }
 
   /** Suppresses an address (an address already suppressed keeps its first reason, unless this one is a complaint). */

@@ -2,7 +2,7 @@
 // lifting restores it (never a complaint), imports are all or nothing, environments and tenants stay apart, and a
 // provider's hard bounce lands on it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addMember, createTenant, publishableKey, startWithTenant, type Tenant } from '../../../test/fixtures.js';
+import { addMember, createTenant, emailStatuses, publishableKey, startWithTenant, type Tenant } from '../../../test/fixtures.js';
 import type { TestApp } from '../../../test/harness.js';
 import { loadConfig } from '../../config.js';
 import { ProviderError, type ChannelAdapter } from '../../delivery/channel.js';
@@ -28,8 +28,7 @@ async function contact(who: Tenant, email: string, headers = who.live): Promise<
   return res.json<{ id: string }>().id;
 }
 
-const emailStatuses = async (ids: string[]) =>
-  (await t.database.pool.query(`SELECT email_status FROM subscribers WHERE id = ANY($1) ORDER BY id`, [ids])).rows.map((r) => r.email_status as string);
+const statusesOf = (ids: string[]) => emailStatuses(t, [...ids].sort());
 
 async function emailReach(who: Tenant, filters: Record<string, unknown>, headers = who.live): Promise<number> {
   const res = await inject('POST', '/segments/reach', headers, { projectId: who.projectId, filters, channel: 'email' });
@@ -49,7 +48,7 @@ describe('the suppression list', () => {
     const added = await inject('POST', base(who), who.live, { email: 'Ann@Example.com', reason: 'unsubscribed' });
     expect(added.statusCode, added.body).toBe(201);
     expect(added.json()).toEqual({ email: 'ann@example.com', reason: 'unsubscribed', source: 'api', suppressedAt: expect.any(String) });
-    expect(await emailStatuses(ids)).toEqual(['unsubscribed', 'unsubscribed', 'active']);
+    expect(await statusesOf(ids)).toEqual(['unsubscribed', 'unsubscribed', 'active']);
     expect(await emailReach(who, anyone())).toBe(1);
     expect((await inject('GET', `${base(who)}/ann@example.com`, who.jwt)).json()).toMatchObject({ suppressed: true, reason: 'unsubscribed' });
     // The dashboard asks for every subscriber: an address not on the list is a state, not a failed request.
@@ -59,28 +58,47 @@ describe('the suppression list', () => {
 
     const lifted = await inject('DELETE', `${base(who)}/ANN@example.com`, who.live);
     expect(lifted.statusCode, lifted.body).toBe(204);
-    expect(await emailStatuses(ids)).toEqual(['active', 'active', 'active']);
+    expect(await statusesOf(ids)).toEqual(['active', 'active', 'active']);
     expect(await emailReach(who, anyone())).toBe(2);
     expect((await inject('DELETE', `${base(who)}/ann@example.com`, who.live)).statusCode).toBe(404);
   });
 
-  it('a manual suppression keeps emailStatus; a complaint replaces any reason and is never lifted', async () => {
+  it('a manual suppression keeps emailStatus; a stronger reason replaces a weaker one; a complaint is never lifted', async () => {
     const who = await createTenant(t);
     const id = await contact(who, 'cat@example.com');
     await inject('POST', base(who), who.live, { email: 'cat@example.com' });
-    expect(await emailStatuses([id])).toEqual(['active']);
+    expect(await statusesOf([id])).toEqual(['active']);
     expect(await emailReach(who, anyone())).toBe(0);
-    // A second reason does not replace the first…
+    // A bounce is stronger than the project's own suppression (which the project may lift)…
     await inject('POST', base(who), who.live, { email: 'cat@example.com', reason: 'bounced' });
-    expect((await inject('GET', `${base(who)}/cat@example.com`, who.live)).json()).toMatchObject({ reason: 'manual' });
-    // …but a complaint does, and it stays.
+    expect((await inject('GET', `${base(who)}/cat@example.com`, who.live)).json()).toMatchObject({ reason: 'bounced' });
+    expect(await statusesOf([id])).toEqual(['bounced']);
+    // …a weaker reason does not replace it…
+    for (const reason of ['manual', 'unsubscribed']) await inject('POST', base(who), who.live, { email: 'cat@example.com', reason });
+    expect((await inject('GET', `${base(who)}/cat@example.com`, who.live)).json()).toMatchObject({ reason: 'bounced' });
+    // …and a complaint replaces any, and stays.
     await inject('POST', base(who), who.live, { email: 'cat@example.com', reason: 'complained' });
     expect((await inject('GET', `${base(who)}/cat@example.com`, who.live)).json()).toMatchObject({ reason: 'complained' });
-    expect(await emailStatuses([id])).toEqual(['complained']);
+    expect(await statusesOf([id])).toEqual(['complained']);
     const refused = await inject('DELETE', `${base(who)}/cat@example.com`, who.live);
     expect(refused.statusCode).toBe(409);
     expect(refused.json()).toMatchObject({ code: 'complaint_permanent' });
     expect(await emailReach(who, anyone())).toBe(0);
+  });
+
+  it('shows an address a provider found dead under its own code as bounced, on the list and on its subscribers', async () => {
+    const who = await createTenant(t);
+    const id = await contact(who, 'gone@example.com');
+    // A dead address's state as an adapter without its own word for it records it: the provider's code.
+    await t.database.pool.query(
+      `INSERT INTO channel_addresses (project_id, sandbox, channel, address, status, status_reason, source) VALUES ($1, false, 'email', 'gone@example.com', 'unreachable', 'smtp_550', 'provider')`,
+      [who.projectId],
+    );
+    const one = await inject('GET', `${base(who)}/gone@example.com`, who.live);
+    expect(one.statusCode, one.body).toBe(200);
+    expect(one.json()).toMatchObject({ suppressed: true, reason: 'bounced', source: 'provider' });
+    expect((await inject('GET', `${base(who)}?reason=bounced`, who.jwt)).json()).toMatchObject({ total: 1, data: [{ email: 'gone@example.com', reason: 'bounced' }] });
+    expect(await statusesOf([id])).toEqual(['bounced']);
   });
 
   it('lists newest first with reason and search filters, paginated', async () => {
@@ -191,7 +209,7 @@ describe('the suppression list', () => {
       await engine.stop();
     }
     expect((await inject('GET', `${base(who)}/fay@example.com`, who.live)).json()).toMatchObject({ reason: 'bounced', source: 'provider' });
-    const [row] = (await t.database.pool.query(`SELECT email_status, status FROM subscribers WHERE id = $1`, [id])).rows;
-    expect(row).toEqual({ email_status: 'bounced', status: 'active' });
+    const [row] = (await t.database.pool.query(`SELECT status FROM subscribers WHERE id = $1`, [id])).rows;
+    expect({ ...row, emailStatus: (await emailStatuses(t, [id]))[0] }).toEqual({ emailStatus: 'bounced', status: 'active' });
   });
 });

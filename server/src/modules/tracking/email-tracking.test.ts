@@ -28,7 +28,7 @@ async function sentEmail(options: { campaignId?: string; sentSecondsAgo?: number
   await query(`INSERT INTO message_stats (message_id, queued, sent) VALUES ($1, 1, 1)`, [messageId]);
   const subscriberId = newId('sub');
   const address = `reader-${randomBytes(4).toString('hex')}@example.org`;
-  await query(`INSERT INTO subscribers (id, project_id, token, email, email_status) VALUES ($1, $2, $3, $4, 'active')`, [
+  await query(`INSERT INTO subscribers (id, project_id, token, email) VALUES ($1, $2, $3, $4)`, [
     subscriberId,
     tenant.projectId,
     randomBytes(12).toString('hex'),

@@ -63,16 +63,15 @@ const refused = (reason: EmailReason, extra: Pick<EmailEnvelope, 'missing' | 'fi
 });
 
 /**
- * Why the address may not be mailed, from the suppression list and what its subscribers say (one row's word holds
- * for the address): a complaint, then a bounce, then the project's own suppression; an unsubscribe (or email turned
+ * Why the address may not be mailed, from its state on the suppression list and what its subscribers say (one row's
+ * word holds for the address): a complaint, a bounce, the project's own suppression; an unsubscribe (or email turned
  * off) only without `essential`, which never lifts the others.
  */
 function recipientRefusal(suppressed: SuppressionReason | undefined, holders: EmailHolders | undefined, essential: boolean): EmailReason | undefined {
-  const says = (status: 'complained' | 'bounced' | 'unsubscribed') => suppressed === status || holders?.statuses.includes(status) === true;
-  if (says('complained')) return 'recipient_complained';
-  if (says('bounced')) return 'recipient_bounced';
+  if (suppressed === 'complained') return 'recipient_complained';
+  if (suppressed === 'bounced') return 'recipient_bounced';
   if (suppressed === 'manual') return 'recipient_suppressed';
-  if (!essential && (says('unsubscribed') || holders?.emailOff === true)) return 'recipient_unsubscribed';
+  if (!essential && (suppressed === 'unsubscribed' || holders?.emailOff === true)) return 'recipient_unsubscribed';
   return undefined;
 }
 

@@ -6,7 +6,7 @@ import { notifyProjectChange } from '../../db/project-changes.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDnsServer, type DnsServer } from '../../../test/dns-server.js';
 import { dkimRecordOf, useSmtpPeer, verifiedDomain as verifyDomain } from '../../../test/email-setup.js';
-import { createTenant, publishableKey, type Tenant } from '../../../test/fixtures.js';
+import { createTenant, emailStatuses, publishableKey, type Tenant } from '../../../test/fixtures.js';
 import { startTestApp, type TestApp } from '../../../test/harness.js';
 import { startSmtpPeer, type SmtpPeer } from '../../../test/smtp-peer.js';
 
@@ -259,11 +259,12 @@ describe('the recipient', () => {
     const to = newAddress();
     const answers = await Promise.all(Array.from({ length: 5 }, () => send(tenant.live, html(to.toUpperCase()))));
     expect(answers.every((a) => a.status === 'sent')).toBe(true);
-    const rows = await query<{ email: string; email_status: string; sandbox: boolean }>(
-      'SELECT email, email_status, sandbox FROM subscribers WHERE project_id = $1 AND lower(email) = $2',
-      [tenant.projectId, to],
-    );
-    expect(rows).toEqual([{ email: to, email_status: 'active', sandbox: false }]);
+    const rows = await query<{ id: string; email: string; sandbox: boolean }>('SELECT id, email, sandbox FROM subscribers WHERE project_id = $1 AND lower(email) = $2', [
+      tenant.projectId,
+      to,
+    ]);
+    expect(rows.map(({ email, sandbox }) => ({ email, sandbox }))).toEqual([{ email: to, sandbox: false }]);
+    expect(await emailStatuses(t, [rows[0]!.id])).toEqual(['active']);
     // The log keeps the recipient as given.
     const [log] = await logOf({ messageId: answers[0]!.messageId! });
     expect(log).toMatchObject({ channel: 'email', recipient: { to: to.toUpperCase() }, reason: null, outcome: answers[0], sandbox: false });
