@@ -50,11 +50,6 @@ export class DeliveryRecords {
     return events.countSoftBounces(this.db, key, since);
   }
 
-  /** What the address's row says: its status and reason, and when its person last wrote. */
-  addressState(key: AddressKey) {
-    return addresses.findAddressState(this.db, key);
-  }
-
   /** Suppresses or opts out addresses (the strongest word wins); answers how many changed. */
   recordAddressStates(states: readonly AddressState[], tx: Db = this.db): Promise<number> {
     return addresses.recordAddressStates(tx, states);
