@@ -34,7 +34,6 @@ import {
   redisSendRate,
   type TrackingTokens,
   twilioAccount,
-  twilioWhatsAppWebhook,
 } from './delivery/index.js';
 import { ApiKeyService } from './modules/api-keys/index.js';
 import { AuthService, createTokenService } from './modules/auth/index.js';
@@ -305,7 +304,7 @@ export function createServices(db: Db, config: ServicesConfig, jwtSecret: string
     smsSenders,
     smsOptOuts: new SmsOptOutService(db),
     twilioWebhook: new TwilioWebhookService(records, {
-      webhooks: { sms: sms.webhook!, whatsapp: twilioWhatsAppWebhook },
+      webhooks: { sms: sms.webhooks.twilio, whatsapp: whatsapp.webhooks.twilio },
       configOf: async (projectId, channel) => (await delivery.sendingProjects([projectId])).get(projectId)?.channels[channel],
       whatsappInbound: (projectId, message) => whatsappWebhook.inbound(projectId, message),
       clock,

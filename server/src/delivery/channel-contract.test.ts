@@ -219,13 +219,15 @@ function fakeHarness(
         : { refusal: 'subscriber_unsubscribed' },
     rate: () => options.rate,
     bulkKey: options.bulk ? (item) => item.body : undefined,
-    webhook: {
-      async verifyAndParse(request, credentials) {
-        const signature = Buffer.from(String(request.headers[FAKE_SIGNATURE] ?? ''), 'hex');
-        const expected = Buffer.from(fakeSignature(credentials.webhookSecret!, request.rawBody), 'hex');
-        if (signature.length !== expected.length || !timingSafeEqual(signature, expected)) return { refused: 'bad_signature' };
-        const body = JSON.parse(request.rawBody.toString('utf8')) as { events: { id: string; event: DeliveryEvent; at: string }[] };
-        return { events: body.events.map((e) => ({ providerMessageId: e.id, type: e.event, occurredAt: new Date(e.at), detail: { event: e.event } })) };
+    webhooks: {
+      fake: {
+        async verifyAndParse(request, credentials) {
+          const signature = Buffer.from(String(request.headers[FAKE_SIGNATURE] ?? ''), 'hex');
+          const expected = Buffer.from(fakeSignature(credentials.webhookSecret!, request.rawBody), 'hex');
+          if (signature.length !== expected.length || !timingSafeEqual(signature, expected)) return { refused: 'bad_signature' };
+          const body = JSON.parse(request.rawBody.toString('utf8')) as { events: { id: string; event: DeliveryEvent; at: string }[] };
+          return { events: body.events.map((e) => ({ providerMessageId: e.id, type: e.event, occurredAt: new Date(e.at), detail: { event: e.event } })) };
+        },
       },
     },
     provider: (sandbox) => (sandbox ? createSandboxProvider<FakeItem>() : live),
@@ -855,7 +857,7 @@ describe('provider callbacks', () => {
       }),
     );
     const callback = async (body: Buffer, signature: string) => {
-      const parsed = await harness.adapter.webhook!.verifyAndParse(
+      const parsed = await harness.adapter.webhooks!.fake!.verifyAndParse(
         { url: 'https://herald.example.com/webhooks/sms', headers: { [FAKE_SIGNATURE]: signature }, rawBody: body },
         { webhookSecret: secret },
       );

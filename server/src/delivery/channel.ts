@@ -91,11 +91,17 @@ export interface ProviderEvent {
 /** A callback verified and read, or refused: its signature does not hold, so nothing in it is believed. */
 export type WebhookParse = { events: ProviderEvent[] } | { refused: string };
 
-/** How a channel whose provider calls back (delivered, bounced, complained …) reads those callbacks. */
+/** How a provider that calls back (delivered, bounced, complained …) has its callbacks read. */
 export interface ChannelWebhook {
   /** Checks the request's signature with the project's channel credentials (opened), then reads its events. */
   verifyAndParse(request: WebhookRequest, credentials: Record<string, string>): Promise<WebhookParse>;
 }
+
+/**
+ * A channel's webhooks, one per provider that calls back, named as a project's channel configuration names its
+ * provider (`twilio`, `meta` …): a channel whose projects choose among providers reads each one's callbacks its way.
+ */
+export type ChannelWebhooks<Provider extends string = string> = Readonly<Record<Provider, ChannelWebhook>>;
 
 /** What an adapter makes of a claimed delivery: the item its provider sends, or why it must not go. */
 export type Addressed<Item> = { item: Item } | { refusal: DeliveryReason };
@@ -135,8 +141,8 @@ export interface ChannelAdapter<Item = unknown, C extends Channel = Channel> {
    * `bounced`, the suppression list's own word.
    */
   deadAddressReason?(error: ProviderError): string;
-  /** For a channel whose provider calls back. */
-  readonly webhook?: ChannelWebhook;
+  /** For a channel whose providers call back: the webhook of each that does, by provider. */
+  readonly webhooks?: Partial<ChannelWebhooks>;
   /** The provider of live messages, or of the sandbox's (test keys: accepted and recorded, never sent). */
   provider(sandbox: boolean): ChannelProvider<Item>;
   close(): Promise<void>;

@@ -51,6 +51,6 @@ export { createSandboxProvider } from './channels/sandbox.js';
 export { createSmsAdapter } from './channels/sms/sms-adapter.js';
 export { createTwilioProvider, readTwilioAccount, twilioAccount } from './channels/sms/twilio-provider.js';
 export { createCloudApiProvider, listMessageTemplates, readPhoneNumber } from './channels/whatsapp/cloud-api.js';
-export { createTwilioWhatsAppProvider, twilioWhatsAppWebhook } from './channels/whatsapp/twilio-whatsapp.js';
+export { createTwilioWhatsAppProvider } from './channels/whatsapp/twilio-whatsapp.js';
 export { createWhatsAppAdapter } from './channels/whatsapp/whatsapp-adapter.js';
 export { redisSendRate } from './send-rate.js';

@@ -30,7 +30,7 @@ export type ChannelConfigOf = (projectId: string, channel: TwilioChannel) => Pro
 export type WhatsAppInbound = (projectId: string, message: InboundMessage) => Promise<'out' | 'in' | undefined>;
 
 export interface TwilioWebhookDependencies {
-  /** Each channel's reading of Twilio's status callbacks. */
+  /** Each channel's reading of Twilio's status callbacks: its adapter's `twilio` webhook. */
   webhooks: Record<TwilioChannel, ChannelWebhook>;
   configOf: ChannelConfigOf;
   whatsappInbound: WhatsAppInbound;

@@ -1,6 +1,6 @@
 // SMS behind the channel contract: the number's state, the project's Twilio account, the sender's rate, Twilio's callbacks.
 import type { SmsContent } from '../../../db/schema.js';
-import type { ChannelAdapter, ChannelProvider, ContentProblem } from '../../channel.js';
+import type { ChannelAdapter, ChannelProvider, ChannelWebhooks, ContentProblem } from '../../channel.js';
 import type { ProviderConfig } from '../../delivery.repository.js';
 import type { SmsItem, TwilioAccount } from './sms-item.js';
 import { countSegments, MAX_SMS_SEGMENTS } from './sms-segments.js';
@@ -29,7 +29,7 @@ export function smsContentProblems(content: SmsContent): ContentProblem[] | unde
   return undefined;
 }
 
-export function createSmsAdapter(options: SmsAdapterOptions): ChannelAdapter<SmsItem, 'sms'> {
+export function createSmsAdapter(options: SmsAdapterOptions): ChannelAdapter<SmsItem, 'sms'> & { readonly webhooks: ChannelWebhooks<'twilio'> } {
   return {
     channel: 'sms',
     mayArriveLate: true,
@@ -60,7 +60,7 @@ export function createSmsAdapter(options: SmsAdapterOptions): ChannelAdapter<Sms
     // A sender's rate holds for every project sending from it; a Messaging Service spreads over its own pool.
     rate: (item) => (item.account ? { key: `twilio:${item.from ?? item.messagingServiceSid}`, perSecond: item.ratePerSecond } : undefined),
     // Whatever the code, a message the carrier did not deliver is the carrier's refusal unless the code says more.
-    webhook: twilioStatusWebhook({ refusal: twilioRefusal, otherwise: 'carrier_rejected' }),
+    webhooks: { twilio: twilioStatusWebhook({ refusal: twilioRefusal, otherwise: 'carrier_rejected' }) },
     provider: (sandbox) => (sandbox ? options.sandbox : options.live),
     close: async () => {
       await Promise.all([options.live.close(), options.sandbox.close()]);

@@ -1,11 +1,12 @@
 // WhatsApp behind the channel contract: the number's opt-out state, the project's account (Meta's Cloud API or a
-// Twilio WhatsApp sender), the sender's rate, Meta's callbacks.
+// Twilio WhatsApp sender), the sender's rate, each provider's callbacks.
 import type { WhatsAppContent } from '../../../db/schema.js';
-import type { ChannelAdapter, ChannelProvider, ContentProblem } from '../../channel.js';
+import type { ChannelAdapter, ChannelProvider, ChannelWebhooks, ContentProblem } from '../../channel.js';
 import type { ProviderConfig } from '../../delivery.repository.js';
 import { byAccount } from '../by-account.js';
+import { twilioWhatsAppRefusal } from '../sms/twilio-errors.js';
 import { twilioAccount } from '../sms/twilio-provider.js';
-import { statusCallbackUrl } from '../sms/twilio-status.js';
+import { statusCallbackUrl, twilioStatusWebhook } from '../sms/twilio-status.js';
 import { parseCloudApiWebhook } from './cloud-api-webhook.js';
 import type { WhatsAppAccount, WhatsAppItem } from './whatsapp-item.js';
 
@@ -42,7 +43,9 @@ function accountOf(config: ProviderConfig | undefined): WhatsAppAccount | undefi
   return undefined;
 }
 
-export function createWhatsAppAdapter(options: WhatsAppAdapterOptions): ChannelAdapter<WhatsAppItem, 'whatsapp'> {
+export function createWhatsAppAdapter(
+  options: WhatsAppAdapterOptions,
+): ChannelAdapter<WhatsAppItem, 'whatsapp'> & { readonly webhooks: ChannelWebhooks<WhatsAppAccount['provider']> } {
   const live = byAccount('whatsapp', options.live, (item) => item.account!.provider);
   return {
     channel: 'whatsapp',
@@ -64,12 +67,15 @@ export function createWhatsAppAdapter(options: WhatsAppAdapterOptions): ChannelA
       const key = account.provider === 'meta' ? `whatsapp:${account.phoneNumberId}` : `twilio:whatsapp:${account.from ?? account.messagingServiceSid}`;
       return { key, perSecond: WHATSAPP_RATE };
     },
-    // Meta's callbacks; a Twilio sender's come through Twilio's routes (twilio-whatsapp.ts).
-    webhook: {
-      verifyAndParse: async (request, credentials) => {
-        const parsed = parseCloudApiWebhook(request, credentials.appSecret ?? '', new Date());
-        return 'refused' in parsed ? parsed : { events: parsed.events };
+    webhooks: {
+      meta: {
+        verifyAndParse: async (request, credentials) => {
+          const parsed = parseCloudApiWebhook(request, credentials.appSecret ?? '', new Date());
+          return 'refused' in parsed ? parsed : { events: parsed.events };
+        },
       },
+      // A Twilio sender's status callbacks: delivered, read (`opened`), failed and undelivered with WhatsApp's reasons.
+      twilio: twilioStatusWebhook({ refusal: twilioWhatsAppRefusal, otherwise: 'provider_error' }),
     },
     provider: (sandbox) => (sandbox ? options.sandbox : live),
     close: async () => {
