@@ -59,10 +59,10 @@ import { createTxtLookup, EmailDomainService } from './modules/email-domains/ind
 import { ProjectService } from './modules/projects/index.js';
 import { SegmentService } from './modules/segments/index.js';
 import { SuppressionService } from './modules/suppressions/index.js';
-import { InboundMailService, SesWebhookService, SnsVerifier } from './modules/email-webhooks/index.js';
+import { InboundMailService, SesWebhookService } from './modules/email-webhooks/index.js';
 import { ContactService, createGeoLookup, SubscriberService } from './modules/subscribers/index.js';
 import { createFormTokens, PreferenceService } from './modules/preferences/index.js';
-import { EmailTrackingService, TrackingService } from './modules/tracking/index.js';
+import { EmailTrackingService, machineSignals, TrackingService } from './modules/tracking/index.js';
 import {
   TransactionalEmailService,
   TransactionalService,
@@ -192,7 +192,6 @@ export function createServices(db: Db, config: ServicesConfig, jwtSecret: string
   const records = new DeliveryRecords(db);
   const segments = new SegmentService(db);
   const suppressions = new SuppressionService(db, records);
-  const sesWebhook = new SesWebhookService(records, new SnsVerifier({ ...config.sesWebhook, agent: options.snsAgent, clock }), clock);
   const emailKind = emailCampaignKind({
     validate: (content) => delivery.validate('email', content),
     senderVerified: async (projectId, address) => (await emailDomains.verifiedDomainFor(projectId, address)) !== undefined,
@@ -235,6 +234,7 @@ export function createServices(db: Db, config: ServicesConfig, jwtSecret: string
       ses: createSesProvider({ dkimKeys, ...config.email.ses }),
     },
     sandbox: createSandboxProvider(),
+    sesCallbacks: { ...config.sesWebhook, agent: options.snsAgent, clock, machineSignals },
   });
   const sms = createSmsAdapter({ publicUrl: config.publicUrl, live: createTwilioProvider(config.sms.twilio), sandbox: createSandboxProvider() });
   const whatsapp = createWhatsAppAdapter({
@@ -286,7 +286,7 @@ export function createServices(db: Db, config: ServicesConfig, jwtSecret: string
     subscribers: new SubscriberService(db, pool, createGeoLookup(config.geo), (client, registered) => automations.enrollRegistered(client, registered)),
     segments,
     suppressions,
-    sesWebhook,
+    sesWebhook: new SesWebhookService(records, email.webhooks.ses, clock),
     inboundMail: new InboundMailService(records, emailLinks, (token) => preferences.unsubscribeByToken(token, 'mailto'), clock),
     campaigns,
     emailCampaignAnalytics: new EmailCampaignAnalyticsService(db, clock),

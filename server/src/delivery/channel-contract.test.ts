@@ -87,6 +87,9 @@ const config = loadConfig({
   DELIVERY_BATCH_SIZE: '10',
 });
 
+/** The email adapters here send; SES's callbacks are tested through SNS (modules/email-webhooks). */
+const NO_SNS_TOPICS = { topicArns: [], maxAgeSeconds: 3600, machineSignals: () => [] };
+
 /** Counts the provider's calls, to check batching: the adapter's own provider, observed, not replaced. */
 function observed<Item>(provider: ChannelProvider<Item>, batches: number[]): ChannelProvider<Item> {
   return { name: provider.name, send: (items) => (batches.push(items.length), provider.send(items)), close: () => provider.close() };
@@ -278,6 +281,7 @@ async function emailHarness(batches: number[]): Promise<Harness> {
       ses: createSandboxProvider(),
     },
     sandbox: createSandboxProvider(),
+    sesCallbacks: NO_SNS_TOPICS,
   });
   const answer = (next: Answer): SmtpAnswer => (next === 'ok' ? 'ok' : next === 'gone' ? { code: 550 } : next === 'refused' ? { code: 554, at: 'DATA' } : { code: 451 });
   return {
@@ -464,6 +468,7 @@ async function sesHarness(batches: number[]): Promise<Harness> {
       ses: observed(createSesProvider({ dkimKeys: async () => ({ domainName: 'mail.example.com', keySelector: 'contract', privateKey }), endpoint: peer.url, timeoutMs: 5000 }), batches),
     },
     sandbox: createSandboxProvider(),
+    sesCallbacks: NO_SNS_TOPICS,
   });
   const answer = (next: Answer): SesAnswer =>
     next === 'ok' ? 'ok' : next === 'refused' ? { status: 400, error: 'MessageRejected' } : { status: 429, error: 'TooManyRequestsException' };

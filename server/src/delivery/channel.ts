@@ -86,14 +86,24 @@ export interface ProviderEvent {
    * and time identify the event, so two opens the provider reports within the same instant are logged as one.
    */
   eventId?: string | undefined;
+  /** The addresses a bounce or complaint names (lower-cased), when the report names them: only those are suppressed. */
+  recipients?: string[] | undefined;
 }
 
-/** A callback verified and read, or refused: its signature does not hold, so nothing in it is believed. */
-export type WebhookParse = { events: ProviderEvent[] } | { refused: string };
+/**
+ * A callback verified and read, or refused: its signature does not hold, so nothing in it is believed (`code`, when
+ * the webhook tells why in a word: SNS's `unexpected_topic` …). `confirmed`: a subscription the provider asked for
+ * (SNS's SubscriptionConfirmation), confirmed by the webhook; it carries no events.
+ */
+export type WebhookParse = { events: ProviderEvent[]; confirmed?: boolean } | { refused: string; code?: string };
 
 /** How a provider that calls back (delivered, bounced, complained …) has its callbacks read. */
 export interface ChannelWebhook {
-  /** Checks the request's signature with the project's channel credentials (opened), then reads its events. */
+  /**
+   * Checks the request's signature with the project's channel credentials (opened), then reads its events. A provider
+   * whose callbacks are the instance's (SES through SNS) is given its configuration when the webhook is made, and reads
+   * no credentials.
+   */
   verifyAndParse(request: WebhookRequest, credentials: Record<string, string>): Promise<WebhookParse>;
 }
 
