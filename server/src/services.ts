@@ -241,6 +241,7 @@ export function createServices(db: Db, config: ServicesConfig, jwtSecret: string
     publicUrl: config.publicUrl,
     live: { meta: createCloudApiProvider(config.whatsapp), twilio: createTwilioWhatsAppProvider(config.sms.twilio) },
     sandbox: createSandboxProvider(),
+    clock,
   });
   const delivery: DeliveryEngine = new DeliveryEngine({
     db,
@@ -266,7 +267,7 @@ export function createServices(db: Db, config: ServicesConfig, jwtSecret: string
   // Drizzle's handle exposes its pg pool as $client: registrations are written on it directly.
   const pool = (db as Db & { $client: pg.Pool }).$client;
   const smsSenders = new SmsSenderService(db);
-  const whatsappWebhook = new WhatsAppWebhookService(records, channels, clock);
+  const whatsappWebhook = new WhatsAppWebhookService(records, channels, whatsapp.webhooks.meta);
   const automations = new AutomationService(db, { delivery, email: emailKind });
   const automationExecutor = new AutomationExecutor(
     db,

@@ -90,12 +90,32 @@ export interface ProviderEvent {
   recipients?: string[] | undefined;
 }
 
+/** A message a person sent the business (on WhatsApp: it opens the number's customer-service window). */
+export interface InboundMessage {
+  /** E.164. */
+  from: string;
+  /** The provider's id of the message (Meta's wamid). */
+  id: string;
+  at: Date;
+  /** The text a person typed (a text message, or a quick-reply button's), when there is one. */
+  text: string | undefined;
+}
+
 /**
  * A callback verified and read, or refused: its signature does not hold, so nothing in it is believed (`code`, when
  * the webhook tells why in a word: SNS's `unexpected_topic` …). `confirmed`: a subscription the provider asked for
  * (SNS's SubscriptionConfirmation), confirmed by the webhook; it carries no events.
  */
-export type WebhookParse = { events: ProviderEvent[]; confirmed?: boolean } | { refused: string; code?: string };
+export type WebhookParse =
+  | {
+      events: ProviderEvent[];
+      /** Messages people sent, when the provider's callbacks carry them (Meta's). */
+      inbound?: InboundMessage[];
+      /** Numbers whose failed status says the person stopped the business's messages (Meta's 131050), with the provider's code. */
+      optedOut?: { address: string; providerCode: string }[];
+      confirmed?: boolean;
+    }
+  | { refused: string; code?: string };
 
 /** How a provider that calls back (delivered, bounced, complained …) has its callbacks read. */
 export interface ChannelWebhook {

@@ -4,6 +4,7 @@
 export {
   DEFAULT_PUSH_TTL_SECONDS,
   type ChannelWebhook,
+  type InboundMessage,
   type ContentProblem,
   type ProviderEvent,
   type WebhookRequest,
@@ -14,7 +15,6 @@ export type { DeliveryReason } from './delivery-reason.js';
 export { personalizeEmail, recipientVariables, rewriteLinks } from './channels/email/email-render.js';
 export { createOutboundGuard, type OutboundGuard } from './outbound-guard.js';
 export { SMTP_TLS_MODES, type SmtpTls } from './channels/email/email-item.js';
-export { parseCloudApiWebhook, type InboundMessage } from './channels/whatsapp/cloud-api-webhook.js';
 export { ALPHANUMERIC_SENDER, allowsAlphanumericSender, senderCountries } from './channels/sms/sms-countries.js';
 export { countSegments, MAX_SMS_SEGMENTS, type SmsSegments } from './channels/sms/sms-segments.js';
 export { verifyTwilioRequest } from './channels/sms/twilio-signature.js';

@@ -16,6 +16,8 @@ export interface WhatsAppAdapterOptions {
   /** One provider per kind of account a project may choose. */
   live: Record<WhatsAppAccount['provider'], ChannelProvider<WhatsAppItem>>;
   sandbox: ChannelProvider<WhatsAppItem>;
+  /** The time an inbound message or a status Meta sent without its own stands at. */
+  clock?: () => Date;
 }
 
 /** Meta's limit on a text message's body. */
@@ -47,6 +49,7 @@ export function createWhatsAppAdapter(
   options: WhatsAppAdapterOptions,
 ): ChannelAdapter<WhatsAppItem, 'whatsapp'> & { readonly webhooks: ChannelWebhooks<WhatsAppAccount['provider']> } {
   const live = byAccount('whatsapp', options.live, (item) => item.account!.provider);
+  const clock = options.clock ?? (() => new Date());
   return {
     channel: 'whatsapp',
     mayArriveLate: true,
@@ -68,12 +71,8 @@ export function createWhatsAppAdapter(
       return { key, perSecond: WHATSAPP_RATE };
     },
     webhooks: {
-      meta: {
-        verifyAndParse: async (request, credentials) => {
-          const parsed = parseCloudApiWebhook(request, credentials.appSecret ?? '', new Date());
-          return 'refused' in parsed ? parsed : { events: parsed.events };
-        },
-      },
+      // Statuses, and the messages people send: the window, STOP and START (modules/whatsapp).
+      meta: { verifyAndParse: async (request, credentials) => parseCloudApiWebhook(request, credentials.appSecret ?? '', clock()) },
       // A Twilio sender's status callbacks: delivered, read (`opened`), failed and undelivered with WhatsApp's reasons.
       twilio: twilioStatusWebhook({ refusal: twilioWhatsAppRefusal, otherwise: 'provider_error' }),
     },
