@@ -236,7 +236,7 @@ export function createServices(db: Db, config: ServicesConfig, jwtSecret: string
     sandbox: createSandboxProvider(),
     sesCallbacks: { ...config.sesWebhook, agent: options.snsAgent, clock, machineSignals },
   });
-  const sms = createSmsAdapter({ publicUrl: config.publicUrl, live: createTwilioProvider(config.sms.twilio), sandbox: createSandboxProvider() });
+  const sms = createSmsAdapter({ publicUrl: config.publicUrl, live: createTwilioProvider(config.sms.twilio), sandbox: createSandboxProvider(), clock });
   const whatsapp = createWhatsAppAdapter({
     publicUrl: config.publicUrl,
     live: { meta: createCloudApiProvider(config.whatsapp), twilio: createTwilioWhatsAppProvider(config.sms.twilio) },
@@ -308,7 +308,6 @@ export function createServices(db: Db, config: ServicesConfig, jwtSecret: string
       webhooks: { sms: sms.webhooks.twilio, whatsapp: whatsapp.webhooks.twilio },
       configOf: async (projectId, channel) => (await delivery.sendingProjects([projectId])).get(projectId)?.channels[channel],
       whatsappInbound: (projectId, message) => whatsappWebhook.inbound(projectId, message),
-      clock,
     }),
     transactionalWhatsApp: new TransactionalWhatsAppService(db, delivery, { templates: whatsappTemplates, contacts }, clock),
     whatsappTemplates,

@@ -17,7 +17,6 @@ export { createOutboundGuard, type OutboundGuard } from './outbound-guard.js';
 export { SMTP_TLS_MODES, type SmtpTls } from './channels/email/email-item.js';
 export { ALPHANUMERIC_SENDER, allowsAlphanumericSender, senderCountries } from './channels/sms/sms-countries.js';
 export { countSegments, MAX_SMS_SEGMENTS, type SmsSegments } from './channels/sms/sms-segments.js';
-export { verifyTwilioRequest } from './channels/sms/twilio-signature.js';
 export type { NamedDelivery, ReportedEvent } from './delivery-events.repository.js';
 export { DeliveryRecords } from './delivery-records.js';
 export { DeliveryEngine, type DeliveryResult, type SendResult, type TestOutcome } from './delivery-engine.js';

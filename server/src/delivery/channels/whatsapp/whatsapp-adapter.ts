@@ -6,7 +6,7 @@ import type { ProviderConfig } from '../../delivery.repository.js';
 import { byAccount } from '../by-account.js';
 import { twilioWhatsAppRefusal } from '../sms/twilio-errors.js';
 import { twilioAccount } from '../sms/twilio-provider.js';
-import { statusCallbackUrl, twilioStatusWebhook } from '../sms/twilio-status.js';
+import { statusCallbackUrl, twilioWebhook } from '../sms/twilio-status.js';
 import { parseCloudApiWebhook } from './cloud-api-webhook.js';
 import type { WhatsAppAccount, WhatsAppItem } from './whatsapp-item.js';
 
@@ -22,6 +22,8 @@ export interface WhatsAppAdapterOptions {
 
 /** Meta's limit on a text message's body. */
 export const WHATSAPP_TEXT_MAX = 4096;
+/** How Twilio names a person's WhatsApp address: `whatsapp:+14155550123`. */
+const TWILIO_WHATSAPP_ADDRESS = /^whatsapp:(\+[1-9]\d{6,14})$/;
 /** A business phone number's default throughput, on the Cloud API and through Twilio alike (messages per second). */
 const WHATSAPP_RATE = 80;
 
@@ -73,8 +75,16 @@ export function createWhatsAppAdapter(
     webhooks: {
       // Statuses, and the messages people send: the window, STOP and START (modules/whatsapp).
       meta: { verifyAndParse: async (request, credentials) => parseCloudApiWebhook(request, credentials.appSecret ?? '', clock()) },
-      // A Twilio sender's status callbacks: delivered, read (`opened`), failed and undelivered with WhatsApp's reasons.
-      twilio: twilioStatusWebhook({ refusal: twilioWhatsAppRefusal, otherwise: 'provider_error' }),
+      // A Twilio sender's status callbacks (delivered, read as `opened`, failed and undelivered with WhatsApp's reasons)
+      // and the messages people send it.
+      twilio: twilioWebhook({
+        refusal: twilioWhatsAppRefusal,
+        otherwise: 'provider_error',
+        sender: (from) => TWILIO_WHATSAPP_ADDRESS.exec(from)?.[1],
+        // A quick-reply button's text is what the person chose.
+        text: (params) => params.get('Body') || params.get('ButtonText') || undefined,
+        clock,
+      }),
     },
     provider: (sandbox) => (sandbox ? options.sandbox : live),
     close: async () => {
