@@ -109,7 +109,7 @@ export interface InboundMessage {
 export type WebhookParse =
   | {
       events: ProviderEvent[];
-      /** Messages people sent, when the provider's callbacks carry them (Meta's). */
+      /** Messages people sent, when the callback carries them (Meta's; Twilio's incoming-message webhook). */
       inbound?: InboundMessage[];
       /** Numbers whose failed status says the person stopped the business's messages (Meta's 131050), with the provider's code. */
       optedOut?: { address: string; providerCode: string }[];
