@@ -34,7 +34,6 @@ import {
   redisSendRate,
   type TrackingTokens,
   twilioAccount,
-  twilioWhatsAppWebhook,
 } from './delivery/index.js';
 import { ApiKeyService } from './modules/api-keys/index.js';
 import { AuthService, createTokenService } from './modules/auth/index.js';
@@ -60,10 +59,10 @@ import { createTxtLookup, EmailDomainService } from './modules/email-domains/ind
 import { ProjectService } from './modules/projects/index.js';
 import { SegmentService } from './modules/segments/index.js';
 import { SuppressionService } from './modules/suppressions/index.js';
-import { InboundMailService, SesWebhookService, SnsVerifier } from './modules/email-webhooks/index.js';
+import { InboundMailService, SesWebhookService } from './modules/email-webhooks/index.js';
 import { ContactService, createGeoLookup, SubscriberService } from './modules/subscribers/index.js';
 import { createFormTokens, PreferenceService } from './modules/preferences/index.js';
-import { EmailTrackingService, TrackingService } from './modules/tracking/index.js';
+import { EmailTrackingService, machineSignals, TrackingService } from './modules/tracking/index.js';
 import {
   TransactionalEmailService,
   TransactionalService,
@@ -193,7 +192,6 @@ export function createServices(db: Db, config: ServicesConfig, jwtSecret: string
   const records = new DeliveryRecords(db);
   const segments = new SegmentService(db);
   const suppressions = new SuppressionService(db, records);
-  const sesWebhook = new SesWebhookService(records, new SnsVerifier({ ...config.sesWebhook, agent: options.snsAgent, clock }), clock);
   const emailKind = emailCampaignKind({
     validate: (content) => delivery.validate('email', content),
     senderVerified: async (projectId, address) => (await emailDomains.verifiedDomainFor(projectId, address)) !== undefined,
@@ -236,12 +234,14 @@ export function createServices(db: Db, config: ServicesConfig, jwtSecret: string
       ses: createSesProvider({ dkimKeys, ...config.email.ses }),
     },
     sandbox: createSandboxProvider(),
+    sesCallbacks: { ...config.sesWebhook, agent: options.snsAgent, clock, machineSignals },
   });
-  const sms = createSmsAdapter({ publicUrl: config.publicUrl, live: createTwilioProvider(config.sms.twilio), sandbox: createSandboxProvider() });
+  const sms = createSmsAdapter({ publicUrl: config.publicUrl, live: createTwilioProvider(config.sms.twilio), sandbox: createSandboxProvider(), clock });
   const whatsapp = createWhatsAppAdapter({
     publicUrl: config.publicUrl,
     live: { meta: createCloudApiProvider(config.whatsapp), twilio: createTwilioWhatsAppProvider(config.sms.twilio) },
     sandbox: createSandboxProvider(),
+    clock,
   });
   const delivery: DeliveryEngine = new DeliveryEngine({
     db,
@@ -267,7 +267,7 @@ export function createServices(db: Db, config: ServicesConfig, jwtSecret: string
   // Drizzle's handle exposes its pg pool as $client: registrations are written on it directly.
   const pool = (db as Db & { $client: pg.Pool }).$client;
   const smsSenders = new SmsSenderService(db);
-  const whatsappWebhook = new WhatsAppWebhookService(records, channels, clock);
+  const whatsappWebhook = new WhatsAppWebhookService(records, channels, whatsapp.webhooks.meta);
   const automations = new AutomationService(db, { delivery, email: emailKind });
   const automationExecutor = new AutomationExecutor(
     db,
@@ -287,7 +287,7 @@ export function createServices(db: Db, config: ServicesConfig, jwtSecret: string
     subscribers: new SubscriberService(db, pool, createGeoLookup(config.geo), (client, registered) => automations.enrollRegistered(client, registered)),
     segments,
     suppressions,
-    sesWebhook,
+    sesWebhook: new SesWebhookService(records, email.webhooks.ses, clock),
     inboundMail: new InboundMailService(records, emailLinks, (token) => preferences.unsubscribeByToken(token, 'mailto'), clock),
     campaigns,
     emailCampaignAnalytics: new EmailCampaignAnalyticsService(db, clock),
@@ -305,10 +305,9 @@ export function createServices(db: Db, config: ServicesConfig, jwtSecret: string
     smsSenders,
     smsOptOuts: new SmsOptOutService(db),
     twilioWebhook: new TwilioWebhookService(records, {
-      webhooks: { sms: sms.webhook!, whatsapp: twilioWhatsAppWebhook },
+      webhooks: { sms: sms.webhooks.twilio, whatsapp: whatsapp.webhooks.twilio },
       configOf: async (projectId, channel) => (await delivery.sendingProjects([projectId])).get(projectId)?.channels[channel],
       whatsappInbound: (projectId, message) => whatsappWebhook.inbound(projectId, message),
-      clock,
     }),
     transactionalWhatsApp: new TransactionalWhatsAppService(db, delivery, { templates: whatsappTemplates, contacts }, clock),
     whatsappTemplates,

@@ -87,6 +87,9 @@ const config = loadConfig({
   DELIVERY_BATCH_SIZE: '10',
 });
 
+/** The email adapters here send; SES's callbacks are tested through SNS (modules/email-webhooks). */
+const NO_SNS_TOPICS = { topicArns: [], maxAgeSeconds: 3600, machineSignals: () => [] };
+
 /** Counts the provider's calls, to check batching: the adapter's own provider, observed, not replaced. */
 function observed<Item>(provider: ChannelProvider<Item>, batches: number[]): ChannelProvider<Item> {
   return { name: provider.name, send: (items) => (batches.push(items.length), provider.send(items)), close: () => provider.close() };
@@ -219,13 +222,15 @@ function fakeHarness(
         : { refusal: 'subscriber_unsubscribed' },
     rate: () => options.rate,
     bulkKey: options.bulk ? (item) => item.body : undefined,
-    webhook: {
-      async verifyAndParse(request, credentials) {
-        const signature = Buffer.from(String(request.headers[FAKE_SIGNATURE] ?? ''), 'hex');
-        const expected = Buffer.from(fakeSignature(credentials.webhookSecret!, request.rawBody), 'hex');
-        if (signature.length !== expected.length || !timingSafeEqual(signature, expected)) return { refused: 'bad_signature' };
-        const body = JSON.parse(request.rawBody.toString('utf8')) as { events: { id: string; event: DeliveryEvent; at: string }[] };
-        return { events: body.events.map((e) => ({ providerMessageId: e.id, type: e.event, occurredAt: new Date(e.at), detail: { event: e.event } })) };
+    webhooks: {
+      fake: {
+        async verifyAndParse(request, credentials) {
+          const signature = Buffer.from(String(request.headers[FAKE_SIGNATURE] ?? ''), 'hex');
+          const expected = Buffer.from(fakeSignature(credentials.webhookSecret!, request.rawBody), 'hex');
+          if (signature.length !== expected.length || !timingSafeEqual(signature, expected)) return { refused: 'bad_signature' };
+          const body = JSON.parse(request.rawBody.toString('utf8')) as { events: { id: string; event: DeliveryEvent; at: string }[] };
+          return { events: body.events.map((e) => ({ providerMessageId: e.id, type: e.event, occurredAt: new Date(e.at), detail: { event: e.event } })) };
+        },
       },
     },
     provider: (sandbox) => (sandbox ? createSandboxProvider<FakeItem>() : live),
@@ -276,6 +281,7 @@ async function emailHarness(batches: number[]): Promise<Harness> {
       ses: createSandboxProvider(),
     },
     sandbox: createSandboxProvider(),
+    sesCallbacks: NO_SNS_TOPICS,
   });
   const answer = (next: Answer): SmtpAnswer => (next === 'ok' ? 'ok' : next === 'gone' ? { code: 550 } : next === 'refused' ? { code: 554, at: 'DATA' } : { code: 451 });
   return {
@@ -462,6 +468,7 @@ async function sesHarness(batches: number[]): Promise<Harness> {
       ses: observed(createSesProvider({ dkimKeys: async () => ({ domainName: 'mail.example.com', keySelector: 'contract', privateKey }), endpoint: peer.url, timeoutMs: 5000 }), batches),
     },
     sandbox: createSandboxProvider(),
+    sesCallbacks: NO_SNS_TOPICS,
   });
   const answer = (next: Answer): SesAnswer =>
     next === 'ok' ? 'ok' : next === 'refused' ? { status: 400, error: 'MessageRejected' } : { status: 429, error: 'TooManyRequestsException' };
@@ -855,7 +862,7 @@ describe('provider callbacks', () => {
       }),
     );
     const callback = async (body: Buffer, signature: string) => {
-      const parsed = await harness.adapter.webhook!.verifyAndParse(
+      const parsed = await harness.adapter.webhooks!.fake!.verifyAndParse(
         { url: 'https://herald.example.com/webhooks/sms', headers: { [FAKE_SIGNATURE]: signature }, rawBody: body },
         { webhookSecret: secret },
       );

@@ -86,16 +86,52 @@ export interface ProviderEvent {
    * and time identify the event, so two opens the provider reports within the same instant are logged as one.
    */
   eventId?: string | undefined;
+  /** The addresses a bounce or complaint names (lower-cased), when the report names them: only those are suppressed. */
+  recipients?: string[] | undefined;
 }
 
-/** A callback verified and read, or refused: its signature does not hold, so nothing in it is believed. */
-export type WebhookParse = { events: ProviderEvent[] } | { refused: string };
+/** A message a person sent the business (on WhatsApp: it opens the number's customer-service window). */
+export interface InboundMessage {
+  /** E.164. */
+  from: string;
+  /** The provider's id of the message (Meta's wamid). */
+  id: string;
+  at: Date;
+  /** The text a person typed (a text message, or a quick-reply button's), when there is one. */
+  text: string | undefined;
+}
 
-/** How a channel whose provider calls back (delivered, bounced, complained …) reads those callbacks. */
+/**
+ * A callback verified and read, or refused: its signature does not hold, so nothing in it is believed (`code`, when
+ * the webhook tells why in a word: SNS's `unexpected_topic` …). `confirmed`: a subscription the provider asked for
+ * (SNS's SubscriptionConfirmation), confirmed by the webhook; it carries no events.
+ */
+export type WebhookParse =
+  | {
+      events: ProviderEvent[];
+      /** Messages people sent, when the callback carries them (Meta's; Twilio's incoming-message webhook). */
+      inbound?: InboundMessage[];
+      /** Numbers whose failed status says the person stopped the business's messages (Meta's 131050), with the provider's code. */
+      optedOut?: { address: string; providerCode: string }[];
+      confirmed?: boolean;
+    }
+  | { refused: string; code?: string };
+
+/** How a provider that calls back (delivered, bounced, complained …) has its callbacks read. */
 export interface ChannelWebhook {
-  /** Checks the request's signature with the project's channel credentials (opened), then reads its events. */
+  /**
+   * Checks the request's signature with the project's channel credentials (opened), then reads its events. A provider
+   * whose callbacks are the instance's (SES through SNS) is given its configuration when the webhook is made, and reads
+   * no credentials.
+   */
   verifyAndParse(request: WebhookRequest, credentials: Record<string, string>): Promise<WebhookParse>;
 }
+
+/**
+ * A channel's webhooks, one per provider that calls back, named as a project's channel configuration names its
+ * provider (`twilio`, `meta` …): a channel whose projects choose among providers reads each one's callbacks its way.
+ */
+export type ChannelWebhooks<Provider extends string = string> = Readonly<Record<Provider, ChannelWebhook>>;
 
 /** What an adapter makes of a claimed delivery: the item its provider sends, or why it must not go. */
 export type Addressed<Item> = { item: Item } | { refusal: DeliveryReason };
@@ -135,8 +171,8 @@ export interface ChannelAdapter<Item = unknown, C extends Channel = Channel> {
    * `bounced`, the suppression list's own word.
    */
   deadAddressReason?(error: ProviderError): string;
-  /** For a channel whose provider calls back. */
-  readonly webhook?: ChannelWebhook;
+  /** For a channel whose providers call back: the webhook of each that does, by provider. */
+  readonly webhooks?: Partial<ChannelWebhooks>;
   /** The provider of live messages, or of the sandbox's (test keys: accepted and recorded, never sent). */
   provider(sandbox: boolean): ChannelProvider<Item>;
   close(): Promise<void>;

@@ -4,6 +4,7 @@
 export {
   DEFAULT_PUSH_TTL_SECONDS,
   type ChannelWebhook,
+  type InboundMessage,
   type ContentProblem,
   type ProviderEvent,
   type WebhookRequest,
@@ -14,10 +15,8 @@ export type { DeliveryReason } from './delivery-reason.js';
 export { personalizeEmail, recipientVariables, rewriteLinks } from './channels/email/email-render.js';
 export { createOutboundGuard, type OutboundGuard } from './outbound-guard.js';
 export { SMTP_TLS_MODES, type SmtpTls } from './channels/email/email-item.js';
-export { parseCloudApiWebhook, type InboundMessage } from './channels/whatsapp/cloud-api-webhook.js';
 export { ALPHANUMERIC_SENDER, allowsAlphanumericSender, senderCountries } from './channels/sms/sms-countries.js';
 export { countSegments, MAX_SMS_SEGMENTS, type SmsSegments } from './channels/sms/sms-segments.js';
-export { verifyTwilioRequest } from './channels/sms/twilio-signature.js';
 export type { NamedDelivery, ReportedEvent } from './delivery-events.repository.js';
 export { DeliveryRecords } from './delivery-records.js';
 export { DeliveryEngine, type DeliveryResult, type SendResult, type TestOutcome } from './delivery-engine.js';
@@ -51,6 +50,6 @@ export { createSandboxProvider } from './channels/sandbox.js';
 export { createSmsAdapter } from './channels/sms/sms-adapter.js';
 export { createTwilioProvider, readTwilioAccount, twilioAccount } from './channels/sms/twilio-provider.js';
 export { createCloudApiProvider, listMessageTemplates, readPhoneNumber } from './channels/whatsapp/cloud-api.js';
-export { createTwilioWhatsAppProvider, twilioWhatsAppWebhook } from './channels/whatsapp/twilio-whatsapp.js';
+export { createTwilioWhatsAppProvider } from './channels/whatsapp/twilio-whatsapp.js';
 export { createWhatsAppAdapter } from './channels/whatsapp/whatsapp-adapter.js';
 export { redisSendRate } from './send-rate.js';

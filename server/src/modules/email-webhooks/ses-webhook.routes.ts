@@ -42,7 +42,8 @@ export async function sesWebhookRoutes(app: App, webhook: SesWebhookService) {
           response: { 200: outcome, ...commonErrors },
         },
       },
-      (request) => webhook.receive(request.body),
+      // SNS signs a message's fields, not its bytes: the body, checked as JSON above, is handed on as JSON again.
+      (request) => webhook.receive({ url: request.url, headers: request.headers, rawBody: Buffer.from(JSON.stringify(request.body)) }),
     );
   });
 }

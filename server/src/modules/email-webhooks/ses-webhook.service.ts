@@ -1,9 +1,7 @@
-// SES notifications through SNS: verified, then recorded on their deliveries, each SNS message once (email-feedback.ts).
-import type { DeliveryRecords } from '../../delivery/index.js';
+// SES notifications through SNS, as the email adapter's `ses` webhook read them: recorded on their deliveries (email-feedback.ts).
+import type { ChannelWebhook, DeliveryRecords, ProviderEvent, WebhookRequest } from '../../delivery/index.js';
 import { AppError } from '../../shared/errors.js';
 import { recordEmailFeedback } from './email-feedback.js';
-import { sesEvent, type SesEvent } from './ses-event.js';
-import { SnsRefusal, type SnsVerifier } from './sns-message.js';
 
 export type WebhookOutcome =
   | { status: 'confirmed' | 'ignored' }
@@ -12,30 +10,30 @@ export type WebhookOutcome =
 export class SesWebhookService {
   constructor(
     private readonly records: DeliveryRecords,
-    private readonly sns: SnsVerifier,
+    private readonly webhook: ChannelWebhook,
     private readonly clock: () => Date = () => new Date(),
   ) {}
 
-  async receive(payload: Record<string, unknown>): Promise<WebhookOutcome> {
-    let message;
-    try {
-      message = await this.sns.verify(payload);
-      if (message.Type === 'SubscriptionConfirmation') {
-        await this.sns.confirm(message);
-        return { status: 'confirmed' };
-      }
-    } catch (error) {
-      if (error instanceof SnsRefusal) throw new AppError(403, error.reason, 'The notification could not be verified as coming from the configured SNS topic');
-      throw error;
+  async receive(request: WebhookRequest): Promise<WebhookOutcome> {
+    // SNS's topics are the instance's: no project's credentials take part.
+    const parsed = await this.webhook.verifyAndParse(request, {});
+    if ('refused' in parsed) throw new AppError(403, parsed.code ?? 'bad_signature', 'The notification could not be verified as coming from the configured SNS topic');
+    if (parsed.confirmed) return { status: 'confirmed' };
+    if (parsed.events.length === 0) return { status: 'ignored' };
+    const outcome = { status: 'recorded' as const, applied: 0, unknown: 0 };
+    for (const event of parsed.events) {
+      const applied = await this.record(event);
+      outcome.applied += applied;
+      if (applied === 0) outcome.unknown++;
     }
-    const event = message.Type === 'Notification' ? sesEvent(message.Message) : undefined;
-    if (!event) return { status: 'ignored' };
-    return this.record(event, message.MessageId);
+    return outcome;
   }
 
-  private async record(event: SesEvent, snsMessageId: string): Promise<WebhookOutcome> {
-    const named = await this.records.deliveriesByProviderIds('email', [event.messageId]);
-    await recordEmailFeedback(this.records, named, { ...event, sourceEventId: snsMessageId }, this.clock());
-    return { status: 'recorded', applied: named.length, unknown: named.length === 0 ? 1 : 0 };
+  /** SES's message ids are SES's own, so the delivery is found across projects; answers how many it landed on. */
+  private async record(event: ProviderEvent): Promise<number> {
+    const named = await this.records.deliveriesByProviderIds('email', [event.providerMessageId]);
+    const feedback = { type: event.type, occurredAt: event.occurredAt, recipients: event.recipients ?? [], detail: event.detail ?? {}, sourceEventId: event.eventId };
+    await recordEmailFeedback(this.records, named, feedback, this.clock());
+    return named.length;
   }
 }

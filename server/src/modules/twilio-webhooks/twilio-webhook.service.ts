@@ -1,14 +1,7 @@
 // Twilio's callbacks to a project, for its SMS numbers and its WhatsApp sender alike: status changes of the messages
 // it sent, and the messages people send (STOP, START, HELP; on WhatsApp, every message opens the 24-hour window),
 // each believed only when X-Twilio-Signature holds under the project's auth token.
-import {
-  verifyTwilioRequest,
-  type ChannelWebhook,
-  type DeliveryRecords,
-  type InboundMessage,
-  type ProviderConfig,
-  type WebhookRequest,
-} from '../../delivery/index.js';
+import type { ChannelWebhook, DeliveryRecords, InboundMessage, ProviderConfig, WebhookRequest } from '../../delivery/index.js';
 import { forbidden } from '../../shared/errors.js';
 
 /** The channels a Twilio account sends for. */
@@ -19,10 +12,6 @@ export const STOP_KEYWORDS = new Set(['STOP', 'STOPALL', 'UNSUBSCRIBE', 'CANCEL'
 export const START_KEYWORDS = new Set(['START', 'UNSTOP', 'YES']);
 const HELP_KEYWORDS = new Set(['HELP', 'INFO']);
 
-/** Twilio names a WhatsApp address `whatsapp:+14155550123`. */
-const WHATSAPP_ADDRESS = /^whatsapp:(\+[1-9]\d{6,14})$/;
-const E164 = /^\+[1-9]\d{6,14}$/;
-
 /** A project's configuration of a channel (credentials opened), as the delivery engine keeps it; undefined without one. */
 export type ChannelConfigOf = (projectId: string, channel: TwilioChannel) => Promise<ProviderConfig | undefined>;
 
@@ -30,11 +19,10 @@ export type ChannelConfigOf = (projectId: string, channel: TwilioChannel) => Pro
 export type WhatsAppInbound = (projectId: string, message: InboundMessage) => Promise<'out' | 'in' | undefined>;
 
 export interface TwilioWebhookDependencies {
-  /** Each channel's reading of Twilio's status callbacks. */
+  /** Each channel's reading of Twilio's callbacks (status events, people's messages): its adapter's `twilio` webhook. */
   webhooks: Record<TwilioChannel, ChannelWebhook>;
   configOf: ChannelConfigOf;
   whatsappInbound: WhatsAppInbound;
-  clock: () => Date;
 }
 
 export interface StatusOutcome {
@@ -88,20 +76,17 @@ export class TwilioWebhookService {
    */
   async inbound(channel: TwilioChannel, projectId: string, request: WebhookRequest): Promise<InboundOutcome> {
     const config = await this.twilioOf(projectId, channel);
-    const params = config.credentials.authToken === undefined ? undefined : verifyTwilioRequest(request, config.credentials.authToken);
-    if (!params) throw forbidden('Twilio callback refused: X-Twilio-Signature does not match', 'invalid_signature');
-    const from = params.get('From') ?? '';
+    const parsed = await this.deps.webhooks[channel].verifyAndParse(request, config.credentials);
+    if ('refused' in parsed) throw forbidden('Twilio callback refused: X-Twilio-Signature does not match', 'invalid_signature');
+    // None when `From` is no person's number on the channel.
+    const [message] = parsed.inbound ?? [];
+    if (!message) return { action: 'none', twiml: twiml() };
     if (channel === 'whatsapp') {
-      const number = WHATSAPP_ADDRESS.exec(from)?.[1];
-      if (!number) return { action: 'none', twiml: twiml() };
-      // A quick-reply button's text is what the person chose.
-      const text = params.get('Body') || params.get('ButtonText') || undefined;
-      const change = await this.deps.whatsappInbound(projectId, { from: number, id: params.get('MessageSid') ?? '', at: this.deps.clock(), text });
+      const change = await this.deps.whatsappInbound(projectId, message);
       return { action: change === 'out' ? 'opted_out' : change === 'in' ? 'opted_in' : 'none', twiml: twiml() };
     }
-    const keyword = (params.get('Body') ?? '').trim().toUpperCase();
-    const key = { projectId, sandbox: false, channel, address: from };
-    if (!E164.test(from)) return { action: 'none', twiml: twiml() };
+    const keyword = (message.text ?? '').trim().toUpperCase();
+    const key = { projectId, sandbox: false, channel, address: message.from };
     if (STOP_KEYWORDS.has(keyword)) {
       await this.records.recordAddressStates([{ ...key, status: 'opted_out', reason: 'sms_stop', source: 'recipient' }]);
       return { action: 'opted_out', twiml: twiml() };

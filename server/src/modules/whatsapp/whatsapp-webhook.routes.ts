@@ -76,7 +76,7 @@ export async function whatsappWebhookRoutes(app: App, webhook: WhatsAppWebhookSe
           response: { 200: outcome, ...commonErrors },
         },
       },
-      (request) => webhook.receive(request.params.projectId, request.headers, request.body as Buffer),
+      (request) => webhook.receive(request.params.projectId, { url: request.url, headers: request.headers, rawBody: request.body as Buffer }),
     );
   });
 }

@@ -1,7 +1,7 @@
 // Meta's WhatsApp callbacks for one project: the verification handshake, then signed statuses and inbound messages —
 // the customer-service window, STOP and START, and delivery events recorded once through the delivery face.
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { parseCloudApiWebhook, type DeliveryRecords, type InboundMessage } from '../../delivery/index.js';
+import type { ChannelWebhook, DeliveryRecords, InboundMessage, WebhookRequest } from '../../delivery/index.js';
 import { AppError } from '../../shared/errors.js';
 import type { ChannelConfigService } from '../channels/index.js';
 
@@ -29,7 +29,8 @@ export class WhatsAppWebhookService {
   constructor(
     private readonly records: DeliveryRecords,
     private readonly channels: ChannelConfigService,
-    private readonly clock: () => Date,
+    /** The WhatsApp adapter's `meta` webhook. */
+    private readonly webhook: ChannelWebhook,
   ) {}
 
   /** The opened Meta configuration of a project, or a 403 that does not say whether the project exists. */
@@ -48,20 +49,20 @@ export class WhatsAppWebhookService {
   }
 
   /** A signed callback: refused (403, nothing recorded) unless X-Hub-Signature-256 holds over the raw body. */
-  async receive(projectId: string, headers: Record<string, string | string[] | undefined>, rawBody: Buffer): Promise<WebhookOutcome> {
-    const { appSecret } = await this.credentials(projectId);
-    const parsed = parseCloudApiWebhook({ headers, rawBody }, appSecret ?? '', this.clock());
+  async receive(projectId: string, request: WebhookRequest): Promise<WebhookOutcome> {
+    const parsed = await this.webhook.verifyAndParse(request, await this.credentials(projectId));
     if ('refused' in parsed) throw refused();
-    const outcome: WebhookOutcome = { messages: parsed.inbound.length, optedOut: 0, optedIn: 0, applied: 0, unknown: 0 };
+    const { inbound = [], optedOut = [] } = parsed;
+    const outcome: WebhookOutcome = { messages: inbound.length, optedOut: 0, optedIn: 0, applied: 0, unknown: 0 };
     // Oldest first, so a STOP then START in one callback ends opted in.
-    for (const message of [...parsed.inbound].sort((a, b) => a.at.getTime() - b.at.getTime())) {
+    for (const message of [...inbound].sort((a, b) => a.at.getTime() - b.at.getTime())) {
       const change = await this.inbound(projectId, message);
       if (change === 'out') outcome.optedOut++;
       if (change === 'in') outcome.optedIn++;
     }
-    if (parsed.optedOut.length > 0) {
+    if (optedOut.length > 0) {
       outcome.optedOut += await this.records.recordAddressStates(
-        parsed.optedOut.map(({ address, providerCode }) => ({ projectId, sandbox: false, channel: 'whatsapp', address, status: 'opted_out', reason: providerCode, source: 'provider' })),
+        optedOut.map(({ address, providerCode }) => ({ projectId, sandbox: false, channel: 'whatsapp', address, status: 'opted_out', reason: providerCode, source: 'provider' })),
       );
     }
     const { applied, unknown } = await this.records.applyProviderEvents({ projectId, channel: 'whatsapp' }, parsed.events);

@@ -10,7 +10,13 @@ import type { EmailItem } from './email-item.js';
 import { recipientVariables } from './email-render.js';
 
 const links = createEmailLinks('https://herald.example.com', { current: 'a-secret-a-secret-a-secret-a-secret-0', previous: [] });
-const adapter = createEmailAdapter({ links, bounceDomain: 'bounces.herald.example.com', live: { smtp: createSandboxProvider(), ses: createSandboxProvider() }, sandbox: createSandboxProvider() });
+const adapter = createEmailAdapter({
+  links,
+  bounceDomain: 'bounces.herald.example.com',
+  live: { smtp: createSandboxProvider(), ses: createSandboxProvider() },
+  sandbox: createSandboxProvider(),
+  sesCallbacks: { topicArns: [], maxAgeSeconds: 3600, machineSignals: () => [] },
+});
 
 const html = `<!doctype html><html><head><title>Sale</title></head><body class="main">
 <p>Our <a class="cta" title="a > b" href="https://shop.example.com/sale?utm_source=mail&amp;ref=a%20b#top">sale</a> starts now.</p>

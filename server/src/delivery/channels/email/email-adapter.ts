@@ -1,11 +1,12 @@
-// Email behind the channel contract: an address reachable, the message rendered for its recipient, the project's account.
-import type { ChannelAdapter, ChannelProvider } from '../../channel.js';
+// Email behind the channel contract: an address reachable, the message rendered for its recipient, the project's account, SES's callbacks.
+import type { ChannelAdapter, ChannelProvider, ChannelWebhooks } from '../../channel.js';
 import { byAccount } from '../by-account.js';
 import type { ProviderConfig } from '../../delivery.repository.js';
 import type { EmailLinks } from '../../email-links.js';
 import { emailContentProblems } from './email-content.js';
 import type { AccountLimits, EmailAccount, EmailItem, SmtpTls } from './email-item.js';
 import { personalizeEmail, recipientVariables, renderEmail } from './email-render.js';
+import { createSesWebhook, type SesWebhookOptions } from './ses-webhook.js';
 
 export interface EmailAdapterOptions {
   links: EmailLinks;
@@ -14,6 +15,8 @@ export interface EmailAdapterOptions {
   /** One provider per kind of account a project may choose. */
   live: Record<EmailAccount['provider'], ChannelProvider<EmailItem>>;
   sandbox: ChannelProvider<EmailItem>;
+  /** SES's callbacks come through SNS topics of the instance (SES_SNS_TOPIC_ARNS, SNS_MAX_AGE), not of a project. */
+  sesCallbacks: SesWebhookOptions;
 }
 
 /** What spec 8 holds a provider's sandbox account to, whatever more the account reports. */
@@ -36,7 +39,7 @@ function accountOf(config: ProviderConfig): EmailAccount | undefined {
   return undefined;
 }
 
-export function createEmailAdapter(options: EmailAdapterOptions): ChannelAdapter<EmailItem, 'email'> {
+export function createEmailAdapter(options: EmailAdapterOptions): ChannelAdapter<EmailItem, 'email'> & { readonly webhooks: ChannelWebhooks<'ses'> } {
   const context = { links: options.links, bounceDomain: options.bounceDomain };
   const live = byAccount('email', options.live, (item) => item.account!.provider);
   return {
@@ -86,6 +89,8 @@ export function createEmailAdapter(options: EmailAdapterOptions): ChannelAdapter
       }
       return ratePerSecond === undefined ? undefined : { key, perSecond: ratePerSecond };
     },
+    // An SMTP server's bounces come back by mail (modules/email-webhooks, inbound mail), not through a webhook.
+    webhooks: { ses: createSesWebhook(options.sesCallbacks) },
     provider: (sandbox) => (sandbox ? options.sandbox : live),
     close: async () => {
       await Promise.all([live.close(), options.sandbox.close()]);

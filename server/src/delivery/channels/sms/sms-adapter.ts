@@ -1,19 +1,23 @@
 // SMS behind the channel contract: the number's state, the project's Twilio account, the sender's rate, Twilio's callbacks.
 import type { SmsContent } from '../../../db/schema.js';
-import type { ChannelAdapter, ChannelProvider, ContentProblem } from '../../channel.js';
+import type { ChannelAdapter, ChannelProvider, ChannelWebhooks, ContentProblem } from '../../channel.js';
 import type { ProviderConfig } from '../../delivery.repository.js';
 import type { SmsItem, TwilioAccount } from './sms-item.js';
 import { countSegments, MAX_SMS_SEGMENTS } from './sms-segments.js';
 import { twilioRefusal } from './twilio-errors.js';
 import { twilioAccount } from './twilio-provider.js';
-import { statusCallbackUrl, twilioStatusWebhook } from './twilio-status.js';
+import { statusCallbackUrl, twilioWebhook } from './twilio-status.js';
 
 export interface SmsAdapterOptions {
   /** PUBLIC_URL: Twilio's status callbacks come back under it. */
   publicUrl: string;
   live: ChannelProvider<SmsItem>;
   sandbox: ChannelProvider<SmsItem>;
+  /** When a message a person sent arrived. */
+  clock?: () => Date;
 }
+
+const E164 = /^\+[1-9]\d{6,14}$/;
 
 /** The Twilio account of an SMS configuration (settings checked when they were saved), or undefined for none. */
 function accountOf(config: ProviderConfig | undefined): TwilioAccount | undefined {
@@ -29,7 +33,7 @@ export function smsContentProblems(content: SmsContent): ContentProblem[] | unde
   return undefined;
 }
 
-export function createSmsAdapter(options: SmsAdapterOptions): ChannelAdapter<SmsItem, 'sms'> {
+export function createSmsAdapter(options: SmsAdapterOptions): ChannelAdapter<SmsItem, 'sms'> & { readonly webhooks: ChannelWebhooks<'twilio'> } {
   return {
     channel: 'sms',
     mayArriveLate: true,
@@ -59,8 +63,16 @@ export function createSmsAdapter(options: SmsAdapterOptions): ChannelAdapter<Sms
     },
     // A sender's rate holds for every project sending from it; a Messaging Service spreads over its own pool.
     rate: (item) => (item.account ? { key: `twilio:${item.from ?? item.messagingServiceSid}`, perSecond: item.ratePerSecond } : undefined),
-    // Whatever the code, a message the carrier did not deliver is the carrier's refusal unless the code says more.
-    webhook: twilioStatusWebhook({ refusal: twilioRefusal, otherwise: 'carrier_rejected' }),
+    webhooks: {
+      twilio: twilioWebhook({
+        refusal: twilioRefusal,
+        // Whatever the code, a message the carrier did not deliver is the carrier's refusal unless the code says more.
+        otherwise: 'carrier_rejected',
+        sender: (from) => (E164.test(from) ? from : undefined),
+        text: (params) => params.get('Body') ?? undefined,
+        clock: options.clock ?? (() => new Date()),
+      }),
+    },
     provider: (sandbox) => (sandbox ? options.sandbox : options.live),
     close: async () => {
       await Promise.all([options.live.close(), options.sandbox.close()]);

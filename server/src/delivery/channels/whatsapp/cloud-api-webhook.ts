@@ -1,18 +1,7 @@
 // The Cloud API's webhook: X-Hub-Signature-256 checked over the raw bytes, then its statuses and inbound messages read.
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { ProviderEvent, WebhookRequest } from '../../channel.js';
+import type { InboundMessage, ProviderEvent, WebhookRequest } from '../../channel.js';
 import { metaProviderCode, metaRefusal } from './cloud-api.js';
-
-/** A message the person sent the business number. */
-export interface InboundMessage {
-  /** E.164. */
-  from: string;
-  /** Meta's id of the message (wamid). */
-  id: string;
-  at: Date;
-  /** The text a person typed (a text message, or a quick-reply button's), when there is one. */
-  text: string | undefined;
-}
 
 export type CloudApiWebhook =
   | {

@@ -1,10 +1,9 @@
 // WhatsApp through a Twilio WhatsApp sender: the Messages API with `whatsapp:` addresses, free-form text as `Body` and
-// approved templates as Content API `ContentSid` + `ContentVariables`; Twilio's status callbacks read as WhatsApp's.
+// approved templates as Content API `ContentSid` + `ContentVariables`.
 import type { WhatsAppContent } from '../../../db/schema.js';
 import { ProviderError, type ChannelProvider, type SendOutcome } from '../../channel.js';
 import { twilioWhatsAppRefusal } from '../sms/twilio-errors.js';
 import { postTwilioMessage, type TwilioProviderOptions } from '../sms/twilio-provider.js';
-import { twilioStatusWebhook } from '../sms/twilio-status.js';
 import type { WhatsAppItem } from './whatsapp-item.js';
 
 /** How Twilio's Messages API names a WhatsApp address: `whatsapp:+14155550123`. */
@@ -61,6 +60,3 @@ export function createTwilioWhatsAppProvider(options: TwilioProviderOptions): Ch
     close: async () => {},
   };
 }
-
-/** Status callbacks of a Twilio WhatsApp sender: delivered, read (`opened`), failed and undelivered with their reason. */
-export const twilioWhatsAppWebhook = twilioStatusWebhook({ refusal: twilioWhatsAppRefusal, otherwise: 'provider_error' });

@@ -1,11 +1,12 @@
 // WhatsApp behind the channel contract: the number's opt-out state, the project's account (Meta's Cloud API or a
-// Twilio WhatsApp sender), the sender's rate, Meta's callbacks.
+// Twilio WhatsApp sender), the sender's rate, each provider's callbacks.
 import type { WhatsAppContent } from '../../../db/schema.js';
-import type { ChannelAdapter, ChannelProvider, ContentProblem } from '../../channel.js';
+import type { ChannelAdapter, ChannelProvider, ChannelWebhooks, ContentProblem } from '../../channel.js';
 import type { ProviderConfig } from '../../delivery.repository.js';
 import { byAccount } from '../by-account.js';
+import { twilioWhatsAppRefusal } from '../sms/twilio-errors.js';
 import { twilioAccount } from '../sms/twilio-provider.js';
-import { statusCallbackUrl } from '../sms/twilio-status.js';
+import { statusCallbackUrl, twilioWebhook } from '../sms/twilio-status.js';
 import { parseCloudApiWebhook } from './cloud-api-webhook.js';
 import type { WhatsAppAccount, WhatsAppItem } from './whatsapp-item.js';
 
@@ -15,10 +16,14 @@ export interface WhatsAppAdapterOptions {
   /** One provider per kind of account a project may choose. */
   live: Record<WhatsAppAccount['provider'], ChannelProvider<WhatsAppItem>>;
   sandbox: ChannelProvider<WhatsAppItem>;
+  /** The time an inbound message or a status Meta sent without its own stands at. */
+  clock?: () => Date;
 }
 
 /** Meta's limit on a text message's body. */
 export const WHATSAPP_TEXT_MAX = 4096;
+/** How Twilio names a person's WhatsApp address: `whatsapp:+14155550123`. */
+const TWILIO_WHATSAPP_ADDRESS = /^whatsapp:(\+[1-9]\d{6,14})$/;
 /** A business phone number's default throughput, on the Cloud API and through Twilio alike (messages per second). */
 const WHATSAPP_RATE = 80;
 
@@ -42,8 +47,11 @@ function accountOf(config: ProviderConfig | undefined): WhatsAppAccount | undefi
   return undefined;
 }
 
-export function createWhatsAppAdapter(options: WhatsAppAdapterOptions): ChannelAdapter<WhatsAppItem, 'whatsapp'> {
+export function createWhatsAppAdapter(
+  options: WhatsAppAdapterOptions,
+): ChannelAdapter<WhatsAppItem, 'whatsapp'> & { readonly webhooks: ChannelWebhooks<WhatsAppAccount['provider']> } {
   const live = byAccount('whatsapp', options.live, (item) => item.account!.provider);
+  const clock = options.clock ?? (() => new Date());
   return {
     channel: 'whatsapp',
     mayArriveLate: true,
@@ -64,12 +72,19 @@ export function createWhatsAppAdapter(options: WhatsAppAdapterOptions): ChannelA
       const key = account.provider === 'meta' ? `whatsapp:${account.phoneNumberId}` : `twilio:whatsapp:${account.from ?? account.messagingServiceSid}`;
       return { key, perSecond: WHATSAPP_RATE };
     },
-    // Meta's callbacks; a Twilio sender's come through Twilio's routes (twilio-whatsapp.ts).
-    webhook: {
-      verifyAndParse: async (request, credentials) => {
-        const parsed = parseCloudApiWebhook(request, credentials.appSecret ?? '', new Date());
-        return 'refused' in parsed ? parsed : { events: parsed.events };
-      },
+    webhooks: {
+      // Statuses, and the messages people send: the window, STOP and START (modules/whatsapp).
+      meta: { verifyAndParse: async (request, credentials) => parseCloudApiWebhook(request, credentials.appSecret ?? '', clock()) },
+      // A Twilio sender's status callbacks (delivered, read as `opened`, failed and undelivered with WhatsApp's reasons)
+      // and the messages people send it.
+      twilio: twilioWebhook({
+        refusal: twilioWhatsAppRefusal,
+        otherwise: 'provider_error',
+        sender: (from) => TWILIO_WHATSAPP_ADDRESS.exec(from)?.[1],
+        // A quick-reply button's text is what the person chose.
+        text: (params) => params.get('Body') || params.get('ButtonText') || undefined,
+        clock,
+      }),
     },
     provider: (sandbox) => (sandbox ? options.sandbox : live),
     close: async () => {

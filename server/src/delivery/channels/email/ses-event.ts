@@ -1,7 +1,6 @@
 // SES event notifications (a configuration set's event destination, or an identity's notifications) read into what
 // Herald records: delivery events by SES message id, and the addresses a bounce or complaint names.
-import type { DeliveryEvent } from '../../db/schema.js';
-import { machineSignals } from '../tracking/index.js';
+import type { DeliveryEvent } from '../../../db/schema.js';
 
 export interface SesEvent {
   /** The SES message id Herald stored as the delivery's provider message id. */
@@ -24,6 +23,9 @@ interface SesNotification {
   click?: { timestamp?: string; link?: string; userAgent?: string; ipAddress?: string };
 }
 
+/** Why an open or click was likely a machine's, by Herald's rules for its own links (modules/tracking): none for a person. */
+export type MachineSignals = (kind: 'opened' | 'clicked', request: { method: undefined; userAgent: string | undefined; ip: string }) => string[];
+
 const instant = (value: string | undefined) => {
   const date = new Date(value ?? Number.NaN);
   return Number.isNaN(date.getTime()) ? null : date;
@@ -33,7 +35,12 @@ const addresses = (list: { emailAddress?: string }[] | undefined) =>
   (list ?? []).flatMap((r) => (typeof r.emailAddress === 'string' ? [r.emailAddress.trim().toLowerCase()] : []));
 
 /** SES's pixel and links see the same proxies and scanners as Herald's: flagged by the same rules. */
-function engagement(kind: 'opened' | 'clicked', seen: { timestamp?: string; userAgent?: string; ipAddress?: string }, sent: string | undefined) {
+function engagement(
+  kind: 'opened' | 'clicked',
+  seen: { timestamp?: string; userAgent?: string; ipAddress?: string },
+  sent: string | undefined,
+  machineSignals: MachineSignals,
+) {
   const occurredAt = at(seen.timestamp, sent);
   const userAgent = typeof seen.userAgent === 'string' ? seen.userAgent : undefined;
   const machine = machineSignals(kind, { method: undefined, userAgent, ip: String(seen.ipAddress ?? '') });
@@ -45,7 +52,7 @@ function engagement(kind: 'opened' | 'clicked', seen: { timestamp?: string; user
  * events) and `notificationType` (identity notifications). A permanent bounce is `bounced`; a transient or undetermined
  * one is `soft_bounced`. Send, Reject, DeliveryDelay, RenderingFailure, Subscription and anything unknown give no event.
  */
-export function sesEvent(text: string): SesEvent | undefined {
+export function sesEvent(text: string, machineSignals: MachineSignals): SesEvent | undefined {
   let notification: SesNotification;
   try {
     notification = JSON.parse(text) as SesNotification;
@@ -81,9 +88,9 @@ export function sesEvent(text: string): SesEvent | undefined {
     case 'Delivery':
       return { messageId, type: 'delivered', occurredAt: at(notification.delivery?.timestamp, sent), recipients: [], detail: { provider: 'ses' } };
     case 'Open':
-      return { messageId, type: 'opened', recipients: [], ...engagement('opened', notification.open ?? {}, sent) };
+      return { messageId, type: 'opened', recipients: [], ...engagement('opened', notification.open ?? {}, sent, machineSignals) };
     case 'Click': {
-      const { occurredAt, detail } = engagement('clicked', notification.click ?? {}, sent);
+      const { occurredAt, detail } = engagement('clicked', notification.click ?? {}, sent, machineSignals);
       return { messageId, type: 'clicked', occurredAt, recipients: [], detail: { ...detail, link: notification.click?.link } };
     }
     default:
