@@ -18,8 +18,8 @@ import { announceDeliveries, DELIVERIES_CHANNEL } from './delivery-notifications
 import * as repo from './delivery.repository.js';
 import type {
   ClaimedDelivery,
-  ClaimedRecipient,
   DeadRecipients,
+  DeliveryTarget,
   DeliveryUpdate,
   LocalDue,
   MessageRecord,
@@ -373,7 +373,7 @@ export class DeliveryEngine {
   }
 
   /** Queues messages of one recipient each (an automation's sends), in the caller's transaction; answers how many. `announce` after the commit. */
-  queue(tx: Db, sends: readonly { message: MessageRecord; recipient: ClaimedRecipient }[]): Promise<number> {
+  queue(tx: Db, sends: readonly { message: MessageRecord; recipient: DeliveryTarget }[]): Promise<number> {
     return repo.queueMessages(tx, sends);
   }
 

@@ -387,7 +387,7 @@ export async function claimDue(db: Db, channel: Channel, limit: number, leaseSec
  * statements; a message already written (the same id: a step run again) adds nothing, so it is never sent twice.
  * Returns how many deliveries were queued: announce them after the commit.
  */
-export async function queueMessages(db: Db, items: readonly { message: MessageRecord; recipient: ClaimedRecipient }[]): Promise<number> {
+export async function queueMessages(db: Db, items: readonly { message: MessageRecord; recipient: DeliveryTarget }[]): Promise<number> {
   if (items.length === 0) return 0;
   const column = <T>(pick: (item: (typeof items)[number]) => T) => sql.param(items.map(pick));
   const { rows } = await db.execute<{ id: string }>(sql`
@@ -410,8 +410,8 @@ export async function queueMessages(db: Db, items: readonly { message: MessageRe
   return queued.rowCount ?? 0;
 }
 
-/** One recipient of a message the caller sends itself: its subscriber, and the address it goes to off push. */
-export interface ClaimedRecipient {
+/** Whom a delivery is written for: its subscriber, and the address it goes to off push (null: the subscriber's device). */
+export interface DeliveryTarget {
   subscriberId: string;
   destination: string | null;
 }
@@ -423,7 +423,7 @@ export interface ClaimedRecipient {
 export async function insertClaimed(
   db: Db,
   message: Pick<MessageRecord, 'id' | 'projectId' | 'channel'>,
-  recipients: readonly ClaimedRecipient[],
+  recipients: readonly DeliveryTarget[],
   leaseSeconds: number,
 ): Promise<ClaimedDelivery[]> {
   const { rows } = await db.execute<ClaimedRow>(sql`
@@ -440,7 +440,7 @@ export async function insertClaimed(
 /** One message the caller sends itself at once, to one recipient. */
 export interface SingleSend {
   message: MessageRecord;
-  recipient: ClaimedRecipient;
+  recipient: DeliveryTarget;
 }
 
 /**
