@@ -29,7 +29,7 @@ import { createWhatsAppAdapter } from './channels/whatsapp/whatsapp-adapter.js';
 import { createSandboxProvider } from './channels/sandbox.js';
 import { DeliveryEngine, SEND_RATE_CODE } from './delivery-engine.js';
 import { applyProviderEvents } from './delivery-events.repository.js';
-import { claimDue, findMessages } from './delivery.repository.js';
+import { claimDue, findMessages, type AddressChannel } from './delivery.repository.js';
 import { redisSendRate, type SendRate } from './send-rate.js';
 
 /** What a recipient's provider answers next: accepted, gone for good, rate limited, or refused. */
@@ -173,7 +173,7 @@ const fakeSignature = (secret: string, body: Buffer) => createHmac('sha256', sec
  */
 function fakeHarness(
   batches: number[],
-  options: { channel?: Channel; gate?: Promise<void>; rate?: ProviderRate; bulk?: boolean } = {},
+  options: { channel?: AddressChannel; gate?: Promise<void>; rate?: ProviderRate; bulk?: boolean } = {},
 ): Harness & { inFlight: { now: number; max: number }; receivedAt: number[]; bodies: string[][] } {
   const channel = options.channel ?? 'sms';
   const inFlight = { now: 0, max: 0 };
@@ -212,12 +212,12 @@ function fakeHarness(
     close: async () => {},
   };
   const live = observed(provider, batches);
-  const adapter: ChannelAdapter<FakeItem> = {
+  const adapter: ChannelAdapter<FakeItem, typeof channel> = {
     channel,
     validate: (content) => (bodyOf(content).length > 1600 ? [{ field: 'body', error: 'must be at most 1600 characters' }] : undefined),
     // An address channel: what counts is the number's reachability, whatever its subscriber's push status.
     address: (delivery, message) =>
-      delivery.destinationStatus === 'reachable'
+      delivery.recipient?.status === 'reachable'
         ? { item: { deliveryId: delivery.id, subscriberId: delivery.subscriberId, body: bodyOf(message.content) } }
         : { refusal: 'subscriber_unsubscribed' },
     rate: () => options.rate,

@@ -56,7 +56,7 @@ function acceptingAdapter(channel: Channel, sent: string[]): ChannelAdapter<{ to
   return {
     channel,
     validate: () => undefined,
-    address: (delivery) => ({ item: { to: delivery.destination ?? delivery.subscriberId } }),
+    address: ({ recipient, subscriberId }) => ({ item: { to: recipient && 'address' in recipient ? recipient.address : subscriberId } }),
     provider: (sandbox) => (sandbox ? createSandboxProvider() : live),
     close: async () => {},
   };

@@ -146,7 +146,7 @@ export interface ChannelAdapter<Item = unknown, C extends Channel = Channel> {
   readonly channel: C;
   /** What keeps `content` from going on this channel, checked before anything is queued; undefined when nothing does. */
   validate(content: MessageContent<C>): ContentProblem[] | undefined;
-  address(delivery: ClaimedDelivery, message: MessageRecord<C>, project: SendingProject): Addressed<Item>;
+  address(delivery: ClaimedDelivery<C>, message: MessageRecord<C>, project: SendingProject): Addressed<Item>;
   /**
    * The rate an addressed item draws from, if its provider documents one. Push declares none: its per-origin rate
    * stays in its provider's process (`PUSH_RATE_PER_ORIGIN`).

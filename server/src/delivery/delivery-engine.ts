@@ -18,8 +18,8 @@ import { announceDeliveries, DELIVERIES_CHANNEL } from './delivery-notifications
 import * as repo from './delivery.repository.js';
 import type {
   ClaimedDelivery,
-  ClaimedRecipient,
   DeadRecipients,
+  DeliveryTarget,
   DeliveryUpdate,
   LocalDue,
   MessageRecord,
@@ -373,7 +373,7 @@ export class DeliveryEngine {
   }
 
   /** Queues messages of one recipient each (an automation's sends), in the caller's transaction; answers how many. `announce` after the commit. */
-  queue(tx: Db, sends: readonly { message: MessageRecord; recipient: ClaimedRecipient }[]): Promise<number> {
+  queue(tx: Db, sends: readonly { message: MessageRecord; recipient: DeliveryTarget }[]): Promise<number> {
     return repo.queueMessages(tx, sends);
   }
 
@@ -809,7 +809,7 @@ export class DeliveryEngine {
 
     for (const group of governed.values()) {
       const { projectId, channel } = group[0]!.delivery;
-      const targets = group.map(({ delivery }) => ({ recipient: delivery.destination ?? delivery.subscriberId, timezone: delivery.subscriberTimezone }));
+      const targets = group.map(({ delivery }) => ({ recipient: addressOf(delivery) ?? delivery.subscriberId, timezone: delivery.subscriberTimezone }));
       await this.options.db.transaction(async (tx) => {
         const decisions = await policyRepo.decidePolicy(tx, projects.get(projectId)!, channel, targets, now, undecided);
         const updates: DeliveryUpdate[] = [];
@@ -887,7 +887,7 @@ export interface TestOutcome {
   providerCode: string | null;
 }
 
-/** A test send's recipient as the adapters see a claimed delivery: an address no row stands for. */
+/** A test send's recipient as the adapters see a claimed delivery: an address no row stands for (no device: no push). */
 const testDelivery = (message: MessageRecord, address: string, mergeFields: SubscriberMergeFields | null): ClaimedDelivery => ({
   id: 0,
   projectId: message.projectId,
@@ -895,12 +895,7 @@ const testDelivery = (message: MessageRecord, address: string, mergeFields: Subs
   subscriberId: 'test',
   channel: message.channel,
   attempts: 1,
-  destination: address,
-  destinationStatus: 'reachable',
-  destinationReason: null,
-  endpoint: null,
-  p256dh: null,
-  auth: null,
+  recipient: message.channel === 'push' ? null : { channel: message.channel, address, status: 'reachable', reason: null },
   subscriberStatus: 'active',
   subscriberSandbox: message.sandbox,
   subscriberTimezone: null,
@@ -909,12 +904,16 @@ const testDelivery = (message: MessageRecord, address: string, mergeFields: Subs
   mergeFields,
 });
 
+/** The address a delivery goes to on email, SMS or WhatsApp; null for push (the device is its subscriber's). */
+const addressOf = ({ recipient }: ClaimedDelivery): string | null => (recipient === null || recipient.channel === 'push' ? null : recipient.address);
+
 /** A dead push subscription takes its device out; a dead address (email, SMS, WhatsApp) its address on that channel. */
 function markDead(dead: DeadRecipients, delivery: ClaimedDelivery, error: ProviderError, adapter: ChannelAdapter): void {
-  if (delivery.destination === null) {
+  const address = addressOf(delivery);
+  if (address === null) {
     if (error.deadRecipient !== 'opted_out') dead.devices[error.deadRecipient!].push(delivery.subscriberId);
   } else {
-    const { projectId, subscriberSandbox: sandbox, channel, destination: address } = delivery;
+    const { projectId, subscriberSandbox: sandbox, channel } = delivery;
     const reason = adapter.deadAddressReason?.(error) ?? error.providerCode;
     const status = error.deadRecipient === 'opted_out' ? 'opted_out' : 'unreachable';
     dead.addresses.push({ projectId, sandbox, channel, address, status, reason, source: 'provider' });

@@ -41,24 +41,40 @@ export async function findMergeFields(db: Db, projectId: string, sandbox: boolea
   return rows[0]?.fields ?? null;
 }
 
+/** A push's recipient: the subscription of its subscriber's device. */
+export interface PushRecipient {
+  channel: 'push';
+  endpoint: string;
+  p256dh: string;
+  auth: string;
+}
+
+/** The channels that reach a person at an address (push reaches a device). */
+export type AddressChannel = Exclude<Channel, 'push'>;
+
+/** An email's, SMS's or WhatsApp message's recipient: its address, and what `channel_addresses` says of it now. */
+export interface AddressRecipient<C extends AddressChannel = AddressChannel> {
+  channel: C;
+  address: string;
+  status: AddressStatus;
+  /** Why the address is not reachable (on email, its suppression reason: `unsubscribed`, `complained` …). */
+  reason: string | null;
+}
+
+/** Who a delivery on channel `C` goes to, in that channel's terms. */
+export type RecipientOf<C extends Channel> = C extends 'push' ? PushRecipient : C extends AddressChannel ? AddressRecipient<C> : never;
+
 /** A delivery this process holds the lease of, with what sending it needs from its subscriber. */
-export interface ClaimedDelivery {
+export interface ClaimedDelivery<C extends Channel = Channel> {
   id: number;
   projectId: string;
   messageId: string;
   subscriberId: string;
-  channel: Channel;
+  channel: C;
   /** Attempts made including this one; also the fencing token of the claim. */
   attempts: number;
-  /** The address it goes to on email, SMS or WhatsApp; null for push (the device's subscription). */
-  destination: string | null;
-  /** What `channel_addresses` says of the destination now; null for push. */
-  destinationStatus: AddressStatus | null;
-  /** Why the destination is not reachable (on email, its suppression reason: `unsubscribed`, `complained` …). */
-  destinationReason: string | null;
-  endpoint: string | null;
-  p256dh: string | null;
-  auth: string | null;
+  /** Null when there is nothing to send to: a subscriber without a push subscription, a delivery without an address. */
+  recipient: RecipientOf<C> | null;
   subscriberStatus: 'active' | 'inactive' | 'unsubscribed';
   subscriberSandbox: boolean;
   /** IANA zone of the subscriber, when known (quiet hours). */
@@ -284,7 +300,7 @@ export async function findSendingProjects(db: Db, ids: readonly string[]): Promi
 // index is read): a push claim pays nothing for it. The merge fields likewise only for a personalized email: CASE
 // evaluates them for its rows alone, so no other claim reads (or detoasts) the subscriber's attributes.
 const claimedColumns = sql`c.id::float8 AS id, c.project_id, c.message_id, c.subscriber_id, c.channel, c.attempts, c.destination,
-  CASE WHEN c.destination IS NOT NULL THEN coalesce(a.status, 'reachable') END AS destination_status, a.status_reason AS destination_reason,
+  coalesce(a.status, 'reachable') AS destination_status, a.status_reason AS destination_reason,
   s.endpoint, s.p256dh, s.auth, s.status AS subscriber_status, s.sandbox AS subscriber_sandbox, s.timezone AS subscriber_timezone,
   m.cancelled_at IS NOT NULL AS message_cancelled, m.paused_at IS NOT NULL AS message_paused,
   CASE WHEN c.channel = 'email' AND m.options @> '{"personalized": true}' THEN ${MERGE_FIELDS} END AS merge_fields`;
@@ -301,7 +317,8 @@ type ClaimedRow = {
   channel: Channel;
   attempts: number;
   destination: string | null;
-  destination_status: AddressStatus | null;
+  /** `reachable` when `channel_addresses` has no row for the destination, or there is none (then unused). */
+  destination_status: AddressStatus;
   destination_reason: string | null;
   endpoint: string | null;
   p256dh: string | null;
@@ -314,6 +331,11 @@ type ClaimedRow = {
   merge_fields: SubscriberMergeFields | null;
 };
 
+function recipientOf(r: ClaimedRow): RecipientOf<Channel> | null {
+  if (r.channel === 'push') return r.endpoint && r.p256dh && r.auth ? { channel: 'push', endpoint: r.endpoint, p256dh: r.p256dh, auth: r.auth } : null;
+  return r.destination === null ? null : { channel: r.channel, address: r.destination, status: r.destination_status, reason: r.destination_reason };
+}
+
 const toClaimed = (r: ClaimedRow): ClaimedDelivery => ({
   id: r.id,
   projectId: r.project_id,
@@ -321,12 +343,7 @@ const toClaimed = (r: ClaimedRow): ClaimedDelivery => ({
   subscriberId: r.subscriber_id,
   channel: r.channel,
   attempts: r.attempts,
-  destination: r.destination,
-  destinationStatus: r.destination_status,
-  destinationReason: r.destination_reason,
-  endpoint: r.endpoint,
-  p256dh: r.p256dh,
-  auth: r.auth,
+  recipient: recipientOf(r),
   subscriberStatus: r.subscriber_status,
   subscriberSandbox: r.subscriber_sandbox,
   subscriberTimezone: r.subscriber_timezone,
@@ -370,7 +387,7 @@ export async function claimDue(db: Db, channel: Channel, limit: number, leaseSec
  * statements; a message already written (the same id: a step run again) adds nothing, so it is never sent twice.
  * Returns how many deliveries were queued: announce them after the commit.
  */
-export async function queueMessages(db: Db, items: readonly { message: MessageRecord; recipient: ClaimedRecipient }[]): Promise<number> {
+export async function queueMessages(db: Db, items: readonly { message: MessageRecord; recipient: DeliveryTarget }[]): Promise<number> {
   if (items.length === 0) return 0;
   const column = <T>(pick: (item: (typeof items)[number]) => T) => sql.param(items.map(pick));
   const { rows } = await db.execute<{ id: string }>(sql`
@@ -393,8 +410,8 @@ export async function queueMessages(db: Db, items: readonly { message: MessageRe
   return queued.rowCount ?? 0;
 }
 
-/** One recipient of a message the caller sends itself: its subscriber, and the address it goes to off push. */
-export interface ClaimedRecipient {
+/** Whom a delivery is written for: its subscriber, and the address it goes to off push (null: the subscriber's device). */
+export interface DeliveryTarget {
   subscriberId: string;
   destination: string | null;
 }
@@ -406,7 +423,7 @@ export interface ClaimedRecipient {
 export async function insertClaimed(
   db: Db,
   message: Pick<MessageRecord, 'id' | 'projectId' | 'channel'>,
-  recipients: readonly ClaimedRecipient[],
+  recipients: readonly DeliveryTarget[],
   leaseSeconds: number,
 ): Promise<ClaimedDelivery[]> {
   const { rows } = await db.execute<ClaimedRow>(sql`
@@ -423,7 +440,7 @@ export async function insertClaimed(
 /** One message the caller sends itself at once, to one recipient. */
 export interface SingleSend {
   message: MessageRecord;
-  recipient: ClaimedRecipient;
+  recipient: DeliveryTarget;
 }
 
 /**

@@ -23,7 +23,7 @@ export { DeliveryEngine, type DeliveryResult, type SendResult, type TestOutcome 
 export type { Hold, SendRefusal, SendTarget, SendUnit } from './send-now.js';
 export {
   type ClaimedDelivery,
-  type ClaimedRecipient,
+  type DeliveryTarget,
   type LocalDue,
   type MessageRecord,
   type ProviderConfig,

@@ -3,13 +3,20 @@
 import type { Db } from '../db/database.js';
 import type { PolicyDecision } from './delivery-policy.js';
 import { decidePolicy } from './delivery-policy.repository.js';
-import { insertClaimed, insertMessage, insertSingleSends, type ClaimedDelivery, type MessageRecord, type SendingProject, type SingleSend } from './delivery.repository.js';
+import {
+  insertClaimed,
+  insertMessage,
+  insertSingleSends,
+  type ClaimedDelivery,
+  type DeliveryTarget,
+  type MessageRecord,
+  type SendingProject,
+  type SingleSend,
+} from './delivery.repository.js';
 import { reserveEmailQuota } from './email-quota.repository.js';
 
 /** One recipient of a send now: a push device (no destination), or an address one subscriber holds. */
-export interface SendTarget {
-  subscriberId: string;
-  destination: string | null;
+export interface SendTarget extends DeliveryTarget {
   /** The subscriber's own zone, for quiet hours; the project's stands in. */
   timezone: string | null;
 }

@@ -172,12 +172,12 @@ describe('the suppression list', () => {
     const who = await createTenant(t);
     const id = await contact(who, 'fay@example.com');
     const gone = new ProviderError('550 no such user', { reason: 'provider_error', retryable: false, providerCode: 'smtp_550', deadRecipient: 'gone' });
-    const adapter: ChannelAdapter<{ to: string }> = {
+    const adapter: ChannelAdapter<{ to: string }, 'email'> = {
       channel: 'email',
       // As the email adapter says: a dead address is a hard bounce, the suppression list's word.
       deadAddressReason: () => 'bounced',
       validate: () => undefined,
-      address: (delivery) => (delivery.destinationStatus === 'reachable' ? { item: { to: delivery.destination! } } : { refusal: 'subscriber_unsubscribed' }),
+      address: ({ recipient }) => (recipient?.status === 'reachable' ? { item: { to: recipient.address } } : { refusal: 'subscriber_unsubscribed' }),
       provider: (sandbox) =>
         sandbox ? createSandboxProvider() : { name: 'bouncing', send: async (items) => items.map(() => ({ ok: false, error: gone })), close: async () => {} },
       close: async () => {},

@@ -2,7 +2,7 @@
 // headers, VERP, determinism.
 import { describe, expect, it } from 'vitest';
 import type { EmailContent } from '../../../db/schema.js';
-import type { ClaimedDelivery, MessageRecord, SendingProject, SubscriberMergeFields } from '../../delivery.repository.js';
+import type { AddressRecipient, ClaimedDelivery, MessageRecord, SendingProject, SubscriberMergeFields } from '../../delivery.repository.js';
 import { createEmailLinks } from '../../email-links.js';
 import { createSandboxProvider } from '../sandbox.js';
 import { createEmailAdapter } from './email-adapter.js';
@@ -27,19 +27,22 @@ const html = `<!doctype html><html><head><title>Sale</title></head><body class="
 
 const content: EmailContent = { subject: ' Big sale ', html, preheader: 'Up to 50% off <today>', from: { email: 'news@Mail.Example.com', name: 'Example Shop' } };
 
-const delivery = (fields: Partial<ClaimedDelivery> = {}): ClaimedDelivery => ({
+const to = (fields: Partial<AddressRecipient<'email'>> = {}): AddressRecipient<'email'> => ({
+  channel: 'email',
+  address: 'ada@example.org',
+  status: 'reachable',
+  reason: null,
+  ...fields,
+});
+
+const delivery = (fields: Partial<ClaimedDelivery<'email'>> = {}): ClaimedDelivery<'email'> => ({
   id: 4242,
   projectId: 'prj_1',
   messageId: 'msg_01jd3abcdefghjkmnpqrstvwxy',
   subscriberId: 'sub_01jd3abcdefghjkmnpqrstvwxy',
   channel: 'email',
   attempts: 1,
-  destination: 'ada@example.org',
-  destinationStatus: 'reachable',
-  destinationReason: null,
-  endpoint: null,
-  p256dh: null,
-  auth: null,
+  recipient: to(),
   subscriberStatus: 'unsubscribed',
   subscriberSandbox: false,
   subscriberTimezone: null,
@@ -156,18 +159,18 @@ describe('the email adapter', () => {
   });
 
   it('refuses an address that is not reachable, whatever the push status of its subscriber, and a live message without a provider', () => {
-    expect(adapter.address(delivery({ destinationStatus: 'unreachable' }), message(), project(smtp))).toEqual({ refusal: 'recipient_bounced' });
-    expect(adapter.address(delivery({ destinationStatus: 'opted_out' }), message(), project(smtp))).toEqual({ refusal: 'subscriber_unsubscribed' });
-    const unsubscribed = delivery({ destinationStatus: 'opted_out', destinationReason: 'unsubscribed' });
-    const complained = delivery({ destinationStatus: 'opted_out', destinationReason: 'complained' });
+    expect(adapter.address(delivery({ recipient: to({ status: 'unreachable' }) }), message(), project(smtp))).toEqual({ refusal: 'recipient_bounced' });
+    expect(adapter.address(delivery({ recipient: to({ status: 'opted_out' }) }), message(), project(smtp))).toEqual({ refusal: 'subscriber_unsubscribed' });
+    const unsubscribed = delivery({ recipient: to({ status: 'opted_out', reason: 'unsubscribed' }) });
+    const complained = delivery({ recipient: to({ status: 'opted_out', reason: 'complained' }) });
     expect(adapter.address(unsubscribed, message(), project(smtp))).toEqual({ refusal: 'subscriber_unsubscribed' });
     expect(adapter.address(complained, message(), project(smtp))).toEqual({ refusal: 'recipient_complained' });
     // Essential mail goes to an address unsubscribed from campaigns, never to one that complained or was suppressed otherwise.
     const essential = message({ source: 'transactional', campaignId: null, options: { essential: true } });
     expect(itemOf(adapter.address(unsubscribed, essential, project(smtp))).email.to).toBe('ada@example.org');
     expect(adapter.address(complained, essential, project(smtp))).toEqual({ refusal: 'recipient_complained' });
-    expect(adapter.address(delivery({ destinationStatus: 'opted_out', destinationReason: 'manual' }), essential, project(smtp))).toEqual({ refusal: 'subscriber_unsubscribed' });
-    expect(adapter.address(delivery({ destinationStatus: 'unreachable', destinationReason: 'bounced' }), essential, project(smtp))).toEqual({ refusal: 'recipient_bounced' });
+    expect(adapter.address(delivery({ recipient: to({ status: 'opted_out', reason: 'manual' }) }), essential, project(smtp))).toEqual({ refusal: 'subscriber_unsubscribed' });
+    expect(adapter.address(delivery({ recipient: to({ status: 'unreachable', reason: 'bounced' }) }), essential, project(smtp))).toEqual({ refusal: 'recipient_bounced' });
     expect(adapter.address(delivery(), message(), project(undefined))).toEqual({ refusal: 'provider_not_configured' });
     // A test key's message renders without one: the sandbox sends nothing.
     expect(itemOf(adapter.address(delivery(), message({ sandbox: true }), project(undefined))).account).toBeUndefined();
@@ -215,7 +218,7 @@ describe('a personalized message', () => {
   const grace = delivery({
     id: 4343,
     subscriberId: 'sub_01jd3grace0000000000000000',
-    destination: 'grace@example.org',
+    recipient: to({ address: 'grace@example.org' }),
     mergeFields: fields({ attributes: { first_name: 'Grace' }, externalId: 'grace-2' }),
   });
   const personalized = (content: EmailContent = personal) => message({ content, options: { personalized: true } });
@@ -270,7 +273,7 @@ describe('a personalized message', () => {
     expect(adapter.address(long, personalized(), project(smtp))).toEqual({ refusal: 'template_render_failed' });
     expect(adapter.address(ada, personalized({ ...personal, html: '{{ nothing | default: "" }}' }), project(smtp))).toEqual({ refusal: 'template_render_failed' });
     // Refused before anything is rendered: the address comes first.
-    expect(adapter.address({ ...ada, destinationStatus: 'unreachable' }, endless, project(smtp))).toEqual({ refusal: 'recipient_bounced' });
+    expect(adapter.address({ ...ada, recipient: to({ status: 'unreachable' }) }, endless, project(smtp))).toEqual({ refusal: 'recipient_bounced' });
   });
 
   it('sends a message without `personalized` as written, whatever its braces say', () => {

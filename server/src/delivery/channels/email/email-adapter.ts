@@ -49,31 +49,33 @@ export function createEmailAdapter(options: EmailAdapterOptions): ChannelAdapter
     deadAddressReason: () => 'bounced',
     validate: emailContentProblems,
     address(delivery, message, project) {
+      const { recipient } = delivery;
       // Email reachability is the address's, whatever its subscriber's push device says.
-      if (delivery.destinationStatus === 'unreachable') return { refusal: 'recipient_bounced' };
-      if (delivery.destinationReason === 'complained') return { refusal: 'recipient_complained' };
-      const unsubscribedOnly = message.options.essential === true && delivery.destinationReason === 'unsubscribed';
-      if (delivery.destination === null || (delivery.destinationStatus === 'opted_out' && !unsubscribedOnly)) return { refusal: 'subscriber_unsubscribed' };
+      if (recipient === null) return { refusal: 'subscriber_unsubscribed' };
+      if (recipient.status === 'unreachable') return { refusal: 'recipient_bounced' };
+      if (recipient.reason === 'complained') return { refusal: 'recipient_complained' };
+      const unsubscribedOnly = message.options.essential === true && recipient.reason === 'unsubscribed';
+      if (recipient.status === 'opted_out' && !unsubscribedOnly) return { refusal: 'subscriber_unsubscribed' };
       const account = project.channels.email && accountOf(project.channels.email);
       // The sandbox sends nothing, so a project may try email with a test key before it chooses a provider.
       if (!account && !message.sandbox) return { refusal: 'provider_not_configured' };
-      const recipient = {
+      const emailRecipient = {
         deliveryId: delivery.id,
         projectId: delivery.projectId,
         source: message.source,
         messageId: message.id,
         campaignId: message.campaignId,
         subscriberId: delivery.subscriberId,
-        address: delivery.destination,
+        address: recipient.address,
       };
       // A transactional email's merge tags were rendered when it was asked for: its content goes as stored.
       let content = message.content;
       if (message.options.personalized === true) {
-        const personalized = personalizeEmail(content, recipientVariables(delivery.destination, delivery.mergeFields));
+        const personalized = personalizeEmail(content, recipientVariables(recipient.address, delivery.mergeFields));
         if ('refusal' in personalized) return personalized;
         content = personalized.content;
       }
-      return { item: { deliveryId: delivery.id, projectId: delivery.projectId, email: renderEmail(content, recipient, context), account } };
+      return { item: { deliveryId: delivery.id, projectId: delivery.projectId, email: renderEmail(content, emailRecipient, context), account } };
     },
     // An account's rate holds for every project sending through it.
     rate: ({ account }) => {

@@ -395,8 +395,8 @@ describe('email through the engine and a real SMTP server', () => {
       };
       const sent = { projectId: tenant.projectId, source: 'transactional', campaignId: null, sandbox: false } as const;
       const push = await claim({ ...sent, id: newId('msg'), channel: 'push', content: { title: 'Hi {{ first_name }}', body: 'News' }, options: { ttlSeconds: 60, urgency: 'normal' } });
-      expect(push).toMatchObject({ channel: 'push', endpoint: 'https://push.example.com/send/merge', mergeFields: null });
-      expect(await claim({ ...sent, id: newId('msg'), channel: 'email', content: personal, options: {} })).toMatchObject({ destination: reader.email, mergeFields: null });
+      expect(push).toMatchObject({ recipient: { channel: 'push', endpoint: 'https://push.example.com/send/merge' }, mergeFields: null });
+      expect(await claim({ ...sent, id: newId('msg'), channel: 'email', content: personal, options: {} })).toMatchObject({ recipient: { channel: 'email', address: reader.email }, mergeFields: null });
       expect((await claim({ ...sent, source: 'campaign', id: newId('msg'), channel: 'email', content: personal, options: { personalized: true } })).mergeFields).toEqual({
         attributes: { first_name: 'Ada' },
         externalId: 'ada-5',

@@ -22,10 +22,9 @@ export function createPushAdapter(options: PushAdapterOptions): ChannelAdapter<P
       return oversized ? [{ error: oversized }] : undefined;
     },
     address(delivery, message, project) {
+      const { recipient } = delivery;
       // Push reachability is the device's: its status and its subscription.
-      if (delivery.subscriberStatus === 'unsubscribed' || !delivery.endpoint || !delivery.p256dh || !delivery.auth) {
-        return { refusal: 'subscriber_unsubscribed' };
-      }
+      if (delivery.subscriberStatus === 'unsubscribed' || recipient === null) return { refusal: 'subscriber_unsubscribed' };
       if (delivery.subscriberStatus !== 'active') return { refusal: 'subscriber_inactive' };
       const publicKey = project.channels.push?.settings.vapidPublicKey as string | undefined;
       const privateKey = project.channels.push?.credentials.vapidPrivateKey;
@@ -34,9 +33,9 @@ export function createPushAdapter(options: PushAdapterOptions): ChannelAdapter<P
       return {
         item: {
           deliveryId: delivery.id,
-          endpoint: delivery.endpoint,
-          p256dh: delivery.p256dh,
-          auth: delivery.auth,
+          endpoint: recipient.endpoint,
+          p256dh: recipient.p256dh,
+          auth: recipient.auth,
           payload: pushPayload(message.content, trackingUrl(options.publicUrl, options.tracking.sign(delivery.id))),
           options: message.options,
           vapid: { publicKey, privateKey, subject: project.vapidSubject ?? options.vapidSubject },

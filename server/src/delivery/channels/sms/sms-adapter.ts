@@ -39,9 +39,10 @@ export function createSmsAdapter(options: SmsAdapterOptions): ChannelAdapter<Sms
     mayArriveLate: true,
     validate: smsContentProblems,
     address(delivery, message, project) {
-      if (delivery.destination === null) return { refusal: 'invalid_phone' };
-      if (delivery.destinationStatus === 'opted_out') return { refusal: 'recipient_opted_out' };
-      if (delivery.destinationStatus === 'unreachable') return { refusal: delivery.destinationReason === 'twilio_21211' ? 'invalid_phone' : 'carrier_rejected' };
+      const { recipient } = delivery;
+      if (recipient === null) return { refusal: 'invalid_phone' };
+      if (recipient.status === 'opted_out') return { refusal: 'recipient_opted_out' };
+      if (recipient.status === 'unreachable') return { refusal: recipient.reason === 'twilio_21211' ? 'invalid_phone' : 'carrier_rejected' };
       const account = accountOf(project.channels.sms);
       // The sandbox sends nothing, so a project may try SMS with a test key before it chooses a provider.
       if (!account && !message.sandbox) return { refusal: 'provider_not_configured' };
@@ -51,7 +52,7 @@ export function createSmsAdapter(options: SmsAdapterOptions): ChannelAdapter<Sms
       return {
         item: {
           deliveryId: delivery.id,
-          to: delivery.destination,
+          to: recipient.address,
           body: message.content.body,
           from,
           messagingServiceSid: serviceSid,

@@ -57,14 +57,15 @@ export function createWhatsAppAdapter(
     mayArriveLate: true,
     validate: contentProblems,
     address(delivery, message, project) {
-      if (delivery.destination === null) return { refusal: 'subscriber_unsubscribed' };
-      if (delivery.destinationStatus === 'opted_out') return { refusal: 'recipient_opted_out' };
-      if (delivery.destinationStatus === 'unreachable') return { refusal: 'subscriber_unsubscribed' };
+      const { recipient } = delivery;
+      if (recipient === null) return { refusal: 'subscriber_unsubscribed' };
+      if (recipient.status === 'opted_out') return { refusal: 'recipient_opted_out' };
+      if (recipient.status === 'unreachable') return { refusal: 'subscriber_unsubscribed' };
       const account = accountOf(project.channels.whatsapp);
       // The sandbox sends nothing, so a project may try WhatsApp with a test key before it chooses a provider.
       if (!account && !message.sandbox) return { refusal: 'provider_not_configured' };
       const statusCallback = statusCallbackUrl(`${options.publicUrl}/whatsapp/twilio/status/${delivery.projectId}`, delivery.id);
-      return { item: { deliveryId: delivery.id, to: delivery.destination, content: message.content, account, statusCallback } };
+      return { item: { deliveryId: delivery.id, to: recipient.address, content: message.content, account, statusCallback } };
     },
     // A sender's rate holds for every project sending from it.
     rate: ({ account }) => {
