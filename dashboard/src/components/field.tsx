@@ -1,5 +1,5 @@
 // A labelled form control with the API's 422 message for its field shown beside it (and announced).
-import { useId, type ComponentProps, type InputHTMLAttributes, type ReactNode, type SelectHTMLAttributes } from 'react';
+import { useCallback, useId, useState, type ChangeEvent, type ComponentProps, type InputHTMLAttributes, type ReactNode, type SelectHTMLAttributes } from 'react';
 import { ApiError, belongsTo } from '../api/client';
 
 interface FieldProps {
@@ -57,8 +57,62 @@ function Labelled({ label, field, error, hint, control }: FieldProps & { control
   );
 }
 
-export function Field({ label, field, error, hint, ...input }: FieldProps & InputHTMLAttributes<HTMLInputElement>) {
-  return <Labelled label={label} field={field} error={error} hint={hint} control={(props) => <input {...props} {...input} />} />;
+/** What a control with a length limit takes instead of `maxLength`, and the hint that says the limit. */
+interface LengthLimit<E extends HTMLInputElement | HTMLTextAreaElement> {
+  hint: ReactNode;
+  onChange: (event: ChangeEvent<E>) => void;
+  ref: (element: E | null) => void;
+}
+
+/**
+ * A length limit said before submit: the count shows once the text nears the limit, and text over it is marked with
+ * how much to cut, which keeps the form from submitting. The browser's own `maxLength` would cut a long paste
+ * without a word.
+ */
+function useLengthLimit<E extends HTMLInputElement | HTMLTextAreaElement>(
+  maxLength: number | undefined,
+  { value, defaultValue, onChange }: { value?: unknown; defaultValue?: unknown; onChange?: ((event: ChangeEvent<E>) => void) | undefined },
+  hint: ReactNode,
+): LengthLimit<E> | undefined {
+  const [typed, setLength] = useState(typeof defaultValue === 'string' ? defaultValue.length : 0);
+  // A controlled control's count is its value's, whoever changed it.
+  const length = typeof value === 'string' ? value.length : typed;
+  const over = maxLength === undefined ? 0 : length - maxLength;
+  const message = over > 0 ? `${over.toLocaleString('en')} character${over === 1 ? '' : 's'} over the limit of ${maxLength!.toLocaleString('en')}: shorten it.` : '';
+  const ref = useCallback((element: E | null) => element?.setCustomValidity(message), [message]);
+  if (maxLength === undefined) return undefined;
+  const shown = over > 0 || length >= maxLength * 0.8;
+  return {
+    hint: (
+      <>
+        {hint}
+        {hint && shown && ' '}
+        {shown && (
+          <span className={over > 0 ? 'field-error' : undefined} aria-live="polite">
+            {over > 0 ? message : `${length.toLocaleString('en')} / ${maxLength.toLocaleString('en')} characters`}
+          </span>
+        )}
+      </>
+    ),
+    onChange: (event) => {
+      setLength(event.target.value.length);
+      onChange?.(event);
+    },
+    ref,
+  };
+}
+
+export function Field({ label, field, error, hint, maxLength, ...input }: FieldProps & InputHTMLAttributes<HTMLInputElement>) {
+  const limit = useLengthLimit<HTMLInputElement>(maxLength, input, hint);
+  return (
+    <Labelled
+      label={label}
+      field={field}
+      error={error}
+      hint={limit?.hint ?? hint}
+      control={(props) => <input {...props} {...input} {...(limit && { onChange: limit.onChange, ref: limit.ref })} />}
+    />
+  );
 }
 
 export function SelectField({ label, field, error, hint, children, ...select }: FieldProps & SelectHTMLAttributes<HTMLSelectElement>) {
@@ -78,8 +132,23 @@ export function SelectField({ label, field, error, hint, children, ...select }: 
 }
 
 /** `ref` reaches the textarea (an editor inserting at the cursor). */
-export function TextAreaField({ label, field, error, hint, ...textarea }: FieldProps & ComponentProps<'textarea'>) {
-  return <Labelled label={label} field={field} error={error} hint={hint} control={(props) => <textarea {...props} {...textarea} />} />;
+export function TextAreaField({ label, field, error, hint, maxLength, ...textarea }: FieldProps & ComponentProps<'textarea'>) {
+  const limit = useLengthLimit<HTMLTextAreaElement>(maxLength, textarea, hint);
+  const { ref: forward } = textarea;
+  const ref = (element: HTMLTextAreaElement | null) => {
+    limit?.ref(element);
+    if (typeof forward === 'function') forward(element);
+    else if (forward) forward.current = element;
+  };
+  return (
+    <Labelled
+      label={label}
+      field={field}
+      error={error}
+      hint={limit?.hint ?? hint}
+      control={(props) => <textarea {...props} {...textarea} ref={ref} {...(limit && { onChange: limit.onChange })} />}
+    />
+  );
 }
 
 /** A form-level error: anything but a 422 whose every detail is shown beside a field of `fields`. */
