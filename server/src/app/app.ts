@@ -45,6 +45,7 @@ import { refusingNul } from '../http/nul-characters.js';
 import { registerOpenApi } from './openapi.js';
 import { registerRateLimits } from '../http/rate-limit.js';
 import type { App } from '../http/types.js';
+import { usePlainValidationMessages } from '../http/validation-messages.js';
 
 export interface AppDeps {
   config: Config;
@@ -92,6 +93,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     if (body === '') done(null, undefined);
     else parseJson(request, body as string, done);
   });
+  usePlainValidationMessages();
   app.setValidatorCompiler(refusingNul(validatorCompiler));
   app.setSerializerCompiler(serializerCompiler);
   // Unknown fields are rejected, not dropped: a route that declares no query parameters accepts none.
