@@ -43,7 +43,7 @@ const exportCsv = (who: Tenant, payload: Record<string, unknown>, headers: Heade
 const fields = (res: { json: () => unknown }) => ((res.json() as { details?: { field: string }[] }).details ?? []).map((d) => d.field).sort();
 
 describe('partial search (q)', () => {
-  let ids: Record<string, string>;
+  let ids: Record<'ada' | 'zoe' | 'chloe' | 'thousand' | 'underscore' | 'axb', string>;
   beforeAll(async () => {
     const who = tenant;
     ids = {
