@@ -57,6 +57,7 @@ import {
 } from './modules/channels/index.js';
 import { createTxtLookup, EmailDomainService } from './modules/email-domains/index.js';
 import { ProjectService } from './modules/projects/index.js';
+import { OverviewService } from './modules/overview/index.js';
 import { SegmentService } from './modules/segments/index.js';
 import { SuppressionService } from './modules/suppressions/index.js';
 import { InboundMailService, SesWebhookService } from './modules/email-webhooks/index.js';
@@ -86,6 +87,7 @@ export interface Services {
   apiKeys: ApiKeyService;
   subscribers: SubscriberService;
   segments: SegmentService;
+  overview: OverviewService;
   suppressions: SuppressionService;
   sesWebhook: SesWebhookService;
   inboundMail: InboundMailService;
@@ -286,6 +288,7 @@ export function createServices(db: Db, config: ServicesConfig, jwtSecret: string
     apiKeys,
     subscribers: new SubscriberService(db, pool, createGeoLookup(config.geo), (client, registered) => automations.enrollRegistered(client, registered)),
     segments,
+    overview: new OverviewService(db, clock),
     suppressions,
     sesWebhook: new SesWebhookService(records, email.webhooks.ses, clock),
     inboundMail: new InboundMailService(records, emailLinks, (token) => preferences.unsubscribeByToken(token, 'mailto'), clock),

@@ -22,6 +22,7 @@ import { preferenceRoutes } from '../modules/preferences/index.js';
 import { channelConfigRoutes, smsOptOutRoutes, smsSenderRoutes } from '../modules/channels/index.js';
 import { emailDomainRoutes } from '../modules/email-domains/index.js';
 import { projectRoutes } from '../modules/projects/index.js';
+import { overviewRoutes } from '../modules/overview/index.js';
 import { segmentRoutes } from '../modules/segments/index.js';
 import { suppressionRoutes } from '../modules/suppressions/index.js';
 import { sesWebhookRoutes } from '../modules/email-webhooks/index.js';
@@ -137,6 +138,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await subscriberRoutes(app, deps.services.subscribers, deps.config);
   await contactRoutes(app, deps.services.contacts);
   await segmentRoutes(app, deps.services.segments);
+  await overviewRoutes(app, deps.services.overview);
   await suppressionRoutes(app, deps.services.suppressions);
   await sesWebhookRoutes(app, deps.services.sesWebhook);
   await campaignRoutes(app, deps.services.campaigns, pushCampaignRoutes);

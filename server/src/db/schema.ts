@@ -686,7 +686,12 @@ export const messages = pgTable(
     sendingIssue: jsonb('sending_issue').$type<SendingIssue>(),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [index('messages_project_idx').on(t.projectId, t.createdAt), index('messages_campaign_idx').on(t.campaignId)],
+  (t) => [
+    index('messages_project_idx').on(t.projectId, t.createdAt),
+    index('messages_campaign_idx').on(t.campaignId),
+    // The few test-key messages of a project, which the overview's sends leave out.
+    index('messages_project_sandbox_idx').on(t.projectId).where(sql`${t.sandbox}`),
+  ],
 );
 
 export const deliveries = pgTable(
@@ -739,6 +744,8 @@ export const deliveries = pgTable(
     index('deliveries_destination_idx').on(t.destination, t.sentAt).where(sql`${t.destination} IS NOT NULL`),
     // Provider callbacks (delivered, bounced …) find their delivery by the provider's message id.
     index('deliveries_provider_message_idx').on(t.providerMessageId).where(sql`${t.providerMessageId} IS NOT NULL`),
+    // A project's sends per day and channel (the overview), read from the index alone over the window.
+    index('deliveries_project_sent_idx').on(t.projectId, t.sentAt, t.channel, t.messageId).where(sql`${t.sentAt} IS NOT NULL`),
   ],
 );
 

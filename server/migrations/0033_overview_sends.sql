@@ -1,0 +1,2 @@
+CREATE INDEX "deliveries_project_sent_idx" ON "deliveries" USING btree ("project_id","sent_at","channel","message_id") WHERE "deliveries"."sent_at" IS NOT NULL;--> statement-breakpoint
+CREATE INDEX "messages_project_sandbox_idx" ON "messages" USING btree ("project_id") WHERE "messages"."sandbox";
