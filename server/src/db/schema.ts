@@ -305,6 +305,31 @@ export interface SubscriberPreferences {
   [key: string]: unknown;
 }
 
+/** The columns a subscriber's name and search text are read from: the table's, or those of its index builder. */
+interface NamedColumns {
+  attributes: AnyPgColumn;
+  email: AnyPgColumn;
+  externalId: AnyPgColumn;
+  phone: AnyPgColumn;
+}
+
+/**
+ * A subscriber's readable name, from its attributes: `name`, else `first_name`/`firstName` and `last_name`/`lastName`
+ * joined; null when none is set. One expression for the answer, the sort and subscribers_project_name_idx.
+ */
+export function subscriberName(t: Pick<NamedColumns, 'attributes'>): SQL<string | null> {
+  const a = t.attributes;
+  return sql<string | null>`nullif(btrim(coalesce(nullif(btrim(${a} ->> 'name'), ''), coalesce(${a} ->> 'first_name', ${a} ->> 'firstName', '') || ' ' || coalesce(${a} ->> 'last_name', ${a} ->> 'lastName', ''))), '')`;
+}
+
+/**
+ * What the list's partial search (`q`) reads, lower-cased: email, external id, phone and name. The trigram index
+ * subscribers_search_idx is built on exactly this expression, so a query must spell it the same way to use it.
+ */
+export function subscriberSearchText(t: NamedColumns): SQL<string> {
+  return sql<string>`lower(coalesce(${t.email}, '') || ' ' || coalesce(${t.externalId}, '') || ' ' || coalesce(${t.phone}, '') || ' ' || coalesce(${subscriberName(t)}, ''))`;
+}
+
 export const subscribers = pgTable(
   'subscribers',
   {
@@ -367,6 +392,9 @@ export const subscribers = pgTable(
     index('subscribers_project_device_idx').on(t.projectId, t.device),
     index('subscribers_project_status_idx').on(t.projectId, t.status),
     index('subscribers_tags_idx').using('gin', t.tags),
+    // The list's partial search (a LIKE '%…%' on any part) and its sort by name (docs/PERFORMANCE.md, Search).
+    index('subscribers_search_idx').using('gin', sql`${subscriberSearchText(t)} gin_trgm_ops`),
+    index('subscribers_project_name_idx').on(t.projectId, subscriberName(t), t.id),
   ],
 );
 

@@ -11111,6 +11111,297 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{projectId}/subscribers/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Tag, untag or delete subscribers in bulk: a list of ids or every subscriber matching the list filters
+         * @description One transaction: all of the selection is changed or none. Only subscribers the caller can see are matched (a test key its sandbox ones; ids of another project match nothing). `matched` counts the selection, `changed` the rows changed: a tag is added where missing (existing tags kept, in order), removed where present; a deletion removes each subscriber as DELETE /subscribers/:id does. Refused to a VIEWER (403).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * @description tag: add the tags; untag: remove them; delete: delete the subscribers and their personal data
+                         * @enum {string}
+                         */
+                        action: "tag" | "untag" | "delete";
+                        /** @description Every subscriber the list would show with these filters (`{}`: all of them); instead of ids */
+                        filter?: {
+                            /** @enum {string} */
+                            browser?: "Chrome" | "Safari" | "Firefox" | "Edge";
+                            country?: string;
+                            /** @description ISO date or timestamp; createdAt at or after it */
+                            createdAfter?: string;
+                            /** @description ISO date or timestamp; createdAt strictly before it */
+                            createdBefore?: string;
+                            /** @description Subscribers with this email address (case-insensitive) */
+                            email?: string;
+                            /** @enum {string} */
+                            os?: "macOS" | "Windows" | "iOS" | "Android";
+                            /** @enum {string} */
+                            platform?: "desktop" | "mobile" | "tablet";
+                            /** @description Partial, case-insensitive search: subscribers whose email, externalId, phone or name (see `name`) contains this text anywhere; % and _ are matched literally */
+                            q?: string;
+                            /** @enum {string} */
+                            status?: "active" | "inactive" | "unsubscribed";
+                            /** @description Subscribers carrying this tag */
+                            tag?: string;
+                        };
+                        /** @description The subscribers to act on, at most 1000; ids the caller cannot see (another project, a live row for a test key) are not matched */
+                        ids?: string[];
+                        /** @description The tags to add or remove: required for tag and untag, refused for delete */
+                        tags?: string[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["SubscriberBulkResult"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{projectId}/subscribers/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * CSV of the subscribers selected by ids or by the list filters, with the columns of the people list
+         * @description Columns: id, name, email, phone, externalId, channels, status, tags, lastSeenAt, createdAt; rows in id order. channels and tags are joined with commas in one cell; timestamps are ISO 8601. Cells starting with = + - @ tab, CR or NUL are prefixed with an apostrophe (formula injection). Only subscribers the caller can see are exported.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Every subscriber the list would show with these filters (`{}`: all of them); instead of ids */
+                        filter?: {
+                            /** @enum {string} */
+                            browser?: "Chrome" | "Safari" | "Firefox" | "Edge";
+                            country?: string;
+                            /** @description ISO date or timestamp; createdAt at or after it */
+                            createdAfter?: string;
+                            /** @description ISO date or timestamp; createdAt strictly before it */
+                            createdBefore?: string;
+                            /** @description Subscribers with this email address (case-insensitive) */
+                            email?: string;
+                            /** @enum {string} */
+                            os?: "macOS" | "Windows" | "iOS" | "Android";
+                            /** @enum {string} */
+                            platform?: "desktop" | "mobile" | "tablet";
+                            /** @description Partial, case-insensitive search: subscribers whose email, externalId, phone or name (see `name`) contains this text anywhere; % and _ are matched literally */
+                            q?: string;
+                            /** @enum {string} */
+                            status?: "active" | "inactive" | "unsubscribed";
+                            /** @description Subscribers carrying this tag */
+                            tag?: string;
+                        };
+                        /** @description The subscribers to act on, at most 1000; ids the caller cannot see (another project, a live row for a test key) are not matched */
+                        ids?: string[];
+                    };
+                };
+            };
+            responses: {
+                /** @description A header row, then one row per subscriber */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/csv": string;
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/projects/{projectId}/suppressions": {
         parameters: {
             query?: never;
@@ -13678,7 +13969,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Subscribers of a project, newest first, with filters */
+        /**
+         * Subscribers of a project, newest first, with filters, a partial search (q) and a sort
+         * @description Each row carries its readable `name` and the `channels` that reach it now. `q` matches any part of the email, externalId, phone or name, case-insensitively.
+         */
         get: {
             parameters: {
                 query?: {
@@ -13690,12 +13984,18 @@ export interface paths {
                     createdBefore?: string;
                     /** @description Subscribers with this email address (case-insensitive) */
                     email?: string;
+                    /** @description Sort direction (default desc); rows without an email or a name come last either way */
+                    order?: "asc" | "desc";
                     os?: "macOS" | "Windows" | "iOS" | "Android";
                     /** @description 1-based page number */
                     page?: number;
                     /** @description Items per page (max 100) */
                     pageSize?: number;
                     platform?: "desktop" | "mobile" | "tablet";
+                    /** @description Partial, case-insensitive search: subscribers whose email, externalId, phone or name (see `name`) contains this text anywhere; % and _ are matched literally */
+                    q?: string;
+                    /** @description Sort key (default createdAt); rows with the same value are ordered by id, in the same direction */
+                    sort?: "createdAt" | "lastSeenAt" | "email" | "name";
                     status?: "active" | "inactive" | "unsubscribed";
                     /** @description Subscribers carrying this tag */
                     tag?: string;
@@ -18372,6 +18672,8 @@ export interface components {
                 [key: string]: unknown;
             };
             browser: ("Chrome" | "Safari" | "Firefox" | "Edge") | null;
+            /** @description The channels that reach this subscriber now: push (an active device with a subscription), email, sms, whatsapp (an address not suppressed, opted out or unreachable on it), less those its preferences turned off. Marketing consent is not read here (see marketingConsent). In the detail and list answers */
+            channels?: ("push" | "email" | "sms" | "whatsapp")[];
             city: string | null;
             /** @description ISO 3166-1 alpha-2 */
             country: string | null;
@@ -18399,6 +18701,8 @@ export interface components {
                 sms: ("subscribed" | "transactional" | "unsubscribed") | null;
                 whatsapp: ("subscribed" | "transactional" | "unsubscribed") | null;
             };
+            /** @description A readable name from the attributes: `name`, else `first_name`/`firstName` and `last_name`/`lastName` joined; null when none is set. In the detail and list answers */
+            name?: string | null;
             os: ("macOS" | "Windows" | "iOS" | "Android") | null;
             phone: string | null;
             platform: ("desktop" | "mobile" | "tablet") | null;
@@ -18475,6 +18779,18 @@ export interface components {
                 count: number;
                 key: string;
             }[];
+        };
+        SubscriberBulkResult: {
+            /** @description Of them, those changed: tagged or untagged (a row already so is not), or deleted */
+            changed: number;
+            /** @description Subscribers the selection matched (among those the caller can see) */
+            matched: number;
+        };
+        SubscriberBulkResultInput: {
+            /** @description Of them, those changed: tagged or untagged (a row already so is not), or deleted */
+            changed: number;
+            /** @description Subscribers the selection matched (among those the caller can see) */
+            matched: number;
         };
         SubscriberDelivery: {
             /** @description The campaign, when source is campaign */
@@ -18590,6 +18906,8 @@ export interface components {
                 [key: string]: unknown;
             };
             browser: ("Chrome" | "Safari" | "Firefox" | "Edge") | null;
+            /** @description The channels that reach this subscriber now: push (an active device with a subscription), email, sms, whatsapp (an address not suppressed, opted out or unreachable on it), less those its preferences turned off. Marketing consent is not read here (see marketingConsent). In the detail and list answers */
+            channels?: ("push" | "email" | "sms" | "whatsapp")[];
             city: string | null;
             /** @description ISO 3166-1 alpha-2 */
             country: string | null;
@@ -18617,6 +18935,8 @@ export interface components {
                 sms: ("subscribed" | "transactional" | "unsubscribed") | null;
                 whatsapp: ("subscribed" | "transactional" | "unsubscribed") | null;
             };
+            /** @description A readable name from the attributes: `name`, else `first_name`/`firstName` and `last_name`/`lastName` joined; null when none is set. In the detail and list answers */
+            name?: string | null;
             os: ("macOS" | "Windows" | "iOS" | "Android") | null;
             phone: string | null;
             platform: ("desktop" | "mobile" | "tablet") | null;

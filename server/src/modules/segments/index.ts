@@ -15,4 +15,4 @@ export {
 export { channelAudience, countAudience } from './segment.repository.js';
 export { segmentRoutes } from './segment.routes.js';
 export { SegmentService, storedFilter } from './segment.service.js';
-export { reachableOnSome } from './reachability.js';
+export { reachableOn, reachableOnSome } from './reachability.js';

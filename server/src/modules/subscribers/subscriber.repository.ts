@@ -1,12 +1,12 @@
 // Subscribers: every query is confined to what the caller may see (a project, or the projects of an organization;
 // a test key sees only sandbox subscribers).
-import { and, count, desc, eq, getTableColumns, gte, inArray, lt, sql, type SQL } from 'drizzle-orm';
+import { and, asc, count, desc, eq, getTableColumns, gt, gte, inArray, lt, sql, type SQL } from 'drizzle-orm';
 import type pg from 'pg';
 import type { Db } from '../../db/database.js';
-import { campaigns, deliveries, deliveryEvents, messages, recipientName, subscribers, transactionalSends, type Channel, type DeliveryEvent, type EmailStatus, type MarketingConsent } from '../../db/schema.js';
+import { campaigns, deliveries, deliveryEvents, messages, recipientName, subscriberName, subscribers, subscriberSearchText, transactionalSends, type Channel, type DeliveryEvent, type EmailStatus, type MarketingConsent } from '../../db/schema.js';
 import { reachableRows } from '../../db/tenant-scope.js';
 import type { ProjectScope, Reach } from '../tenancy.js';
-import { emailStatusOf, marketingConsentOf } from '../segments/index.js';
+import { emailStatusOf, marketingConsentOf, reachableOn } from '../segments/index.js';
 
 /** A subscriber's marketing consent per channel; null where it has no address (push: no browser subscription). */
 export type MarketingConsents = Record<'push' | 'email' | 'sms' | 'whatsapp', MarketingConsent | null>;
@@ -197,6 +197,15 @@ export async function findById(db: Db, reach: Reach, id: string): Promise<Subscr
   return row;
 }
 
+/** One subscriber as the detail shows it (`personRow`: with its name and the channels reaching it). */
+export async function findPerson(db: Db, reach: Reach, id: string): Promise<PersonRow | undefined> {
+  const [row] = await db
+    .select(personRow)
+    .from(subscribers)
+    .where(and(visibleTo(db, reach), eq(subscribers.id, id)));
+  return row as PersonRow | undefined;
+}
+
 /** Marketing consent per channel of each subscriber named that the caller may see (`marketingConsentOf`). */
 export async function findConsents(db: Db, reach: Reach, ids: readonly string[]): Promise<Map<string, MarketingConsents>> {
   if (ids.length === 0) return new Map();
@@ -312,6 +321,8 @@ export async function touchByToken(db: Db, reach: Reach, token: string) {
 }
 
 export interface ListFilters {
+  /** Partial, case-insensitive: any part of the email, external id, phone or name. */
+  q?: string | undefined;
   platform?: NonNullable<SubscriberRow['platform']> | undefined;
   country?: string | undefined;
   browser?: NonNullable<SubscriberRow['browser']> | undefined;
@@ -323,9 +334,22 @@ export interface ListFilters {
   createdBefore?: Date | undefined;
 }
 
-export async function listSubscribers(db: Db, scope: ProjectScope, filters: ListFilters, limit: number, offset: number) {
-  const where = and(
+export const LIST_SORTS = ['createdAt', 'lastSeenAt', 'email', 'name'] as const;
+export type ListSort = (typeof LIST_SORTS)[number];
+export interface ListOrder {
+  sort: ListSort;
+  order: 'asc' | 'desc';
+}
+
+/** `text` as a LIKE pattern matching itself anywhere: its own `%`, `_` and `\` are taken literally. */
+export const containsPattern = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+/** The rows of the caller's project the list's filters select (`visibleTo`: a test key its sandbox rows only). */
+export function listed(db: Db, scope: ProjectScope, filters: ListFilters): SQL {
+  return and(
     visibleTo(db, scope),
+    // The expression of subscribers_search_idx, lower-cased like the pattern, so trigrams narrow the rows.
+    filters.q !== undefined ? sql`${subscriberSearchText(subscribers)} LIKE ${containsPattern(filters.q.toLowerCase())}` : undefined,
     filters.platform !== undefined ? eq(subscribers.platform, filters.platform) : undefined,
     filters.country !== undefined ? eq(subscribers.country, filters.country) : undefined,
     filters.browser !== undefined ? eq(subscribers.browser, filters.browser) : undefined,
@@ -336,18 +360,153 @@ export async function listSubscribers(db: Db, scope: ProjectScope, filters: List
     filters.status !== undefined ? eq(subscribers.status, filters.status) : undefined,
     filters.createdAfter === undefined ? undefined : gte(subscribers.createdAt, filters.createdAfter),
     filters.createdBefore === undefined ? undefined : lt(subscribers.createdAt, filters.createdBefore),
-  );
+  )!;
+}
+
+const PEOPLE_CHANNELS = ['push', 'email', 'sms', 'whatsapp'] as const satisfies readonly Channel[];
+export type PersonChannel = (typeof PEOPLE_CHANNELS)[number];
+
+/**
+ * The channels that reach this row now (`reachableOn`, not for marketing), less those its own preferences turned off:
+ * what the people list shows, not an audience.
+ */
+const reachingChannels = sql<PersonChannel[]>`array_remove(array[${sql.join(
+  PEOPLE_CHANNELS.map(
+    (channel) =>
+      sql`case when ${reachableOn(channel)} and (${subscribers.preferences} -> 'channels' -> ${channel}) is distinct from 'false'::jsonb then ${channel} end`,
+  ),
+  sql`, `,
+)}], null)`;
+
+/** A subscriber as the list and the detail show it: its columns, its readable name and the channels reaching it. */
+export const personRow = { ...subscriberRow, name: subscriberName(subscribers), channels: reachingChannels };
+export type PersonRow = SubscriberRow & { name: string | null; channels: PersonChannel[] };
+
+function orderOf({ sort, order }: ListOrder): SQL[] {
+  const direction = (value: SQL | typeof subscribers.id) => (order === 'asc' ? sql`${value} asc nulls last` : sql`${value} desc nulls last`);
+  const key = {
+    createdAt: sql`${subscribers.createdAt}`,
+    lastSeenAt: sql`${subscribers.lastSeenAt}`,
+    // The forms of subscribers_project_email_idx and subscribers_project_name_idx.
+    email: sql`lower(${subscribers.email})`,
+    name: subscriberName(subscribers),
+  }[sort];
+  return [direction(key), direction(subscribers.id)];
+}
+
+export async function listSubscribers(db: Db, scope: ProjectScope, filters: ListFilters, order: ListOrder, limit: number, offset: number) {
+  const where = listed(db, scope, filters);
   const [rows, [total]] = await Promise.all([
     db
-      .select(subscriberRow)
+      .select(personRow)
       .from(subscribers)
       .where(where)
-      .orderBy(desc(subscribers.createdAt), desc(subscribers.id))
+      .orderBy(...orderOf(order))
       .limit(limit)
       .offset(offset),
     db.select({ total: count() }).from(subscribers).where(where),
   ]);
-  return { rows, total: total?.total ?? 0 };
+  return { rows: rows as PersonRow[], total: total?.total ?? 0 };
+}
+
+/** A selection of the people list: rows named by id, or every row its filters select. */
+export type Selection = { ids: readonly string[] } | { filter: ListFilters };
+
+const selected = (db: Db, scope: ProjectScope, selection: Selection): SQL =>
+  'ids' in selection ? and(visibleTo(db, scope), inArray(subscribers.id, [...selection.ids]))! : listed(db, scope, selection.filter);
+
+/**
+ * Adds (`tag`) or removes (`untag`) tags on every selected row, in one transaction: `matched` rows were selected,
+ * `changed` of them did not already carry (or lacked) the tags.
+ */
+export function tagSelection(db: Db, scope: ProjectScope, selection: Selection, action: 'tag' | 'untag', tags: string[]) {
+  return db.transaction(async (tx) => {
+    const where = selected(tx, scope, selection);
+    const [matched] = await tx.select({ total: count() }).from(subscribers).where(where);
+    const tagged = sql`${subscribers.tags} @> ${sql.param(tags)}::text[]`;
+    const anyTagged = sql`${subscribers.tags} && ${sql.param(tags)}::text[]`;
+    const changed = await tx
+      .update(subscribers)
+      .set({ tags: action === 'tag' ? appendTags(tags) : removeTags(tags), updatedAt: new Date() })
+      .where(and(where, action === 'tag' ? sql`not ${tagged}` : anyTagged))
+      .returning({ id: subscribers.id });
+    return { matched: matched?.total ?? 0, changed: changed.length };
+  });
+}
+
+/**
+ * Deletes every selected row as `deleteById` deletes one, in one transaction: the rows, their deliveries (by cascade)
+ * and their names in the transactional send log once no remaining row of the project carries them.
+ */
+export function deleteSelection(db: Db, scope: ProjectScope, selection: Selection) {
+  return db.transaction(async (tx) => {
+    const gone = await tx
+      .delete(subscribers)
+      .where(selected(tx, scope, selection))
+      .returning({ token: subscribers.token, externalId: subscribers.externalId, email: subscribers.email });
+    if (gone.length === 0) return { matched: 0, changed: 0 };
+    const project = eq(subscribers.projectId, scope.projectId);
+    const addresses = [...new Set(gone.flatMap((row) => (row.email === null ? [] : [row.email.toLowerCase()])))];
+    if (addresses.length > 0) {
+      const kept = await tx
+        .selectDistinct({ address: sql<string>`lower(${subscribers.email})` })
+        .from(subscribers)
+        .where(and(project, sql`lower(${subscribers.email}) = any(${sql.param(addresses)}::text[])`));
+      const keptSet = new Set(kept.map((row) => row.address));
+      const freed = addresses.filter((address) => !keptSet.has(address));
+      if (freed.length > 0) {
+        await tx
+          .update(transactionalSends)
+          .set({ recipient: {} })
+          .where(
+            and(
+              eq(transactionalSends.projectId, scope.projectId),
+              eq(transactionalSends.channel, 'email'),
+              sql`lower(${transactionalSends.recipient} ->> 'to') = any(${sql.param(freed)}::text[])`,
+            ),
+          );
+      }
+    }
+    const externalIds = [...new Set(gone.flatMap((row) => (row.externalId === null ? [] : [row.externalId])))];
+    const keptIds = new Set(
+      externalIds.length === 0
+        ? []
+        : (
+            await tx
+              .selectDistinct({ externalId: subscribers.externalId })
+              .from(subscribers)
+              .where(and(project, inArray(subscribers.externalId, externalIds)))
+          ).map((row) => row.externalId),
+    );
+    const names = [...gone.map((row) => row.token), ...externalIds.filter((id) => !keptIds.has(id))];
+    await tx
+      .update(transactionalSends)
+      .set({ recipient: {} })
+      .where(and(eq(transactionalSends.projectId, scope.projectId), inArray(recipientName(transactionalSends.recipient), names)));
+    return { matched: gone.length, changed: gone.length };
+  });
+}
+
+/** Keyset page (by id) of a selection with the export's columns: an export streams batch by batch in constant memory. */
+export async function pageSelection(db: Db, scope: ProjectScope, selection: Selection, afterId: string | undefined, limit: number) {
+  const rows = await db
+    .select({
+      id: subscribers.id,
+      name: personRow.name,
+      email: subscribers.email,
+      phone: subscribers.phone,
+      externalId: subscribers.externalId,
+      channels: personRow.channels,
+      status: subscribers.status,
+      tags: subscribers.tags,
+      lastSeenAt: subscribers.lastSeenAt,
+      createdAt: subscribers.createdAt,
+    })
+    .from(subscribers)
+    .where(and(selected(db, scope, selection), afterId !== undefined ? gt(subscribers.id, afterId) : undefined))
+    .orderBy(asc(subscribers.id))
+    .limit(limit);
+  return rows as (Omit<(typeof rows)[number], 'channels'> & { channels: PersonChannel[] })[];
 }
 
 export const ANALYTICS_DIMENSIONS = ['country', 'platform', 'browser', 'os', 'device', 'city'] as const;

@@ -3,16 +3,35 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { SUBSCRIBER_STATUSES } from '../../db/schema.js';
 import { isPublishable, projectOf, reachOf } from '../../http/access.js';
+import { escapeCell, sendCsv } from '../../http/csv.js';
 import { commonErrors, paginated, paginationQuery } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import * as s from './subscriber.schemas.js';
-import type { Subscriber, SubscriberService } from './subscriber.service.js';
+import type { ExportedPerson, Subscriber, SubscriberService } from './subscriber.service.js';
 
 export interface SubscriberRouteOptions {
   allowInsecurePushEndpoints: boolean;
 }
 
 const tags = ['Subscribers'];
+
+const PEOPLE_EXPORT_COLUMNS = ['id', 'name', 'email', 'phone', 'externalId', 'channels', 'status', 'tags', 'lastSeenAt', 'createdAt'] as const;
+
+function toPeopleRecord(row: ExportedPerson): string[] {
+  return [
+    row.id,
+    escapeCell(row.name),
+    escapeCell(row.email),
+    // E.164 only (digits after a +): it cannot carry a formula, and an apostrophe would corrupt it.
+    row.phone ?? '',
+    escapeCell(row.externalId),
+    row.channels.join(','),
+    row.status,
+    escapeCell(row.tags.join(',')),
+    row.lastSeenAt.toISOString(),
+    row.createdAt.toISOString(),
+  ];
+}
 // The SDK's calls by token: a publishable key may make them.
 const byToken = { auth: 'project', publishable: true } as const;
 const idParams = z.object({ id: z.string() });
@@ -183,15 +202,72 @@ export async function subscriberRoutes(app: App, subscribers: SubscriberService,
       config: { access: { auth: 'project', project: 'params.projectId' }, rateLimitCounter: 'ingest' },
       schema: {
         tags,
-        summary: 'Subscribers of a project, newest first, with filters',
+        summary: 'Subscribers of a project, newest first, with filters, a partial search (q) and a sort',
+        description:
+          'Each row carries its readable `name` and the `channels` that reach it now. `q` matches any part of the ' +
+          'email, externalId, phone or name, case-insensitively.',
         params: projectParams,
         querystring: z.strictObject({ ...paginationQuery, ...s.listQuery }),
         response: { 200: paginated(s.subscriber), ...commonErrors },
       },
     },
     (request) => {
-      const { page, pageSize, ...filters } = request.query;
-      return subscribers.list(projectOf(request), filters, page, pageSize);
+      const { page, pageSize, sort, order, ...filters } = request.query;
+      return subscribers.list(projectOf(request), filters, { sort, order }, page, pageSize);
+    },
+  );
+
+  app.post(
+    '/projects/:projectId/subscribers/bulk',
+    {
+      config: { access: { auth: 'project', project: 'params.projectId' } },
+      schema: {
+        tags,
+        summary: 'Tag, untag or delete subscribers in bulk: a list of ids or every subscriber matching the list filters',
+        description:
+          'One transaction: all of the selection is changed or none. Only subscribers the caller can see are matched ' +
+          "(a test key its sandbox ones; ids of another project match nothing). `matched` counts the selection, `changed` " +
+          'the rows changed: a tag is added where missing (existing tags kept, in order), removed where present; a ' +
+          'deletion removes each subscriber as DELETE /subscribers/:id does. Refused to a VIEWER (403).',
+        params: projectParams,
+        body: s.bulkBody,
+        response: { 200: s.bulkResult, ...commonErrors },
+      },
+    },
+    (request) => {
+      const { action, tags: actionTags, ids, filter } = request.body;
+      const selection = ids !== undefined ? { ids } : { filter: filter ?? {} };
+      return subscribers.bulk(projectOf(request), selection, action === 'delete' ? { action } : { action, tags: actionTags ?? [] });
+    },
+  );
+
+  app.post(
+    '/projects/:projectId/subscribers/export',
+    {
+      // A read, though a POST (a list of ids does not fit in a URL): viewers may export.
+      config: { access: { auth: 'project', project: 'params.projectId', minRole: 'VIEWER' } },
+      schema: {
+        tags,
+        summary: 'CSV of the subscribers selected by ids or by the list filters, with the columns of the people list',
+        description:
+          `Columns: ${PEOPLE_EXPORT_COLUMNS.join(', ')}; rows in id order. channels and tags are joined with commas in ` +
+          'one cell; timestamps are ISO 8601. Cells starting with = + - @ tab, CR or NUL are prefixed with an ' +
+          'apostrophe (formula injection). Only subscribers the caller can see are exported.',
+        params: projectParams,
+        body: s.exportBody,
+        produces: ['text/csv'],
+        response: { 200: z.string().describe('A header row, then one row per subscriber'), ...commonErrors },
+      },
+    },
+    async (request, reply) => {
+      const { ids, filter } = request.body;
+      const selection = ids !== undefined ? { ids } : { filter: filter ?? {} };
+      return sendCsv(request, reply, {
+        filename: 'people.csv',
+        columns: PEOPLE_EXPORT_COLUMNS,
+        rows: subscribers.exportSelection(projectOf(request), selection),
+        toRecord: toPeopleRecord,
+      });
     },
   );
 

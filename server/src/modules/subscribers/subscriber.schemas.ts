@@ -4,6 +4,7 @@ import { CHANNELS, DELIVERY_EVENTS, DELIVERY_STATUSES, EMAIL_STATUSES, MARKETING
 import { createOutboundGuard } from '../../delivery/index.js';
 import { errorEnvelope, instant, paginationQuery, timestamp, timezone } from '../../http/schemas.js';
 import { authSecretProblem, endpointProblem, p256dhProblem } from './push-keys.js';
+import { LIST_SORTS } from './subscriber.repository.js';
 import { canonicalLanguage } from './user-agent.js';
 
 export const language = z
@@ -12,6 +13,8 @@ export const language = z
   .refine((tag) => canonicalLanguage(tag) !== null, 'must be a BCP 47 language tag such as en-US');
 
 export const tag = z.string().trim().min(1).max(64);
+
+const PERSON_CHANNELS = ['push', 'email', 'sms', 'whatsapp'] as const;
 
 /** Problems reported through Zod so they join the other fields in one 422. */
 const check = (problem: (value: string) => string | undefined) => (value: string, ctx: z.core.$RefinementCtx<string>) => {
@@ -116,6 +119,22 @@ export const subscriber = z
           'automations reach it), transactional (only transactional sends: Herald created the contact for one) or ' +
           'unsubscribed. In the detail, list and contact create/update answers',
       ),
+    name: z
+      .string()
+      .nullable()
+      .optional()
+      .describe(
+        'A readable name from the attributes: `name`, else `first_name`/`firstName` and `last_name`/`lastName` joined; ' +
+          'null when none is set. In the detail and list answers',
+      ),
+    channels: z
+      .array(z.enum(PERSON_CHANNELS))
+      .optional()
+      .describe(
+        'The channels that reach this subscriber now: push (an active device with a subscription), email, sms, whatsapp ' +
+          '(an address not suppressed, opted out or unreachable on it), less those its preferences turned off. Marketing ' +
+          'consent is not read here (see marketingConsent). In the detail and list answers',
+      ),
   })
   .meta({ id: 'Subscriber', description: 'A subscriber; the push keys p256dh and auth are write-only and never returned' });
 
@@ -129,7 +148,19 @@ export const duplicateSubscriber = errorEnvelope
 
 export const tagsBody = tokenBody.extend({ tags: z.array(tag).min(1).max(100) });
 
-export const listQuery = {
+const search = z
+  .string()
+  .trim()
+  .min(1)
+  .max(200)
+  .describe(
+    'Partial, case-insensitive search: subscribers whose email, externalId, phone or name (see `name`) contains this ' +
+      'text anywhere; % and _ are matched literally',
+  );
+
+/** The list's filters: also what a bulk action or an export selects with (`filter`). */
+export const listFilters = {
+  q: search.optional(),
   platform: z.enum(SUBSCRIBER_PLATFORMS).optional(),
   country: z
     .string()
@@ -144,6 +175,60 @@ export const listQuery = {
   createdAfter: instant.optional().describe('ISO date or timestamp; createdAt at or after it'),
   createdBefore: instant.optional().describe('ISO date or timestamp; createdAt strictly before it'),
 };
+
+export const listQuery = {
+  ...listFilters,
+  sort: z
+    .enum(LIST_SORTS)
+    .default('createdAt')
+    .describe('Sort key (default createdAt); rows with the same value are ordered by id, in the same direction'),
+  order: z.enum(['asc', 'desc']).default('desc').describe('Sort direction (default desc); rows without an email or a name come last either way'),
+};
+
+/** Which rows a bulk action or an export takes: listed by id, or every row the list's filters select. */
+const selectionFields = {
+  ids: z
+    .array(z.string().min(1).max(100))
+    .min(1)
+    .max(1000)
+    .optional()
+    .describe('The subscribers to act on, at most 1000; ids the caller cannot see (another project, a live row for a test key) are not matched'),
+  filter: z
+    .strictObject(listFilters)
+    .optional()
+    .describe('Every subscriber the list would show with these filters (`{}`: all of them); instead of ids'),
+};
+
+const oneSelection = (value: { ids?: unknown; filter?: unknown }, ctx: z.core.$RefinementCtx) => {
+  if ((value.ids === undefined) === (value.filter === undefined)) {
+    ctx.addIssue({ code: 'custom', path: ['ids'], message: 'give either ids or filter (one of the two)' });
+  }
+};
+
+export const bulkBody = z
+  .strictObject({
+    action: z.enum(['tag', 'untag', 'delete']).describe('tag: add the tags; untag: remove them; delete: delete the subscribers and their personal data'),
+    tags: z.array(tag).min(1).max(100).optional().describe('The tags to add or remove: required for tag and untag, refused for delete'),
+    ...selectionFields,
+  })
+  .superRefine((value, ctx) => {
+    oneSelection(value, ctx);
+    if (value.action !== 'delete' && value.tags === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['tags'], message: `required to ${value.action}` });
+    }
+    if (value.action === 'delete' && value.tags !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['tags'], message: 'not taken by delete' });
+    }
+  });
+
+export const bulkResult = z
+  .object({
+    matched: z.number().int().describe('Subscribers the selection matched (among those the caller can see)'),
+    changed: z.number().int().describe('Of them, those changed: tagged or untagged (a row already so is not), or deleted'),
+  })
+  .meta({ id: 'SubscriberBulkResult' });
+
+export const exportBody = z.strictObject(selectionFields).superRefine(oneSelection);
 
 const count = z.object({ key: z.string(), count: z.number().int() });
 export const analytics = z

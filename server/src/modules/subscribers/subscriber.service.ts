@@ -41,12 +41,20 @@ export interface Subscriber {
   lastSeenAt: string;
   /** In the detail, list and contact answers. */
   marketingConsent?: repo.MarketingConsents;
+  /** In the detail and list answers. */
+  name?: string | null;
+  channels?: repo.PersonChannel[];
 }
 
+export type BulkAction = { action: 'tag' | 'untag'; tags: string[] } | { action: 'delete' };
+export type ExportedPerson = Awaited<ReturnType<typeof repo.pageSelection>>[number];
+const EXPORT_BATCH = 1000;
+
 /** The push keys (p256dh, auth) are write-only: they never leave the server. */
-export function toSubscriber(row: repo.SubscriberRow, marketingConsent?: repo.MarketingConsents): Subscriber {
+export function toSubscriber(row: repo.SubscriberRow | repo.PersonRow, marketingConsent?: repo.MarketingConsents): Subscriber {
   return {
     ...(marketingConsent && { marketingConsent }),
+    ...('channels' in row && { name: row.name, channels: row.channels }),
     id: row.id,
     token: row.token,
     projectId: row.projectId,
@@ -77,7 +85,7 @@ export function toSubscriber(row: repo.SubscriberRow, marketingConsent?: repo.Ma
 }
 
 /** Subscribers as answered, each with its marketing consent per channel (read in one query, after the rows). */
-export async function withConsents(db: Db, reach: Reach, rows: readonly repo.SubscriberRow[]): Promise<Subscriber[]> {
+export async function withConsents(db: Db, reach: Reach, rows: readonly (repo.SubscriberRow | repo.PersonRow)[]): Promise<Subscriber[]> {
   const consents = await repo.findConsents(db, reach, rows.map((row) => row.id));
   return rows.map((row) => toSubscriber(row, consents.get(row.id)));
 }
@@ -218,7 +226,7 @@ export class SubscriberService {
   }
 
   async get(reach: Reach, id: string): Promise<Subscriber> {
-    const row = await repo.findById(this.db, reach, id);
+    const row = await repo.findPerson(this.db, reach, id);
     if (!row) throw notFound('Subscriber');
     return (await withConsents(this.db, reach, [row]))[0]!;
   }
@@ -303,9 +311,26 @@ export class SubscriberService {
     return { id: row.id, lastSeenAt: row.lastSeenAt.toISOString() };
   }
 
-  async list(scope: ProjectScope, filters: repo.ListFilters, page: number, pageSize: number) {
-    const { rows, total } = await repo.listSubscribers(this.db, scope, filters, pageSize, (page - 1) * pageSize);
+  async list(scope: ProjectScope, filters: repo.ListFilters, order: repo.ListOrder, page: number, pageSize: number) {
+    const { rows, total } = await repo.listSubscribers(this.db, scope, filters, order, pageSize, (page - 1) * pageSize);
     return { data: await withConsents(this.db, scope, rows), page, pageSize, total };
+  }
+
+  /** A bulk action on a selection of the people list, in one transaction: how many rows it selected and changed. */
+  async bulk(scope: ProjectScope, selection: repo.Selection, action: BulkAction): Promise<{ matched: number; changed: number }> {
+    if (action.action === 'delete') return repo.deleteSelection(this.db, scope, selection);
+    return repo.tagSelection(this.db, scope, selection, action.action, action.tags);
+  }
+
+  /** The selected rows with the list's columns, read by keyset pages (by id) of 1,000 as the CSV stream asks for them. */
+  async *exportSelection(scope: ProjectScope, selection: repo.Selection): AsyncGenerator<ExportedPerson> {
+    let after: string | undefined;
+    for (;;) {
+      const rows = await repo.pageSelection(this.db, scope, selection, after, EXPORT_BATCH);
+      yield* rows;
+      if (rows.length < EXPORT_BATCH) return;
+      after = rows.at(-1)!.id;
+    }
   }
 
   /** Active subscribers per country, platform, browser, os, device and city, largest first; every value, or the top `limit`. */

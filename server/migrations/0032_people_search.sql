@@ -1,0 +1,5 @@
+-- The people list's partial search: trigrams of a subscriber's email, external id, phone and name (pg_trgm is a
+-- trusted extension: a database owner may create it).
+CREATE EXTENSION IF NOT EXISTS pg_trgm;--> statement-breakpoint
+CREATE INDEX "subscribers_search_idx" ON "subscribers" USING gin (lower(coalesce("email", '') || ' ' || coalesce("external_id", '') || ' ' || coalesce("phone", '') || ' ' || coalesce(nullif(btrim(coalesce(nullif(btrim("attributes" ->> 'name'), ''), coalesce("attributes" ->> 'first_name', "attributes" ->> 'firstName', '') || ' ' || coalesce("attributes" ->> 'last_name', "attributes" ->> 'lastName', ''))), ''), '')) gin_trgm_ops);--> statement-breakpoint
+CREATE INDEX "subscribers_project_name_idx" ON "subscribers" USING btree ("project_id",nullif(btrim(coalesce(nullif(btrim("attributes" ->> 'name'), ''), coalesce("attributes" ->> 'first_name', "attributes" ->> 'firstName', '') || ' ' || coalesce("attributes" ->> 'last_name', "attributes" ->> 'lastName', ''))), ''),"id");
