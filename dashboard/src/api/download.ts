@@ -2,9 +2,14 @@
 import { session } from '../auth/session';
 import { ApiError } from './client';
 
-export async function download(path: string, fileName: string): Promise<void> {
+/** A GET, or a POST of `body` as JSON (an export whose selection does not fit in a URL). */
+export async function download(path: string, fileName: string, body?: unknown): Promise<void> {
   const { token, orgId } = session.get();
-  const res = await fetch(path, { headers: { authorization: `Bearer ${token ?? ''}`, 'x-org-id': orgId ?? '' } });
+  const headers: Record<string, string> = { authorization: `Bearer ${token ?? ''}`, 'x-org-id': orgId ?? '' };
+  const res = await fetch(
+    path,
+    body === undefined ? { headers } : { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) },
+  );
   if (res.status === 401) session.expire();
   if (!res.ok) {
     const envelope = (await res.json().catch(() => ({}))) as { code?: string; message?: string };

@@ -1,8 +1,9 @@
-// Subscribers of a project: every filter of spec 4.3 (kept in the URL), server-side pagination, detail, delete.
+// People of a project: partial search, sort, every filter of spec 4.3 (kept in the URL), bulk actions and export; a person's page with its attribute editor.
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate, useParams, useSearch } from '@tanstack/react-router';
-import { useState, type FormEvent } from 'react';
-import { api, unwrap, type Schemas } from '../api/client';
+import { useEffect, useRef, useState, type FormEvent } from 'react';
+import { api, ApiError, unwrap, type Schemas } from '../api/client';
+import { download } from '../api/download';
 import { useMembership } from '../auth/me';
 import { Confirm } from '../components/confirm';
 import { Field, FilterActions, FormError, SelectField } from '../components/field';
@@ -10,7 +11,8 @@ import { dateTime } from '../components/format';
 import { Pagination } from '../components/pagination';
 import { ErrorMessage, QueryState } from '../components/query-state';
 import { CONSENT_LABELS } from './segment-builder-model';
-import { BROWSERS, filtersFromForm, OSES, PLATFORMS, STATUSES } from './subscriber-filters';
+import { AttributeEditor } from '../components/attribute-editor';
+import { BROWSERS, filtersFromForm, nextSort, OSES, PLATFORMS, selectionFilter, STATUSES, type SortKey, type SubscriberFilters } from './subscriber-filters';
 import { REASON_LABEL } from './suppressions';
 
 type Subscriber = Schemas['Subscriber'];
@@ -37,13 +39,20 @@ export function SubscribersPage() {
     queryFn: () => unwrap(api.GET('/subscribers/project/{projectId}', { params: { path: { projectId }, query: { ...filters, pageSize: 25 } } })),
     placeholderData: keepPreviousData,
   });
+  const selection = useSelection(JSON.stringify(selectionFilter(filters)));
+  const { q, sort, order } = filters;
   const apply = (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
-    void navigate({ search: filtersFromForm(new FormData(event.currentTarget)) });
+    void navigate({ search: { ...filtersFromForm(new FormData(event.currentTarget)), q, sort, order } });
+  };
+  const search = (text: string) => {
+    const { page: _page, q: _q, ...rest } = filters;
+    void navigate({ search: text ? { ...rest, q: text } : rest, replace: true });
   };
   return (
     <section aria-labelledby="subscribers-title">
-      <h2 id="subscribers-title">Subscribers</h2>
+      <h2 id="subscribers-title">People</h2>
+      <SearchBox value={q ?? ''} onSearch={search} error={subscribers.error} />
       <FindSubscriber projectId={projectId} />
       <form className="card filters" onSubmit={apply} aria-label="Filters" key={JSON.stringify(filters)}>
         <SelectField label="Status" field="query.status" error={subscribers.error} defaultValue={filters.status ?? ''}>
@@ -77,49 +86,300 @@ export function SubscribersPage() {
         <Field label="Created before" field="query.createdBefore" error={subscribers.error} type="date" defaultValue={filters.createdBefore ?? ''} />
         <FilterActions onClear={() => void navigate({ search: {} })} />
       </form>
-      <QueryState query={subscribers} isEmpty={(list) => list.total === 0} empty={<p>No subscribers match.</p>}>
-        {(list) => (
-          <>
-            <table>
-              <caption className="visually-hidden">Subscribers</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Subscriber</th>
-                  <th scope="col">Platform</th>
-                  <th scope="col">Browser / OS</th>
-                  <th scope="col">Country</th>
-                  <th scope="col">Tags</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Marketing</th>
-                  <th scope="col">Created</th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.data.map((subscriber) => (
-                  <tr key={subscriber.id}>
-                    <td>
-                      <Link to="/projects/$projectId/subscribers/$subscriberId" params={{ projectId, subscriberId: subscriber.id }}>
-                        {subscriber.externalId ?? subscriber.email ?? subscriber.token}
-                      </Link>
-                    </td>
-                    <td>{subscriber.platform ?? '—'}</td>
-                    <td>
-                      {subscriber.browser ?? '—'} / {subscriber.os ?? '—'}
-                    </td>
-                    <td>{[subscriber.country, subscriber.city].filter(Boolean).join(', ') || '—'}</td>
-                    <td>{subscriber.tags.join(', ') || '—'}</td>
-                    <td>{subscriber.status}</td>
-                    <td>{marketingConsent(subscriber) || '—'}</td>
-                    <td>{dateTime(subscriber.createdAt)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-            <Pagination page={list.page} pageSize={list.pageSize} total={list.total} onPage={(page) => void navigate({ search: { ...filters, page } })} />
-          </>
-        )}
+      <QueryState query={subscribers} isEmpty={(list) => list.total === 0} empty={<p>{q ? `No one matches “${q}”.` : 'No subscribers match.'}</p>}>
+        {(list) => {
+          const pageIds = list.data.map((person) => person.id);
+          const pageSelected = pageIds.length > 0 && pageIds.every((id) => selection.ids.has(id));
+          return (
+            <>
+              <BulkBar projectId={projectId} filters={filters} total={list.total} pageSelected={pageSelected} selection={selection} />
+              <div className="table-scroll" role="region" aria-label="People list" tabIndex={0}>
+                <table className="people">
+                  <caption className="visually-hidden">People, {sortCaption(sort, order)}</caption>
+                  <thead>
+                    <tr>
+                      <th scope="col">
+                        <input
+                          type="checkbox"
+                          aria-label="Select everyone on this page"
+                          checked={selection.all || pageSelected}
+                          disabled={selection.all}
+                          onChange={(event) => selection.setPage(pageIds, event.target.checked)}
+                        />
+                      </th>
+                      <SortHeader label="Name" sortKey="name" filters={filters} />
+                      <SortHeader label="Email" sortKey="email" filters={filters} />
+                      <th scope="col">Phone</th>
+                      <th scope="col">Channels</th>
+                      <th scope="col">Marketing</th>
+                      <SortHeader label="Last seen" sortKey="lastSeenAt" filters={filters} />
+                      <th scope="col">Tags</th>
+                      <SortHeader label="Created" sortKey="createdAt" filters={filters} />
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {list.data.map((person) => (
+                      <tr key={person.id}>
+                        <td>
+                          <input
+                            type="checkbox"
+                            aria-label={`Select ${displayName(person)}`}
+                            checked={selection.all || selection.ids.has(person.id)}
+                            disabled={selection.all}
+                            onChange={(event) => selection.setPage([person.id], event.target.checked)}
+                          />
+                        </td>
+                        <td className="person-name">
+                          <Link to="/projects/$projectId/subscribers/$subscriberId" params={{ projectId, subscriberId: person.id }}>
+                            {displayName(person)}
+                          </Link>
+                        </td>
+                        <td className="person-email">{person.email ?? '—'}</td>
+                        <td>{person.phone ?? '—'}</td>
+                        <td>
+                          <Channels channels={person.channels} />
+                        </td>
+                        <td>{marketingConsent(person) || '—'}</td>
+                        <td>{dateTime(person.lastSeenAt)}</td>
+                        <td>{person.tags.join(', ') || '—'}</td>
+                        <td>{dateTime(person.createdAt)}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+              <Pagination page={list.page} pageSize={list.pageSize} total={list.total} onPage={(page) => void navigate({ search: { ...filters, page } })} />
+            </>
+          );
+        }}
       </QueryState>
     </section>
+  );
+}
+
+/** How a person is named in lists and headings: their name, else email, else phone, else an id. */
+export function displayName(person: Pick<Subscriber, 'name' | 'email' | 'phone' | 'externalId' | 'id'>): string {
+  return person.name ?? person.email ?? person.phone ?? person.externalId ?? person.id;
+}
+
+const CHANNEL_LABEL = { push: 'Push', email: 'Email', sms: 'SMS', whatsapp: 'WhatsApp' } as const;
+
+/** The channels that reach a person now, in words (no icon to name). */
+function Channels({ channels }: { channels: Subscriber['channels'] }) {
+  if (!channels || channels.length === 0) return <span className="muted">None</span>;
+  return (
+    <ul className="tags" aria-label="Reachable on">
+      {channels.map((channel) => (
+        <li key={channel} className="badge">
+          {CHANNEL_LABEL[channel]}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+const SORT_WORDS: Record<SortKey, string> = { createdAt: 'creation', lastSeenAt: 'last seen', email: 'email', name: 'name' };
+const sortCaption = (sort: SortKey | undefined, order: 'asc' | 'desc' | undefined) =>
+  `sorted by ${SORT_WORDS[sort ?? 'createdAt']}, ${(order ?? 'desc') === 'asc' ? 'ascending' : 'descending'}`;
+
+/** A column header that sorts the list by its key (a click on the sorted one reverses it), with aria-sort. */
+function SortHeader({ label, sortKey, filters }: { label: string; sortKey: SortKey; filters: SubscriberFilters }) {
+  const active = (filters.sort ?? 'createdAt') === sortKey;
+  const order = filters.order ?? 'desc';
+  return (
+    <th scope="col" aria-sort={active ? (order === 'asc' ? 'ascending' : 'descending') : 'none'}>
+      <Link from="/projects/$projectId/subscribers/" to="." search={nextSort(filters, sortKey)} className="sort">
+        {label}
+        <span aria-hidden="true">{active ? (order === 'asc' ? ' ▲' : ' ▼') : ''}</span>
+      </Link>
+    </th>
+  );
+}
+
+/** The search box: the list follows what is typed, 300 ms after the last key (Enter searches at once). */
+function SearchBox({ value, onSearch, error }: { value: string; onSearch: (text: string) => void; error: unknown }) {
+  const [text, setText] = useState(value);
+  const sent = useRef(value);
+  useEffect(() => {
+    if (value !== sent.current) {
+      sent.current = value;
+      setText(value);
+    }
+  }, [value]);
+  useEffect(() => {
+    const wanted = text.trim();
+    if (wanted === sent.current) return;
+    const timer = setTimeout(() => {
+      sent.current = wanted;
+      onSearch(wanted);
+    }, 300);
+    return () => clearTimeout(timer);
+  }, [text, onSearch]);
+  return (
+    <form
+      role="search"
+      className="card inline"
+      aria-label="People search"
+      onSubmit={(event) => {
+        event.preventDefault();
+        sent.current = text.trim();
+        onSearch(text.trim());
+      }}
+    >
+      <Field
+        label="Search people"
+        field="query.q"
+        error={error}
+        type="search"
+        value={text}
+        maxLength={200}
+        onChange={(event) => setText(event.target.value)}
+        hint="Any part of a name, email, phone or external id"
+      />
+    </form>
+  );
+}
+
+interface Selection {
+  /** Rows ticked one by one (across pages). */
+  ids: ReadonlySet<string>;
+  /** Every row matching the filters, however many. */
+  all: boolean;
+  setPage: (ids: readonly string[], on: boolean) => void;
+  selectAll: () => void;
+  clear: () => void;
+}
+
+/** What is selected; emptied when the filters change (`filterKey`), since "all matching" meant the old ones. */
+function useSelection(filterKey: string): Selection {
+  const [ids, setIds] = useState<ReadonlySet<string>>(new Set());
+  const [all, setAll] = useState(false);
+  const [key, setKey] = useState(filterKey);
+  if (key !== filterKey) {
+    setKey(filterKey);
+    setIds(new Set());
+    setAll(false);
+  }
+  return {
+    ids,
+    all,
+    setPage: (changed, on) =>
+      setIds((current) => {
+        const next = new Set(current);
+        for (const id of changed) {
+          if (on) next.add(id);
+          else next.delete(id);
+        }
+        return next;
+      }),
+    selectAll: () => setAll(true),
+    clear: () => {
+      setIds(new Set());
+      setAll(false);
+    },
+  };
+}
+
+/** Tag, untag, delete or export what is selected: rows ticked, or everyone matching the filters. */
+function BulkBar({
+  projectId,
+  filters,
+  total,
+  pageSelected,
+  selection,
+}: {
+  projectId: string;
+  filters: SubscriberFilters;
+  total: number;
+  pageSelected: boolean;
+  selection: Selection;
+}) {
+  const { canWrite } = useMembership();
+  const queryClient = useQueryClient();
+  const [done, setDone] = useState<string>();
+  const [exportError, setExportError] = useState<unknown>();
+  // Checked here first, so the words are ours rather than the schema's.
+  const [tagError, setTagError] = useState<ApiError>();
+  const count = selection.all ? total : selection.ids.size;
+  const target = selection.all ? { filter: selectionFilter(filters) } : { ids: [...selection.ids] };
+  const people = (n: number) => `${n} ${n === 1 ? 'person' : 'people'}`;
+  const act = useMutation({
+    mutationFn: (body: { action: 'tag' | 'untag' | 'delete'; tags?: string[] }) =>
+      unwrap(api.POST('/projects/{projectId}/subscribers/bulk', { params: { path: { projectId } }, body: { ...body, ...target } })),
+    onSuccess: async (result, body) => {
+      const verb = { tag: 'Tagged', untag: 'Untagged', delete: 'Deleted' }[body.action];
+      setDone(
+        body.action === 'delete'
+          ? `Deleted ${people(result.changed)}.`
+          : `${verb} ${people(result.matched)} (${result.changed} changed).`,
+      );
+      if (body.action === 'delete') selection.clear();
+      await queryClient.invalidateQueries({ queryKey: ['subscribers', projectId] });
+    },
+  });
+  if (count === 0) return done ? <p role="status">{done}</p> : null;
+  const tagsOf = (form: HTMLFormElement) =>
+    String(new FormData(form).get('tags'))
+      .split(',')
+      .map((tag) => tag.trim())
+      .filter(Boolean);
+  const run = (action: 'tag' | 'untag') => (event: { currentTarget: HTMLButtonElement }) => {
+    const form = event.currentTarget.form;
+    if (!form) return;
+    setDone(undefined);
+    const tags = tagsOf(form);
+    const problem = tags.length === 0 ? 'Enter at least one tag.' : tags.some((tag) => tag.length > 64) ? 'Each tag can have at most 64 characters.' : undefined;
+    setTagError(problem && new ApiError(422, 'validation_failed', problem, [{ field: 'tags', error: problem }]));
+    if (!problem) act.mutate({ action, tags });
+  };
+  return (
+    <form className="card bulk-bar" aria-label="Selected people" onSubmit={(event) => event.preventDefault()}>
+      <p role="status" className="bulk-count">
+        {selection.all ? `All ${people(total)} matching selected.` : `${people(count)} selected.`}{' '}
+        {!selection.all && pageSelected && total > count && (
+          <button type="button" className="link" onClick={selection.selectAll}>
+            Select all {people(total)} matching
+          </button>
+        )}{' '}
+        <button type="button" className="link" onClick={selection.clear}>
+          Clear selection
+        </button>
+      </p>
+      {canWrite && (
+        <>
+          <Field label="Tags for the selection (comma-separated)" field="tags" error={tagError ?? act.error} />
+          <div className="actions">
+            <button type="button" onClick={run('tag')} disabled={act.isPending}>
+              Add tags
+            </button>
+            <button type="button" onClick={run('untag')} disabled={act.isPending}>
+              Remove tags
+            </button>
+            <Confirm
+              trigger="Delete selected"
+              title={`Delete ${people(count)}?`}
+              description="Their devices, tags, attributes and personal data are deleted for good. This cannot be undone."
+              confirm="Delete"
+              onConfirm={() => (setDone(undefined), act.mutateAsync({ action: 'delete' }))}
+            />
+          </div>
+        </>
+      )}
+      <div className="actions">
+        <button
+          type="button"
+          onClick={() => {
+            setExportError(undefined);
+            download(`/projects/${encodeURIComponent(projectId)}/subscribers/export`, 'people.csv', target).catch(setExportError);
+          }}
+        >
+          Export CSV
+        </button>
+      </div>
+      <FormError error={act.error} fields={['tags']} />
+      <ErrorMessage error={exportError} />
+      {done && <p role="status">{done}</p>}
+    </form>
   );
 }
 
@@ -182,13 +442,13 @@ export function SubscriberPage() {
     <section aria-labelledby="subscriber-title">
       <p className="breadcrumb">
         <Link to="/projects/$projectId/subscribers" params={{ projectId }}>
-          Subscribers
+          People
         </Link>
       </p>
       <QueryState query={subscriber}>
         {(s) => (
           <>
-            <h2 id="subscriber-title">{s.externalId ?? s.email ?? s.token}</h2>
+            <h2 id="subscriber-title">{s.name ?? s.externalId ?? s.email ?? s.phone ?? s.token}</h2>
             <dl className="details">
               {(
                 [
@@ -196,7 +456,7 @@ export function SubscriberPage() {
                   ['Token', s.token],
                   ['External id', s.externalId],
                   ['Phone', s.phone],
-                  ['Channels', [s.endpoint && 'push', s.email && 'email', s.phone && 'sms'].filter(Boolean).join(', ')],
+                  ['Reachable on', (s.channels ?? []).map((channel) => CHANNEL_LABEL[channel]).join(', ') || 'No channel'],
                   ['Marketing', marketingConsent(s)],
                   ['Platform', s.platform],
                   ['Browser', s.browser],
@@ -222,8 +482,10 @@ export function SubscriberPage() {
             </dl>
             {s.email && <SubscriberEmail projectId={projectId} subscriberId={s.id} email={s.email} emailStatus={s.emailStatus} />}
             <Tags subscriber={s} canWrite={canWrite} />
-            <h3>Attributes</h3>
-            {Object.keys(s.attributes).length === 0 ? <p className="muted">None.</p> : <pre className="json">{JSON.stringify(s.attributes, null, 2)}</pre>}
+            <section aria-labelledby="attributes-title">
+              <h3 id="attributes-title">Attributes</h3>
+              <AttributeEditor subscriber={s} canWrite={canWrite} />
+            </section>
             <RecentSends projectId={projectId} subscriberId={subscriberId} />
             {canWrite && (
               <Confirm
