@@ -63,6 +63,8 @@ describe('partial search (q)', () => {
     expect(await found('ada.love')).toEqual([ids.ada]);
     expect(await found('user-4')).toEqual([ids.zoe]);
     expect(await found('7946')).toEqual([ids.chloe]);
+    expect(await found('+44 20 7946-0958')).toEqual([ids.chloe]);
+    expect(await found('(20) 7946')).toEqual([ids.chloe]);
     expect(await found("o'brien")).toEqual([ids.zoe]);
     expect(await found('ZOË')).toEqual([ids.zoe]);
     expect(await found('chloé 100')).toEqual([ids.chloe]);
