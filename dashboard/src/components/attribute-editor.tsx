@@ -14,6 +14,7 @@ export function AttributeEditor({ subscriber, canWrite }: { subscriber: Subscrib
   const [rows, setRows] = useState(() => rowsFromAttributes(subscriber.attributes));
   const [errors, setErrors] = useState<Map<number, RowErrors>>(new Map());
   const [nextId, setNextId] = useState(rows.length);
+  const [unchanged, setUnchanged] = useState(false);
   const save = useMutation({
     mutationFn: (attributes: Record<string, unknown>) => unwrap(api.PATCH('/subscribers/{id}', { params: { path: { id: subscriber.id } }, body: { attributes } })),
     onSuccess: (saved) => {
@@ -46,6 +47,7 @@ export function AttributeEditor({ subscriber, canWrite }: { subscriber: Subscrib
 
   const change = (id: number, update: (row: AttributeRow) => AttributeRow) => {
     setRows((current) => current.map((row) => (row.id === id ? update(row) : row)));
+    setUnchanged(false);
     save.reset();
   };
   const add = () => {
@@ -60,7 +62,9 @@ export function AttributeEditor({ subscriber, canWrite }: { subscriber: Subscrib
       return;
     }
     setErrors(new Map());
-    if (Object.keys(result.patch).length > 0) save.mutate(result.patch);
+    const changed = Object.keys(result.patch).length > 0;
+    setUnchanged(!changed);
+    if (changed) save.mutate(result.patch);
   };
   const serverError = (key: string) => (save.error instanceof ApiError ? save.error.fieldError(`attributes.${key.trim()}`) : undefined);
 
@@ -181,6 +185,7 @@ export function AttributeEditor({ subscriber, canWrite }: { subscriber: Subscrib
       )}
       <FormError error={save.error} fields={rows.map((row) => `attributes.${row.key.trim()}`)} />
       {save.isSuccess && <p role="status">Attributes saved.</p>}
+      {unchanged && <p role="status">Nothing has changed: there is nothing to save.</p>}
     </form>
   );
 }

@@ -11263,7 +11263,7 @@ export interface paths {
                             os?: "macOS" | "Windows" | "iOS" | "Android";
                             /** @enum {string} */
                             platform?: "desktop" | "mobile" | "tablet";
-                            /** @description Partial, case-insensitive search: subscribers whose email, externalId, phone or name (see `name`) contains this text anywhere; % and _ are matched literally */
+                            /** @description Partial, case-insensitive search: subscribers whose email, externalId, phone or name (see `name`) contains this text anywhere; % and _ are matched literally. A phone number may be written with spaces, dashes, dots or brackets */
                             q?: string;
                             /** @enum {string} */
                             status?: "active" | "inactive" | "unsubscribed";
@@ -11407,7 +11407,7 @@ export interface paths {
                             os?: "macOS" | "Windows" | "iOS" | "Android";
                             /** @enum {string} */
                             platform?: "desktop" | "mobile" | "tablet";
-                            /** @description Partial, case-insensitive search: subscribers whose email, externalId, phone or name (see `name`) contains this text anywhere; % and _ are matched literally */
+                            /** @description Partial, case-insensitive search: subscribers whose email, externalId, phone or name (see `name`) contains this text anywhere; % and _ are matched literally. A phone number may be written with spaces, dashes, dots or brackets */
                             q?: string;
                             /** @enum {string} */
                             status?: "active" | "inactive" | "unsubscribed";
@@ -14099,7 +14099,7 @@ export interface paths {
                     /** @description Items per page (max 100) */
                     pageSize?: number;
                     platform?: "desktop" | "mobile" | "tablet";
-                    /** @description Partial, case-insensitive search: subscribers whose email, externalId, phone or name (see `name`) contains this text anywhere; % and _ are matched literally */
+                    /** @description Partial, case-insensitive search: subscribers whose email, externalId, phone or name (see `name`) contains this text anywhere; % and _ are matched literally. A phone number may be written with spaces, dashes, dots or brackets */
                     q?: string;
                     /** @description Sort key (default createdAt); rows with the same value are ordered by id, in the same direction */
                     sort?: "createdAt" | "lastSeenAt" | "email" | "name";

@@ -63,6 +63,8 @@ describe('partial search (q)', () => {
     expect(await found('ada.love')).toEqual([ids.ada]);
     expect(await found('user-4')).toEqual([ids.zoe]);
     expect(await found('7946')).toEqual([ids.chloe]);
+    expect(await found('+44 20 7946-0958')).toEqual([ids.chloe]);
+    expect(await found('(20) 7946')).toEqual([ids.chloe]);
     expect(await found("o'brien")).toEqual([ids.zoe]);
     expect(await found('ZOË')).toEqual([ids.zoe]);
     expect(await found('chloé 100')).toEqual([ids.chloe]);
@@ -217,7 +219,32 @@ describe('bulk actions', () => {
     expect((await t.app.inject({ method: 'GET', url: `/subscribers/${ids[3]}`, headers: who.jwt })).statusCode).toBe(404);
     const byIds = await bulk(who, { action: 'delete', ids: [ids[2]!, ids[3]!] });
     expect(byIds.json()).toEqual({ matched: 1, changed: 1 });
-    expect((await list(who, {})).total).toBe(2);
+    expect((await list(who, { q: 'bulk-' })).total).toBe(2);
+  });
+
+  it('forgets the deleted in the transactional send log, unless another row of the project still carries the name', async () => {
+    const gone = await contact(who, { email: 'Forget@x.test', externalId: 'forget-me' });
+    const twin = await contact(who, { email: 'kept@x.test', externalId: 'shared' });
+    await contact(who, { email: 'KEPT@x.test', externalId: 'shared' });
+    const send = (recipient: Record<string, string>) =>
+      t.database.db.execute(
+        sql`insert into transactional_sends (id, project_id, channel, sandbox, recipient, outcome)
+            values (${`txs_${Math.random().toString(36).slice(2)}`}, ${who.projectId}, 'email', false, ${JSON.stringify(recipient)}::jsonb, '{}'::jsonb)
+            returning id`,
+      );
+    const sends = [
+      await send({ to: 'forget@X.test' }),
+      await send({ externalId: 'forget-me' }),
+      await send({ to: 'kept@x.test' }),
+      await send({ externalId: 'shared' }),
+    ].map((result) => (result.rows[0] as { id: string }).id);
+    const deleted = await bulk(who, { action: 'delete', ids: [gone, twin] });
+    expect(deleted.json()).toEqual({ matched: 2, changed: 2 });
+    const { rows } = await t.database.db.execute<{ id: string; recipient: Record<string, string> }>(
+      sql`select id, recipient from transactional_sends where project_id = ${who.projectId}`,
+    );
+    const recipients = new Map(rows.map((row) => [row.id, row.recipient]));
+    expect(sends.map((id) => recipients.get(id))).toEqual([{}, {}, { to: 'kept@x.test' }, { externalId: 'shared' }]);
   });
 
   it("matches nothing of another tenant's, nor a live row for a test key", async () => {

@@ -344,12 +344,24 @@ export interface ListOrder {
 /** `text` as a LIKE pattern matching itself anywhere: its own `%`, `_` and `\` are taken literally. */
 export const containsPattern = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
+/**
+ * `q` anywhere in the search text; a query that reads as a phone number written for people (`+44 20 7946-0958`) also
+ * matches the E.164 form stored: its spaces, dashes, dots and brackets left out.
+ */
+function searched(q: string): SQL {
+  const text = subscriberSearchText(subscribers);
+  const bare = q.replace(/[\s().-]/g, '');
+  const phoneLike = /^\+?[\d\s().-]+$/.test(q) && bare !== q && bare.length >= 3;
+  const exact = sql`${text} LIKE ${containsPattern(q.toLowerCase())}`;
+  return phoneLike ? sql`(${exact} OR ${text} LIKE ${containsPattern(bare)})` : exact;
+}
+
 /** The rows of the caller's project the list's filters select (`visibleTo`: a test key its sandbox rows only). */
 export function listed(db: Db, scope: ProjectScope, filters: ListFilters): SQL {
   return and(
     visibleTo(db, scope),
     // The expression of subscribers_search_idx, lower-cased like the pattern, so trigrams narrow the rows.
-    filters.q !== undefined ? sql`${subscriberSearchText(subscribers)} LIKE ${containsPattern(filters.q.toLowerCase())}` : undefined,
+    filters.q !== undefined ? searched(filters.q) : undefined,
     filters.platform !== undefined ? eq(subscribers.platform, filters.platform) : undefined,
     filters.country !== undefined ? eq(subscribers.country, filters.country) : undefined,
     filters.browser !== undefined ? eq(subscribers.browser, filters.browser) : undefined,

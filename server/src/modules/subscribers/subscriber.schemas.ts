@@ -155,7 +155,7 @@ const search = z
   .max(200)
   .describe(
     'Partial, case-insensitive search: subscribers whose email, externalId, phone or name (see `name`) contains this ' +
-      'text anywhere; % and _ are matched literally',
+      'text anywhere; % and _ are matched literally. A phone number may be written with spaces, dashes, dots or brackets',
   );
 
 /** The list's filters: also what a bulk action or an export selects with (`filter`). */
