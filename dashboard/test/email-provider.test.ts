@@ -57,7 +57,7 @@ describe.skipIf(!chromiumPath)('email settings in Chromium', { timeout: 60_000 }
     await form(page).getByRole('button', { name: 'Save email provider' }).click();
     const port = form(page).getByLabel('Port', { exact: true });
     await expect.poll(() => port.getAttribute('aria-invalid')).toBe('true');
-    const portError = form(page).getByRole('alert').filter({ hasText: '65535' });
+    const portError = form(page).getByRole('alert').filter({ hasText: 'must be at most 65,535' });
     expect(await port.getAttribute('aria-describedby')).toContain(await portError.getAttribute('id'));
     await expectAccessible(page, 'the SMTP form with a 422');
     expect((await emailConfig())?.provider ?? 'none').toBe('none');
