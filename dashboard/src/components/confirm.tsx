@@ -13,9 +13,12 @@ interface ConfirmProps {
   disabled?: boolean;
   /** Accessible name of the trigger when its text alone is ambiguous in a list ("Revoke key ci"). */
   label?: string;
+  /** How a failure is shown in the dialog, when the page can say more than FormError (a step's problem with its link). */
+  errorView?: (error: unknown) => ReactNode;
+  onError?: (error: unknown) => void;
 }
 
-export function Confirm({ trigger, title, description, confirm, onConfirm, disabled, label }: ConfirmProps) {
+export function Confirm({ trigger, title, description, confirm, onConfirm, disabled, label, errorView, onError }: ConfirmProps) {
   const [open, setOpen] = useState(false);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>();
@@ -27,6 +30,7 @@ export function Confirm({ trigger, title, description, confirm, onConfirm, disab
       setOpen(false);
     } catch (failure) {
       setError(failure);
+      onError?.(failure);
     } finally {
       setBusy(false);
     }
@@ -43,7 +47,7 @@ export function Confirm({ trigger, title, description, confirm, onConfirm, disab
         <AlertDialog.Content className="dialog">
           <AlertDialog.Title>{title}</AlertDialog.Title>
           <AlertDialog.Description>{description}</AlertDialog.Description>
-          <FormError error={error} fields={[]} />
+          {error !== undefined && errorView ? errorView(error) : <FormError error={error} fields={[]} />}
           <div className="actions">
             <AlertDialog.Cancel asChild>
               <button type="button">Cancel</button>

@@ -1,6 +1,8 @@
 // A labelled form control with the API's 422 message for its field shown beside it (and announced).
-import { useCallback, useId, useState, type ChangeEvent, type ComponentProps, type InputHTMLAttributes, type ReactNode, type SelectHTMLAttributes } from 'react';
+import { Fragment, useCallback, useId, useState, type ChangeEvent, type ComponentProps, type InputHTMLAttributes, type ReactNode, type SelectHTMLAttributes } from 'react';
 import { ApiError, belongsTo } from '../api/client';
+import { DetailList, DetailText, ReasonLink } from './problem-text';
+import { envelopeWords, reasonAction } from './reasons';
 
 interface FieldProps {
   label: string;
@@ -12,11 +14,12 @@ interface FieldProps {
 
 function useFieldIds(field: string, error: unknown) {
   const id = useId();
-  const message = error instanceof ApiError ? error.fieldError(field) : undefined;
-  return { id, message, errorId: `${id}-error`, hintId: `${id}-hint` };
+  const messages = error instanceof ApiError ? [...new Set((error.details ?? []).filter((detail) => belongsTo(detail.field, field)).map((detail) => detail.error))] : [];
+  return { id, messages, errorId: `${id}-error`, hintId: `${id}-hint` };
 }
 
-function Describe({ message, errorId, hint, hintId }: { message?: string; errorId: string; hint?: ReactNode; hintId: string }) {
+/** The hint, and the 422's messages for the field in words (said about its value), each with its link to a fix. */
+function Describe({ messages, value, errorId, hint, hintId }: { messages: string[]; value: unknown; errorId: string; hint?: ReactNode; hintId: string }) {
   return (
     <>
       {hint && (
@@ -24,9 +27,14 @@ function Describe({ message, errorId, hint, hintId }: { message?: string; errorI
           {hint}
         </span>
       )}
-      {message && (
+      {messages.length > 0 && (
         <span id={errorId} className="field-error" role="alert">
-          {message}
+          {messages.map((message, i) => (
+            <Fragment key={i}>
+              {i > 0 && '; '}
+              <DetailText message={message} value={typeof value === 'string' ? value : undefined} />
+            </Fragment>
+          ))}
         </span>
       )}
     </>
@@ -41,8 +49,9 @@ interface ControlProps {
 }
 
 /** The label, the hint and the 422 message around one control, tied to it for assistive technology. */
-function Labelled({ label, field, error, hint, control }: FieldProps & { control: (props: ControlProps) => ReactNode }) {
-  const { id, message, errorId, hintId } = useFieldIds(field, error);
+function Labelled({ label, field, error, hint, value, control }: FieldProps & { value?: unknown; control: (props: ControlProps) => ReactNode }) {
+  const { id, messages, errorId, hintId } = useFieldIds(field, error);
+  const message = messages.length > 0;
   return (
     <div className="field">
       <label htmlFor={id}>{label}</label>
@@ -52,7 +61,7 @@ function Labelled({ label, field, error, hint, control }: FieldProps & { control
         'aria-invalid': message ? true : undefined,
         'aria-describedby': [hint && hintId, message && errorId].filter(Boolean).join(' ') || undefined,
       })}
-      <Describe message={message} errorId={errorId} hint={hint} hintId={hintId} />
+      <Describe messages={messages} value={value} errorId={errorId} hint={hint} hintId={hintId} />
     </div>
   );
 }
@@ -110,6 +119,7 @@ export function Field({ label, field, error, hint, maxLength, ...input }: FieldP
       field={field}
       error={error}
       hint={limit?.hint ?? hint}
+      value={input.value ?? input.defaultValue}
       control={(props) => <input {...props} {...input} {...(limit && { onChange: limit.onChange, ref: limit.ref })} />}
     />
   );
@@ -151,7 +161,7 @@ export function TextAreaField({ label, field, error, hint, maxLength, ...textare
   );
 }
 
-/** A form-level error: anything but a 422 whose every detail is shown beside a field of `fields`. */
+/** A form-level error: anything but a 422 whose every detail is shown beside a field of `fields`; a 422's others listed in words. */
 export function FormError({ error, fields }: { error: unknown; fields: string[] }) {
   if (!error) return null;
   if (error instanceof ApiError && error.status === 422 && error.details?.every((detail) => fields.some((field) => belongsTo(detail.field, field)))) {
@@ -161,17 +171,24 @@ export function FormError({ error, fields }: { error: unknown; fields: string[] 
       </p>
     );
   }
+  if (error instanceof ApiError && error.status === 422 && error.details?.length) {
+    return (
+      <div role="alert" className="error">
+        <p>{envelopeWords(error.code, error.message)}:</p>
+        <DetailList details={error.details.filter((detail) => !fields.some((field) => belongsTo(detail.field, field)))} />
+      </div>
+    );
+  }
   const text =
     error instanceof ApiError
       ? error.status === 403
         ? `You do not have permission for this: ${error.message}.`
-        : error.status === 422
-          ? `${error.message}: ${(error.details ?? []).map((detail) => `${detail.field} ${detail.error}`).join('; ')}`
-          : error.message
+        : envelopeWords(error.code, error.message)
       : String(error);
   return (
     <p role="alert" className="error">
       {text}
+      {error instanceof ApiError && <ReasonLink action={reasonAction(error.code)} />}
     </p>
   );
 }

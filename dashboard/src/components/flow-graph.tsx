@@ -1,18 +1,23 @@
 // An automation's flow drawn as boxes from the entry step down, a condition's branches side by side, with each
 // step's stats (entered, sent, clicked, completed) on its box.
+import { createContext, useContext } from 'react';
 import type { Schemas } from '../api/client';
-import { flowLayout, STEP_LABEL, stepText, type FlowNode, type Step } from '../pages/automation-model';
+import { flowLayout, STEP_LABEL, stepText, type FlowNode, type SegmentNames, type Step } from '../pages/automation-model';
 
 type StepStats = Schemas['AutomationStats']['steps'][number];
 
+/** The saved segments' names, for a condition's words at any depth of the graph. */
+const SegmentNamesContext = createContext<SegmentNames | undefined>(undefined);
+
 function StepBox({ step, stats, entry }: { step: Step; stats: StepStats | undefined; entry: boolean }) {
+  const segmentName = useContext(SegmentNamesContext);
   return (
     <div className={`flow-step ${step.type}`} role="group" aria-label={`Step ${step.id}`}>
       <p className="flow-step-head">
         <span className="badge">{STEP_LABEL[step.type]}</span> <strong>{step.id}</strong>
         {entry && <span className="muted"> (entry)</span>}
       </p>
-      <p className="flow-step-text">{stepText(step)}</p>
+      <p className="flow-step-text">{stepText(step, segmentName)}</p>
       {stats && (
         <dl className="flow-stats" aria-label={`Stats of ${step.id}`}>
           {(['entered', 'sent', 'clicked', 'completed'] as const)
@@ -60,10 +65,11 @@ function Chain({ nodes, stats, entryId }: { nodes: FlowNode[]; stats: Map<string
 }
 
 /** `stats`: the per-step stats of the saved automation (absent for a new one). */
-export function FlowGraph({ steps, stats }: { steps: readonly Step[]; stats?: StepStats[] }) {
+export function FlowGraph({ steps, stats, segmentName }: { steps: readonly Step[]; stats?: StepStats[]; segmentName?: SegmentNames }) {
   const { nodes, unreached } = flowLayout(steps);
   const byId = stats && new Map(stats.map((s) => [s.stepId, s]));
   return (
+    <SegmentNamesContext value={segmentName}>
     <figure className="flow" aria-label="Flow">
       <figcaption className="visually-hidden">The flow from its entry step{stats ? ', with each step’s stats' : ''}</figcaption>
       <Chain nodes={nodes} stats={byId} entryId={steps[0]?.id} />
@@ -80,5 +86,6 @@ export function FlowGraph({ steps, stats }: { steps: readonly Step[]; stats?: St
         </div>
       )}
     </figure>
+    </SegmentNamesContext>
   );
 }

@@ -2,12 +2,17 @@
 import type { UseQueryResult } from '@tanstack/react-query';
 import type { ReactNode } from 'react';
 import { ApiError } from '../api/client';
+import { ReasonLink } from './problem-text';
+import { detailWords, envelopeWords, fieldWords, reasonAction } from './reasons';
 
+/** An error in words: the envelope's message (or the words of its code where the message says less), a 422's details. */
 export function errorText(error: unknown): string {
   if (error instanceof ApiError) {
-    if (error.status === 403) return `You do not have permission for this: ${error.message}.`;
-    if (error.status === 404) return `Not found: ${error.message}.`;
-    return `${error.message} (${error.status}).`;
+    const words = envelopeWords(error.code, error.message);
+    if (error.status === 403) return `You do not have permission for this: ${words}.`;
+    if (error.status === 404) return `Not found: ${words}.`;
+    if (error.status === 422 && error.details?.length) return `${words}: ${error.details.map((d) => `${fieldWords(d.field)} ${detailWords(d.error)}`).join('; ')}.`;
+    return `${words}.`;
   }
   return error instanceof Error ? error.message : 'Something went wrong.';
 }
@@ -17,6 +22,7 @@ export function ErrorMessage({ error }: { error: unknown }) {
   return (
     <p role="alert" className="error">
       {errorText(error)}
+      {error instanceof ApiError && <ReasonLink action={reasonAction(error.code)} />}
     </p>
   );
 }

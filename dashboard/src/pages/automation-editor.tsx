@@ -8,6 +8,7 @@ import { useMembership } from '../auth/me';
 import { Field, FormError, SelectField, TextAreaField } from '../components/field';
 import { FlowGraph } from '../components/flow-graph';
 import { dateTime } from '../components/format';
+import { DetailList } from '../components/problem-text';
 import { QueryState } from '../components/query-state';
 import { SegmentFilterFields } from '../components/segment-filter-fields';
 import {
@@ -82,6 +83,8 @@ export function AutomationPage() {
     queryFn: () => unwrap(api.GET('/automations/{id}', { params: { path: { id: automationId } } })),
   });
   const stats = useAutomationStats(automation.data);
+  /** A refused activation, whose problems the editor shows on the steps they name until the next save. */
+  const [activationError, setActivationError] = useState<unknown>();
   return (
     <section aria-labelledby="automation-title">
       <Breadcrumb projectId={projectId} />
@@ -95,13 +98,25 @@ export function AutomationPage() {
               {a.activatedAt && <span className="muted"> · activated {dateTime(a.activatedAt)}</span>}
             </p>
             <div className="row align-center">
-              <AutomationActions automation={a} onDeleted={() => void navigate({ to: '/projects/$projectId/automations', params: { projectId } })} />
+              <AutomationActions
+                automation={a}
+                onDeleted={() => void navigate({ to: '/projects/$projectId/automations', params: { projectId } })}
+                onActivateFailed={setActivationError}
+              />
               <Link to="/projects/$projectId/automations/$automationId/enrollments" params={{ projectId, automationId }} className="button">
                 Enrollments{stats.data ? ` (${stats.data.totals.enrolled})` : ''}
               </Link>
             </div>
             {stats.data && <TotalsList totals={stats.data.totals} />}
-            <FlowEditor key={a.id} projectId={projectId} automation={a} stats={stats.data} initial={formOf(a)} />
+            <FlowEditor
+              key={a.id}
+              projectId={projectId}
+              automation={a}
+              stats={stats.data}
+              initial={formOf(a)}
+              activationError={a.state === 'active' ? undefined : activationError}
+              onSaved={() => setActivationError(undefined)}
+            />
           </>
         )}
       </QueryState>
@@ -144,16 +159,12 @@ function StatsTable({ stats }: { stats: Stats }) {
   );
 }
 
-/** Messages of a 422 no control shows: said in the block they concern. */
+/** Messages of a 422 no control shows: said in the block they concern, in words. */
 function Problems({ details }: { details: Detail[] }) {
   if (details.length === 0) return null;
   return (
     <div role="alert" className="error">
-      <ul>
-        {details.map((detail, i) => (
-          <li key={i}>{detail.field && !/^step \S+:/.test(detail.error) ? `${detail.field}: ${detail.error}` : detail.error}</li>
-        ))}
-      </ul>
+      <DetailList details={details} />
     </div>
   );
 }
@@ -161,7 +172,21 @@ function Problems({ details }: { details: Detail[] }) {
 const errorOf = (details: Detail[] | undefined) => (details && details.length > 0 ? new ApiError(422, 'validation_failed', 'Validation failed', details) : undefined);
 const unshown = (details: Detail[], shown: string[]) => details.filter((detail) => !shown.some((field) => belongsTo(detail.field, field)));
 
-function FlowEditor({ projectId, automation, stats, initial }: { projectId: string; automation?: Automation; stats?: Stats; initial: FlowForm }) {
+function FlowEditor({
+  projectId,
+  automation,
+  stats,
+  initial,
+  activationError,
+  onSaved,
+}: {
+  projectId: string;
+  automation?: Automation;
+  stats?: Stats;
+  initial: FlowForm;
+  activationError?: unknown;
+  onSaved?: () => void;
+}) {
   const { canWrite } = useMembership();
   const queryClient = useQueryClient();
   const navigate = useNavigate();
@@ -194,12 +219,16 @@ function FlowEditor({ projectId, automation, stats, initial }: { projectId: stri
   const submit = (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
     setSavedNote(undefined);
+    onSaved?.();
     setSentKeys(form.steps.map((step) => step.key));
     save.mutate(toBody(form));
   };
 
-  const failure = save.error;
-  const problems = problemsOf(failure instanceof ApiError && failure.status === 422 ? (failure.details ?? []) : [], sentKeys);
+  const segments = useSegments(projectId);
+  // A refused activation is about the steps as saved; a refused save, about the steps as sent.
+  const activating = !save.error && activationError !== undefined;
+  const failure = save.error ?? activationError;
+  const problems = problemsOf(failure instanceof ApiError && failure.status === 422 ? (failure.details ?? []) : [], activating ? saved.steps.map((step) => step.key) : sentKeys);
   const formError = errorOf(problems.form);
   const readOnly = !canWrite || automation?.state === 'archived';
   const body = toBody(form);
@@ -213,7 +242,7 @@ function FlowEditor({ projectId, automation, stats, initial }: { projectId: stri
       <section className="card" aria-labelledby="flow-title">
         <h3 id="flow-title">Flow</h3>
         {dirty && automation && <p className="notice">Drawn with the unsaved changes below; the stats are those of the saved steps, by step id.</p>}
-        <FlowGraph steps={body.steps} stats={stats?.steps} />
+        <FlowGraph steps={body.steps} stats={stats?.steps} segmentName={(id) => segments.data?.data.find((segment) => segment.id === id)?.name} />
         {stats && <StatsTable stats={stats} />}
       </section>
       {automation?.state === 'archived' && <p className="notice">Archived: it can no longer be changed or activated.</p>}
@@ -271,7 +300,7 @@ function FlowEditor({ projectId, automation, stats, initial }: { projectId: stri
         <Problems details={unshown(problems.form, ['name', 'trigger'])} />
         {failure instanceof ApiError && failure.status === 422 ? (
           <p role="alert" className="error">
-            Not saved: the problems are shown on the {problems.steps.size > 0 ? 'steps and fields' : 'fields'} they concern.
+            {activating ? 'Not activated' : 'Not saved'}: the problems are shown on the {problems.steps.size > 0 ? 'steps and fields' : 'fields'} they concern.
           </p>
         ) : (
           <FormError error={failure} fields={[]} />
@@ -682,11 +711,14 @@ function TemplateSelect({ projectId, value, error, onChange }: { projectId: stri
   );
 }
 
-function SegmentSelect({ projectId, value, error, onChange }: { projectId: string; value: string; error: ApiError | undefined; onChange: (id: string) => void }) {
-  const segments = useQuery({
+const useSegments = (projectId: string) =>
+  useQuery({
     queryKey: ['segments', projectId, 'all'],
     queryFn: () => unwrap(api.GET('/segments/project/{projectId}', { params: { path: { projectId }, query: { pageSize: 100 } } })),
   });
+
+function SegmentSelect({ projectId, value, error, onChange }: { projectId: string; value: string; error: ApiError | undefined; onChange: (id: string) => void }) {
+  const segments = useSegments(projectId);
   return (
     <SelectField label="In the saved segment" field="criteria.segmentId" error={error} value={value} onChange={(e) => onChange(e.target.value)}>
       <option value="">any (no segment)</option>

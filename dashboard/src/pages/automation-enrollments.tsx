@@ -9,7 +9,10 @@ import { Confirm } from '../components/confirm';
 import { Field, FilterActions, SelectField } from '../components/field';
 import { dateTime, everyValue } from '../components/format';
 import { Pagination } from '../components/pagination';
+import { PersonLink, personLabel } from '../components/person';
 import { QueryState } from '../components/query-state';
+import { reasonWords } from '../components/reasons';
+import { STEP_LABEL, type StepType } from './automation-model';
 import { StateBadge } from './automations';
 
 type EnrollmentQuery = Query<'/automations/{id}/enrollments', 'get'>;
@@ -26,6 +29,11 @@ export const STATE_TEXT: Record<State, string> = {
   exited: 'exited',
   failed: 'failed',
 };
+
+/** A step's outcome in words; `skipped:…` and `failed:…` through the reason map. */
+const OUTCOME_TEXT: Record<string, string> = { sent: 'sent', waited: 'waited', exited: 'exited', true: 'condition true', false: 'condition false' };
+
+const who = (enrollment: Enrollment) => (enrollment.subscriber ? personLabel(enrollment.subscriber) : 'a deleted subscriber');
 
 /** Search parameters (or the filter form) as the list's query; anything unknown is dropped. */
 export function enrollmentFiltersFromSearch(search: Record<string, unknown>): EnrollmentFilters {
@@ -95,7 +103,14 @@ export function AutomationEnrollmentsPage() {
             </option>
           ))}
         </SelectField>
-        <Field label="Subscriber id" field="query.subscriberId" error={enrollments.error} defaultValue={filters.subscriberId ?? ''} autoComplete="off" />
+        <Field
+          label="Subscriber id"
+          field="query.subscriberId"
+          error={enrollments.error}
+          defaultValue={filters.subscriberId ?? ''}
+          autoComplete="off"
+          hint="The id on a person’s page (or in its address), for one person’s enrollment."
+        />
         <FilterActions onClear={() => void navigate({ search: {} })} />
       </form>
       <QueryState query={enrollments} isEmpty={(list) => list.total === 0} empty={<p>No enrollments match.</p>}>
@@ -120,13 +135,11 @@ export function AutomationEnrollmentsPage() {
                   <Fragment key={enrollment.id}>
                     <tr>
                       <td>
-                        <Link to="/projects/$projectId/subscribers/$subscriberId" params={{ projectId, subscriberId: enrollment.subscriberId }}>
-                          {enrollment.subscriberId}
-                        </Link>
+                        <PersonLink projectId={projectId} person={enrollment.subscriber} />
                       </td>
                       <td>
                         {STATE_TEXT[enrollment.state]}
-                        {enrollment.reason && <span className="muted"> ({enrollment.reason})</span>}
+                        {enrollment.reason && <span className="muted"> ({reasonWords(enrollment.reason)})</span>}
                       </td>
                       <td>{enrollment.version}</td>
                       <td>{enrollment.stepId ?? '—'}</td>
@@ -137,7 +150,7 @@ export function AutomationEnrollmentsPage() {
                         <button
                           type="button"
                           aria-expanded={open === enrollment.id}
-                          aria-label={`History of ${enrollment.subscriberId}`}
+                          aria-label={`History of ${who(enrollment)}`}
                           onClick={() => setOpen(open === enrollment.id ? undefined : enrollment.id)}
                         >
                           History
@@ -145,7 +158,7 @@ export function AutomationEnrollmentsPage() {
                         {canWrite && (
                           <Confirm
                             trigger="Delete"
-                            label={`Delete the enrollment of ${enrollment.subscriberId}`}
+                            label={`Delete the enrollment of ${who(enrollment)}`}
                             title="Delete this enrollment?"
                             description="Its step history goes with it, and the subscriber may be enrolled again: the next time the trigger selects them, they start the flow anew."
                             confirm="Delete enrollment"
@@ -183,7 +196,7 @@ function History({ automationId, enrollment }: { automationId: string; enrollmen
     <QueryState query={detail} isEmpty={(d) => d.history.length === 0} empty={<p>No step has run yet.</p>}>
       {(d) => (
         <table>
-          <caption>Step history of {enrollment.subscriberId}</caption>
+          <caption>Step history of {who(enrollment)}</caption>
           <thead>
             <tr>
               <th scope="col">Step</th>
@@ -197,10 +210,10 @@ function History({ automationId, enrollment }: { automationId: string; enrollmen
             {d.history.map((run, i) => (
               <tr key={i}>
                 <td>{run.stepId}</td>
-                <td>{run.type}</td>
+                <td>{STEP_LABEL[run.type as StepType] ?? run.type}</td>
                 <td>{dateTime(run.enteredAt)}</td>
                 <td>{dateTime(run.completedAt)}</td>
-                <td>{run.outcome ?? 'running'}</td>
+                <td>{run.outcome === null ? 'running' : (OUTCOME_TEXT[run.outcome] ?? reasonWords(run.outcome))}</td>
               </tr>
             ))}
           </tbody>

@@ -161,10 +161,10 @@ describe('words', () => {
   it('describes triggers and steps', () => {
     expect(triggerText(automation.trigger)).toBe('On event cart.abandoned where total exists');
     expect(triggerText({ type: 'subscriber_inactive', inactiveDays: 30 })).toBe('When a subscriber has not been seen for 30 days');
-    expect(steps.map(stepText)).toEqual([
+    expect(steps.map((step) => stepText(step, (id) => (id === 'seg_1' ? 'VIPs' : undefined)))).toEqual([
       'Push “Hi”',
       'Wait 2 hours',
-      'If in segment seg_1 and subscriber matches {"lastSeenDays":3,"tags":{"any":["vip"]}} and attribute plan is one of ["pro","team"] and event cart.total ≥ 50',
+      'If in segment “VIPs” and subscriber tagged vip, seen in the last 3 days and attribute plan is one of “pro” or “team” and event cart.total ≥ 50',
       'Email “Copied”',
       'Email “Hi {{ first_name }}”',
       'SMS “Reply STOP to stop”',
@@ -172,6 +172,7 @@ describe('words', () => {
       'WhatsApp “Hello”',
       'Exit the flow',
     ]);
+    expect(stepText(steps[2]!)).toMatch(/^If in a saved segment and /);
   });
 });
 

@@ -1,6 +1,8 @@
 // The flow editor's form (trigger, steps linked by stable keys) and the API's automation body, one into the other; the
 // flow laid out as a graph; triggers, steps and conditions in words. No DOM: tested in Node (automation-model.test.ts).
 import type { Body, Envelope, Schemas } from '../api/client';
+import { audienceParts, listWords } from '../components/audience-sentence';
+import { fieldWords, stepIndexOf } from '../components/reasons';
 import { everyValue } from '../components/format';
 import { EMPTY as NO_FILTERS, fromFilters, toFilters, type BuilderState } from './segment-builder-model';
 
@@ -417,6 +419,38 @@ export function problemsOf(details: readonly Detail[], sentKeys: readonly string
   return problems;
 }
 
+/** What a step's type does, as the place of a problem is said: "Step 5 (Send email)". */
+const STEP_ACTION: Record<StepType, string> = {
+  send_push: 'Send push',
+  send_email: 'Send email',
+  send_sms: 'Send SMS',
+  send_whatsapp: 'Send WhatsApp',
+  delay: 'Delay',
+  condition: 'Condition',
+  exit: 'Exit',
+};
+
+/** Where a detail of the API's 422 is, in words: "Step 5 (Send email), sender address"; the trigger's and name's too. */
+export function problemPlace(field: string, steps: readonly Pick<Step, 'type'>[]): string {
+  const index = stepIndexOf(field);
+  const what = fieldWords(field);
+  if (index === undefined) return what.charAt(0).toUpperCase() + what.slice(1);
+  const step = steps[index];
+  const place = `Step ${index + 1}${step ? ` (${STEP_ACTION[step.type]})` : ''}`;
+  return what ? `${place}, ${what}` : place;
+}
+
+/** The value a detail names in the steps sent (`steps[4].content.from.email` → the sender address), when it is text. */
+export function problemValue(field: string, steps: readonly Step[]): string | undefined {
+  const index = stepIndexOf(field);
+  if (index === undefined) return undefined;
+  let value: unknown = steps[index];
+  for (const part of field.replace(/^steps(?:\[\d+\]|\.\d+)\.?/, '').split('.').filter(Boolean)) {
+    value = value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[part] : undefined;
+  }
+  return typeof value === 'string' ? value : undefined;
+}
+
 const plural = (n: number, unit: string) => `${n} ${unit}${n === 1 ? '' : 's'}`;
 const UNITS: Record<string, string> = { m: 'minute', h: 'hour', d: 'day', w: 'week' };
 
@@ -426,9 +460,18 @@ export function durationText(duration: string): string {
   return match ? plural(Number(match[1]), UNITS[match[2]!]!) : duration;
 }
 
+/** A condition's value as read aloud: text in quotes, a list with "or", an object as its keys and values. */
+export function valueWords(value: unknown): string {
+  if (typeof value === 'string') return `“${value}”`;
+  if (value === null || value === undefined) return 'empty';
+  if (Array.isArray(value)) return listWords(value.map(valueWords));
+  if (typeof value === 'object') return Object.entries(value).map(([key, item]) => `${key} ${valueWords(item)}`).join(', ');
+  return String(value);
+}
+
 export function conditionText(condition: PropertyCondition): string {
   if (hasNoValue(condition.operator)) return `${condition.path} ${OPERATOR_LABEL[condition.operator]}`;
-  return `${condition.path} ${OPERATOR_LABEL[condition.operator]} ${JSON.stringify(condition.value)}`;
+  return `${condition.path} ${OPERATOR_LABEL[condition.operator]} ${valueWords(condition.value)}`;
 }
 
 export function triggerText(trigger: Trigger): string {
@@ -444,17 +487,24 @@ export function triggerText(trigger: Trigger): string {
   }
 }
 
-export function criteriaText(criteria: Schemas['ConditionCriteria']): string {
+/** A saved segment's name by its id, where the page knows it. */
+export type SegmentNames = (id: string) => string | undefined;
+
+export function criteriaText(criteria: Schemas['ConditionCriteria'], segmentName?: SegmentNames): string {
   const parts: string[] = [];
-  if (criteria.segmentId) parts.push(`in segment ${criteria.segmentId}`);
-  if (criteria.subscriber && Object.keys(criteria.subscriber).length > 0) parts.push(`subscriber matches ${JSON.stringify(criteria.subscriber)}`);
+  if (criteria.segmentId) {
+    const name = segmentName?.(criteria.segmentId);
+    parts.push(name === undefined ? 'in a saved segment' : `in segment “${name}”`);
+  }
+  const subscriber = audienceParts(criteria.subscriber);
+  if (subscriber.length > 0) parts.push(`subscriber ${subscriber.join(', ')}`);
   for (const c of criteria.attributes ?? []) parts.push(`attribute ${conditionText(c)}`);
   for (const c of criteria.event ?? []) parts.push(`event ${conditionText(c)}`);
   return parts.length > 0 ? parts.join(' and ') : 'no criteria';
 }
 
 /** What a step does, in a line. */
-export function stepText(step: Step): string {
+export function stepText(step: Step, segmentName?: SegmentNames): string {
   switch (step.type) {
     case 'send_push':
       return `Push “${step.content.title}”`;
@@ -467,7 +517,7 @@ export function stepText(step: Step): string {
     case 'delay':
       return `Wait ${durationText(step.duration)}`;
     case 'condition':
-      return `If ${criteriaText(step.criteria)}`;
+      return `If ${criteriaText(step.criteria, segmentName)}`;
     case 'exit':
       return 'Exit the flow';
   }

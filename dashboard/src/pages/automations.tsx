@@ -3,12 +3,14 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate, useParams } from '@tanstack/react-router';
 import { useState } from 'react';
-import { api, unwrap, type Body, type Schemas } from '../api/client';
+import { api, ApiError, unwrap, type Body, type Schemas } from '../api/client';
 import { useMembership } from '../auth/me';
 import { Confirm } from '../components/confirm';
+import { FormError } from '../components/field';
 import { Pagination } from '../components/pagination';
+import { DetailList } from '../components/problem-text';
 import { ErrorMessage, QueryState } from '../components/query-state';
-import { triggerText, type Automation } from './automation-model';
+import { problemPlace, problemValue, triggerText, type Automation } from './automation-model';
 
 type Totals = Schemas['AutomationTotals'];
 type StarterId = Body<'/automations/from-starter', 'post'>['starter'];
@@ -21,8 +23,22 @@ export function StateBadge({ state }: { state: Automation['state'] }) {
 
 export const percent = (ratio: number) => `${Math.round(ratio * 1000) / 10}%`;
 
-/** The four state changes of an automation, each confirmed; a 422 (a sender not on a verified domain) shows in the dialog. */
-export function AutomationActions({ automation, onDeleted }: { automation: Automation; onDeleted?: () => void }) {
+/** An activation refused with a 422: each problem on its step and field, in words, with the link to its fix. */
+function ActivationProblems({ error, automation }: { error: unknown; automation: Automation }) {
+  if (!(error instanceof ApiError && error.status === 422 && error.details?.length)) return <FormError error={error} fields={[]} />;
+  return (
+    <div role="alert" className="error">
+      <p>Not activated:</p>
+      <DetailList details={error.details} where={(field) => problemPlace(field, automation.steps)} valueAt={(field) => problemValue(field, automation.steps)} />
+    </div>
+  );
+}
+
+/**
+ * The four state changes of an automation, each confirmed; a 422 (a sender not on a verified domain) shows in the
+ * dialog, and goes to `onActivateFailed` for the editor to mark the steps it names.
+ */
+export function AutomationActions({ automation, onDeleted, onActivateFailed }: { automation: Automation; onDeleted?: () => void; onActivateFailed?: (error: unknown) => void }) {
   const queryClient = useQueryClient();
   const { canWrite } = useMembership();
   if (!canWrite) return null;
@@ -57,6 +73,8 @@ export function AutomationActions({ automation, onDeleted }: { automation: Autom
           description="Its trigger starts enrolling people and their steps run: messages go out. Email senders must be on verified domains of the project."
           confirm="Activate automation"
           onConfirm={() => move('activate')}
+          errorView={(error) => <ActivationProblems error={error} automation={automation} />}
+          onError={onActivateFailed}
         />
       )}
       {state === 'active' && (

@@ -7,6 +7,7 @@ import { useEffect, useState, type ReactNode } from 'react';
 import { api, unwrap } from '../api/client';
 import { useMembership } from '../auth/me';
 import { session } from '../auth/session';
+import { audienceSentence } from '../components/audience-sentence';
 import { Confirm } from '../components/confirm';
 import { dateTime } from '../components/format';
 import { ErrorMessage, QueryState } from '../components/query-state';
@@ -129,6 +130,20 @@ function Counters<C extends AnyCampaign>({ channel, stats }: { channel: Campaign
   );
 }
 
+/** A saved segment by its name and what it holds, linked to it; one deleted since is said so. */
+function SavedSegment({ projectId, segmentId }: { projectId: string; segmentId: string }) {
+  const segment = useQuery({ queryKey: ['segment', segmentId], queryFn: () => unwrap(api.GET('/segments/{id}', { params: { path: { id: segmentId } } })), retry: false });
+  if (segment.isError) return <span className="muted">A saved segment that no longer exists</span>;
+  return (
+    <span data-testid="audience-sentence">
+      <Link to="/projects/$projectId/segments/$segmentId" params={{ projectId, segmentId }}>
+        {segment.data ? `Saved segment “${segment.data.name}”` : 'Saved segment'}
+      </Link>
+      {segment.data && `: ${audienceSentence(segment.data.filters)}`}
+    </span>
+  );
+}
+
 function Delivery<C extends AnyCampaign>({ channel, projectId, campaign }: { channel: CampaignChannel<C>; projectId: string; campaign: C }) {
   const { segment, schedule } = campaign;
   const local = 'localTime' in schedule ? schedule : undefined;
@@ -140,11 +155,9 @@ function Delivery<C extends AnyCampaign>({ channel, projectId, campaign }: { cha
           <dt>Audience</dt>
           <dd>
             {'savedSegmentId' in segment ? (
-              <Link to="/projects/$projectId/segments/$segmentId" params={{ projectId, segmentId: segment.savedSegmentId }}>
-                Saved segment
-              </Link>
+              <SavedSegment projectId={projectId} segmentId={segment.savedSegmentId} />
             ) : (
-              <code>{JSON.stringify(segment.filters)}</code>
+              <span data-testid="audience-sentence">{audienceSentence(segment.filters)}</span>
             )}
           </dd>
         </div>

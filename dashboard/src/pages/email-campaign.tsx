@@ -14,6 +14,7 @@ import { Field, FormError, SelectField, TextAreaField } from '../components/fiel
 import { dateTime } from '../components/format';
 import { LineChart, type Series } from '../components/line-chart';
 import { ErrorMessage, QueryState } from '../components/query-state';
+import { reasonWords } from '../components/reasons';
 import { EditCampaignPage, NewCampaignPage, type BuilderChannel } from './campaign-builder';
 import { emailCampaigns } from './campaign-channel';
 import { CampaignPage } from './campaign-page';
@@ -488,7 +489,7 @@ export function TestSend({ campaignId, hint }: { campaignId: string; hint?: stri
           {send.data.data.map((outcome) => (
             <li key={outcome.email}>
               {outcome.email}:{' '}
-              {outcome.status === 'sent' ? <span className="success">sent</span> : <span className="error">failed ({outcome.reason})</span>}
+              {outcome.status === 'sent' ? <span className="success">sent</span> : <span className="error">failed: {reasonWords(outcome.reason)}</span>}
             </li>
           ))}
         </ul>

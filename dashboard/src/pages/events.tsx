@@ -7,9 +7,26 @@ import { api, unwrap, type Query } from '../api/client';
 import { Field } from '../components/field';
 import { dateTime } from '../components/format';
 import { Pagination } from '../components/pagination';
+import { PersonLink } from '../components/person';
 import { QueryState } from '../components/query-state';
+import { valueWords } from './automation-model';
 
 export type EventFilters = Pick<Query<'/events/project/{projectId}', 'get'>, 'name' | 'page'> & { days?: 7 };
+
+const IDENTITY_LABEL: Record<string, string> = { externalId: 'external id', token: 'push token', subscriberId: 'subscriber id' };
+
+/** How the application named a person no subscriber matched: "external id ghost". */
+const identityWords = (identity: Record<string, string>) =>
+  Object.entries(identity)
+    .map(([key, value]) => `${IDENTITY_LABEL[key] ?? key} ${value}`)
+    .join(', ');
+
+/** An event's properties as "total: 120 · coupon: SPRING"; none is a dash. */
+function propertiesWords(properties: Record<string, unknown>): string {
+  const entries = Object.entries(properties);
+  if (entries.length === 0) return '—';
+  return entries.map(([key, value]) => `${key}: ${typeof value === 'string' ? value : valueWords(value)}`).join(' · ');
+}
 
 /** Search parameters (or the filter form) as the page's queries; anything unknown is dropped. The counts cover 30 days unless 7 is asked. */
 export function eventFiltersFromSearch(search: Record<string, unknown>): EventFilters {
@@ -123,24 +140,13 @@ export function EventsPage() {
                     <td>{dateTime(event.receivedAt)}</td>
                     <td>{event.name}</td>
                     <td>
-                      {event.subscriberId ? (
-                        <Link to="/projects/$projectId/subscribers/$subscriberId" params={{ projectId, subscriberId: event.subscriberId }}>
-                          {event.subscriberId}
-                        </Link>
+                      {event.subscriber ? (
+                        <PersonLink projectId={projectId} person={event.subscriber} />
                       ) : (
-                        <span className="muted">unknown</span>
-                      )}{' '}
-                      <span className="muted">
-                        (
-                        {Object.entries(event.identity)
-                          .map(([key, value]) => `${key}: ${value}`)
-                          .join(', ')}
-                        )
-                      </span>
+                        <span className="muted">Unknown person ({identityWords(event.identity)})</span>
+                      )}
                     </td>
-                    <td className="event-detail">
-                      <code>{JSON.stringify(event.properties)}</code>
-                    </td>
+                    <td className="event-detail">{propertiesWords(event.properties)}</td>
                     <td>{dateTime(event.occurredAt)}</td>
                     <td>{event.eventId ?? '—'}</td>
                   </tr>

@@ -7,6 +7,7 @@ import { download } from '../api/download';
 import { useMembership } from '../auth/me';
 import { Confirm } from '../components/confirm';
 import { Field, FormError } from '../components/field';
+import { audienceSentence } from '../components/audience-sentence';
 import { dateTime } from '../components/format';
 import { Pagination } from '../components/pagination';
 import { ErrorMessage, QueryState } from '../components/query-state';
@@ -53,7 +54,7 @@ export function SegmentsPage() {
               <thead>
                 <tr>
                   <th scope="col">Name</th>
-                  <th scope="col">Filters</th>
+                  <th scope="col">Who</th>
                   <th scope="col">Updated</th>
                   <th scope="col">Actions</th>
                 </tr>
@@ -67,7 +68,7 @@ export function SegmentsPage() {
                       </Link>
                     </td>
                     <td>
-                      <code>{JSON.stringify(segment.filters)}</code>
+                      {audienceSentence(segment.filters)}
                     </td>
                     <td>{dateTime(segment.updatedAt)}</td>
                     <td className="row">
@@ -146,6 +147,9 @@ function SegmentEditor({ projectId, segment }: { projectId: string; segment?: Sc
         </Link>
       </p>
       <h2 id="segment-title">{segment ? segment.name : 'New segment'}</h2>
+      <p data-testid="audience-sentence">
+        <strong>Who:</strong> {audienceSentence(toFilters(state))}
+      </p>
       <div className="reach card" role="status" aria-live="polite">
         {!canWrite ? (
           'A viewer sees the filters; counting the reach needs the MEMBER role.'

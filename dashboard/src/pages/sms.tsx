@@ -10,6 +10,7 @@ import { Field, FormError, SelectField } from '../components/field';
 import { dateTime, everyValue } from '../components/format';
 import { Pagination } from '../components/pagination';
 import { QueryState } from '../components/query-state';
+import { reasonWords } from '../components/reasons';
 
 type ChannelConfig = Schemas['ChannelConfig'];
 type TwilioBody = Body<'/projects/{id}/channels/sms', 'put'>;
@@ -32,10 +33,6 @@ const KIND_LABEL: Record<Kind, string> = {
   toll_free: 'Toll-free number',
   short_code: 'Short code',
   alphanumeric: 'Alphanumeric sender id (one-way)',
-};
-const OPT_OUT_REASON: Record<string, string> = {
-  sms_stop: 'sent STOP (or a synonym)',
-  twilio_21610: 'Twilio refused a send: opted out with Twilio',
 };
 // ISO 3166-1 alpha-2; the browser names them.
 const COUNTRY_CODES = (
@@ -378,7 +375,7 @@ function OptOuts({ projectId }: { projectId: string }) {
                 {list.data.map((optOut) => (
                   <tr key={optOut.number}>
                     <td>{optOut.number}</td>
-                    <td>{optOut.reason === null ? '—' : (OPT_OUT_REASON[optOut.reason] ?? optOut.reason)}</td>
+                    <td>{optOut.reason === null ? '—' : reasonWords(optOut.reason)}</td>
                     <td>{optOut.source ?? '—'}</td>
                     <td>{dateTime(optOut.optedOutAt)}</td>
                   </tr>

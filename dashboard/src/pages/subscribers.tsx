@@ -14,6 +14,8 @@ import { CONSENT_LABELS } from './segment-builder-model';
 import { AttributeEditor } from '../components/attribute-editor';
 import { BROWSERS, filtersFromForm, nextSort, OSES, PLATFORMS, selectionFilter, STATUSES, type SortKey, type SubscriberFilters } from './subscriber-filters';
 import { REASON_LABEL } from './suppressions';
+import { personLabel } from '../components/person';
+import { reasonCell } from './transactional';
 
 type Subscriber = Schemas['Subscriber'];
 type SubscriberEvent = Schemas['SubscriberEvent'];
@@ -157,9 +159,9 @@ export function SubscribersPage() {
   );
 }
 
-/** How a person is named in lists and headings: their name, else email, else phone, else an id. */
-export function displayName(person: Pick<Subscriber, 'name' | 'email' | 'phone' | 'externalId' | 'id'>): string {
-  return person.name ?? person.email ?? person.phone ?? person.externalId ?? person.id;
+/** How a person is named in lists and headings: their name, else email, else phone, else external id, else their device. */
+export function displayName(person: Pick<Subscriber, 'name' | 'email' | 'phone' | 'externalId' | 'id' | 'browser' | 'os'>): string {
+  return personLabel(person);
 }
 
 const CHANNEL_LABEL = { push: 'Push', email: 'Email', sms: 'SMS', whatsapp: 'WhatsApp' } as const;
@@ -746,7 +748,7 @@ function RecentSends({ projectId, subscriberId }: { projectId: string; subscribe
                     </td>
                     <td>{send.channel}</td>
                     <td>{send.status}</td>
-                    <td>{send.reason ?? '—'}</td>
+                    <td>{send.reason ? reasonCell(send.reason) : '—'}</td>
                   </tr>
                 ))}
               </tbody>

@@ -11,6 +11,7 @@ import { dateTime, everyValue } from '../components/format';
 import { Pagination } from '../components/pagination';
 import { ErrorMessage, QueryState } from '../components/query-state';
 import { RowErrors, rowErrors } from '../components/row-errors';
+import { reasonWords } from '../components/reasons';
 
 type Suppression = Schemas['Suppression'];
 type Reason = Suppression['reason'];
@@ -127,7 +128,9 @@ export function SuppressionsPage() {
                 {list.data.map((suppression) => (
                   <tr key={suppression.email}>
                     <td>{suppression.email}</td>
-                    <td>{suppression.reason}</td>
+                    <td>
+                      {suppression.reason} <span className="muted">— {reasonWords(suppression.reason)}</span>
+                    </td>
                     <td>{suppression.source ?? '—'}</td>
                     <td>{dateTime(suppression.suppressedAt)}</td>
                     {canWrite && (

@@ -8,6 +8,7 @@ import { Field, FilterActions, SelectField } from '../components/field';
 import { dateTime, everyValue } from '../components/format';
 import { Pagination } from '../components/pagination';
 import { QueryState } from '../components/query-state';
+import { reasonWords } from '../components/reasons';
 
 type SendQuery = Query<'/transactional/sends/project/{projectId}', 'get'>;
 export type SendFilters = Pick<SendQuery, 'channel' | 'reason' | 'delivered' | 'from' | 'to' | 'page'>;
@@ -42,35 +43,16 @@ const REASONS = everyValue<NonNullable<Send['reason']>>()(
   'sandbox',
 );
 
-type Reason = NonNullable<Send['reason']>;
+/** How the request named its recipient: the address itself, else "external id …" or "push token …". */
+const RECIPIENT_LABEL: Record<string, string> = { to: '', externalId: 'external id ', token: 'push token ' };
+const recipientWords = ({ recipient }: Send) =>
+  Object.entries(recipient)
+    .map(([key, value]) => `${RECIPIENT_LABEL[key] ?? `${key} `}${value}`)
+    .join(', ') || '(deleted subscriber)';
 
-/** Each reason in words beside its code, for whoever reads the log without the API reference at hand. */
-const REASON_TEXT: Record<Reason, string> = {
-  subscriber_not_found: 'no subscriber with that externalId or token',
-  subscriber_unsubscribed: 'the subscriber unsubscribed',
-  subscriber_inactive: 'the subscriber is inactive',
-  recipient_bounced: 'the address bounced before',
-  recipient_complained: 'the recipient complained before',
-  recipient_unsubscribed: 'the recipient turned this channel off',
-  recipient_suppressed: 'the address is on the suppression list',
-  template_not_found: 'no template of that name',
-  template_variables_missing: 'the template needs variables the send did not give',
-  template_render_failed: 'the template could not be rendered',
-  frequency_capped: "over the project's frequency cap",
-  quiet_hours: "inside the project's quiet hours",
-  monthly_cap_reached: "the project's monthly cap is reached",
-  sandbox_limit_reached: "over the provider sandbox's limit",
-  provider_error: 'the provider refused it or was unreachable',
-  provider_not_configured: 'the project has no provider for this channel',
-  payload_too_large: 'the push is over 4 KB',
-  invalid_phone: 'not a valid international (E.164) number',
-  carrier_rejected: 'the carrier refused the number',
-  unverified_sender_id: 'no sender provisioned for the destination country',
-  template_not_approved: 'Meta has not approved the template',
-  outside_service_window: "free-form text outside the 24-hour window (a template is needed)",
-  recipient_opted_out: 'the number opted out (STOP)',
-  sandbox: "a test key's send, never sent",
-};
+/** A reason in words, its code in brackets for whoever matches it with the API's answer. */
+export const reasonCell = (reason: string) => `${capitalised(reasonWords(reason))} (${reason})`;
+const capitalised = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
 
 /** A push says whether it was delivered; an email, SMS or WhatsApp message, what became of it (sent is not delivered yet). */
 const outcomeOf = ({ outcome }: Send) => ('status' in outcome ? outcome.status : outcome.delivered ? 'delivered' : 'not delivered');
@@ -138,7 +120,9 @@ export function TransactionalPage() {
         <SelectField label="Reason" field="query.reason" error={sends.error} defaultValue={filters.reason ?? ''}>
           <option value="">any</option>
           {REASONS.map((reason) => (
-            <option key={reason}>{reason}</option>
+            <option key={reason} value={reason}>
+              {reasonCell(reason)}
+            </option>
           ))}
         </SelectField>
         <Field label="Sent from" field="query.from" error={sends.error} type="date" defaultValue={filters.from ?? ''} />
@@ -164,26 +148,14 @@ export function TransactionalPage() {
                 {list.data.map((send) => (
                   <tr key={send.id}>
                     <td>{dateTime(send.createdAt)}</td>
-                    <td>
-                      {Object.entries(send.recipient)
-                        .map(([key, value]) => `${key}: ${value}`)
-                        .join(', ') || '(deleted subscriber)'}
-                    </td>
+                    <td>{recipientWords(send)}</td>
                     <td>
                       {outcomeOf(send)}
                       {messageTypeOf(send)}
                       {send.sandbox && outcomeOf(send) !== 'sandbox' ? ' (sandbox)' : ''}
                       {partsOf(send)}
                     </td>
-                    <td>
-                      {send.reason ? (
-                        <>
-                          <code>{send.reason}</code>: {REASON_TEXT[send.reason]}
-                        </>
-                      ) : (
-                        '—'
-                      )}
-                    </td>
+                    <td>{send.reason ? reasonCell(send.reason) : '—'}</td>
                     <td>{send.channel}</td>
                     <td>{providerOf(send)}</td>
                   </tr>

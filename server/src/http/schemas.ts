@@ -27,6 +27,22 @@ export const paginated = <T extends z.ZodType>(item: T) =>
 
 export const timestamp = z.string().describe('ISO 8601 timestamp');
 
+/** Who a row of another list is about, for a reader to recognise the person without opening them. */
+export const subscriberSummary = z
+  .object({
+    id: z.string(),
+    name: z.string().nullable().describe('From the attributes: name, else first and last name'),
+    email: z.string().nullable(),
+    phone: z.string().nullable(),
+    externalId: z.string().nullable(),
+    browser: z.string().nullable().describe('For a person known only by a device: its browser'),
+    os: z.string().nullable().describe('… and its operating system'),
+  })
+  .meta({
+    id: 'SubscriberSummary',
+    description: 'The subscriber a row names, as a person reads it (name, email, phone, external id, else the device); null once deleted',
+  });
+
 /** An absolute http(s) URL as a browser will open it: no whitespace or control characters, at most 2048 characters. */
 export const webUrl = z
   .string()

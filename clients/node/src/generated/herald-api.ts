@@ -945,7 +945,7 @@ export interface paths {
         };
         /**
          * An automation's enrollments, newest first
-         * @description States: active (a step is due), waiting (in a delay), completed, exited (an exit step, or the automation archived), failed (reason says why).
+         * @description States: active (a step is due), waiting (in a delay), completed, exited (an exit step, or the automation archived), failed (reason says why). Each enrollment carries `subscriber`, the person it is about (name, email, phone, external id, device), for a list to name them.
          */
         get: {
             parameters: {
@@ -6378,7 +6378,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A project's events, most recently received first */
+        /**
+         * A project's events, most recently received first
+         * @description Each event carries `subscriber`, the person it was recorded against (name, email, phone, external id, device); null when none matched or once deleted.
+         */
         get: {
             parameters: {
                 query?: {
@@ -17988,6 +17991,7 @@ export interface components {
             state: "active" | "waiting" | "completed" | "exited" | "failed";
             /** @description The step it runs next; null once ended */
             stepId: string | null;
+            subscriber: components["schemas"]["SubscriberSummary"] | null;
             subscriberId: string;
             version: number;
         };
@@ -18017,6 +18021,7 @@ export interface components {
             state: "active" | "waiting" | "completed" | "exited" | "failed";
             /** @description The step it runs next; null once ended */
             stepId: string | null;
+            subscriber: components["schemas"]["SubscriberSummary"] | null;
             subscriberId: string;
             version: number;
         };
@@ -18046,6 +18051,7 @@ export interface components {
             state: "active" | "waiting" | "completed" | "exited" | "failed";
             /** @description The step it runs next; null once ended */
             stepId: string | null;
+            subscriber: components["schemas"]["SubscriberSummaryInput"] | null;
             subscriberId: string;
             version: number;
         };
@@ -18064,6 +18070,7 @@ export interface components {
             state: "active" | "waiting" | "completed" | "exited" | "failed";
             /** @description The step it runs next; null once ended */
             stepId: string | null;
+            subscriber: components["schemas"]["SubscriberSummaryInput"] | null;
             subscriberId: string;
             version: number;
         };
@@ -18112,6 +18119,7 @@ export interface components {
             };
             /** @description ISO 8601 timestamp */
             receivedAt: string;
+            subscriber: components["schemas"]["SubscriberSummary"] | null;
             subscriberId: string | null;
         };
         EventCounts: {
@@ -18147,6 +18155,7 @@ export interface components {
             };
             /** @description ISO 8601 timestamp */
             receivedAt: string;
+            subscriber: components["schemas"]["SubscriberSummaryInput"] | null;
             subscriberId: string | null;
         };
         EventsAccepted: {
@@ -19300,6 +19309,32 @@ export interface components {
             status: "active" | "inactive" | "unsubscribed";
             /** @description Opaque subscriber token: keep it in the SDK for identify, tag, untag and seen */
             token: string;
+        };
+        /** @description The subscriber a row names, as a person reads it (name, email, phone, external id, else the device); null once deleted */
+        SubscriberSummary: {
+            /** @description For a person known only by a device: its browser */
+            browser: string | null;
+            email: string | null;
+            externalId: string | null;
+            id: string;
+            /** @description From the attributes: name, else first and last name */
+            name: string | null;
+            /** @description … and its operating system */
+            os: string | null;
+            phone: string | null;
+        };
+        /** @description The subscriber a row names, as a person reads it (name, email, phone, external id, else the device); null once deleted */
+        SubscriberSummaryInput: {
+            /** @description For a person known only by a device: its browser */
+            browser: string | null;
+            email: string | null;
+            externalId: string | null;
+            id: string;
+            /** @description From the attributes: name, else first and last name */
+            name: string | null;
+            /** @description … and its operating system */
+            os: string | null;
+            phone: string | null;
         };
         Suppression: {
             /** @description The address, lower-cased */

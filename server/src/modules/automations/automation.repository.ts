@@ -9,13 +9,17 @@ import {
   type AutomationState,
   type AutomationStep,
   type AutomationTrigger,
+  subscribers,
   type EnrollmentState,
 } from '../../db/schema.js';
+import { subscriberSummaryColumns, summaryJoin, summaryOf, type SubscriberSummary } from '../../db/subscriber-summary.js';
 import { reachableRows } from '../../db/tenant-scope.js';
 import type { ProjectScope, Reach } from '../tenancy.js';
 
 export type AutomationRecord = typeof automations.$inferSelect & { trigger: AutomationTrigger; steps: AutomationStep[] };
 export type EnrollmentRow = typeof automationEnrollments.$inferSelect;
+/** An enrollment with the person it is about, for the lists. */
+export type NamedEnrollmentRow = EnrollmentRow & { subscriber: SubscriberSummary | null };
 export type StepRunRow = typeof automationStepRuns.$inferSelect;
 
 const reachable = (db: Db, reach: Reach) => reachableRows(db, reach, { projectId: automations.projectId, sandbox: automations.sandbox });
@@ -216,20 +220,28 @@ export async function listEnrollments(
     page.subscriberId === undefined ? undefined : eq(automationEnrollments.subscriberId, page.subscriberId),
   );
   const [rows, [total]] = await Promise.all([
-    db.select().from(automationEnrollments).where(where).orderBy(desc(automationEnrollments.enrolledAt), desc(automationEnrollments.id)).limit(page.limit).offset(page.offset),
+    db
+      .select({ enrollment: automationEnrollments, ...subscriberSummaryColumns })
+      .from(automationEnrollments)
+      .leftJoin(subscribers, summaryJoin(automationEnrollments.subscriberId, automationEnrollments.projectId))
+      .where(where)
+      .orderBy(desc(automationEnrollments.enrolledAt), desc(automationEnrollments.id))
+      .limit(page.limit)
+      .offset(page.offset),
     db.select({ total: count() }).from(automationEnrollments).where(where),
   ]);
-  return { rows, total: total?.total ?? 0 };
+  return { rows: rows.map((row) => ({ ...row.enrollment, subscriber: summaryOf(row) })), total: total?.total ?? 0 };
 }
 
-export async function findEnrollment(db: Db, automationId: string, id: string): Promise<{ enrollment: EnrollmentRow; history: StepRunRow[] } | undefined> {
-  const [enrollment] = await db
-    .select()
+export async function findEnrollment(db: Db, automationId: string, id: string): Promise<{ enrollment: NamedEnrollmentRow; history: StepRunRow[] } | undefined> {
+  const [row] = await db
+    .select({ enrollment: automationEnrollments, ...subscriberSummaryColumns })
     .from(automationEnrollments)
+    .leftJoin(subscribers, summaryJoin(automationEnrollments.subscriberId, automationEnrollments.projectId))
     .where(and(eq(automationEnrollments.automationId, automationId), eq(automationEnrollments.id, id)));
-  if (!enrollment) return undefined;
+  if (!row) return undefined;
   const history = await db.select().from(automationStepRuns).where(eq(automationStepRuns.enrollmentId, id)).orderBy(automationStepRuns.enteredAt);
-  return { enrollment, history };
+  return { enrollment: { ...row.enrollment, subscriber: summaryOf(row) }, history };
 }
 
 /** Deletes an enrollment with its history: the subscriber may be enrolled again (spec 3.3). */

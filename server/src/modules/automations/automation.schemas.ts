@@ -1,7 +1,7 @@
 // Zod schemas of the automation routes (spec 2.5, 3.3, 6.2): triggers, steps, conditions, automations, stats, enrollments.
 import { z } from 'zod';
 import { AUTOMATION_STATES, ENROLLMENT_STATES } from '../../db/schema.js';
-import { timestamp, timezone } from '../../http/schemas.js';
+import { subscriberSummary, timestamp, timezone } from '../../http/schemas.js';
 import { mailbox, pushContent } from '../campaigns/index.js';
 import { html, MERGE_TAGS_NOTE, preheader, subject, text } from '../email-templates/index.js';
 import { segmentFilterSchema } from '../segments/index.js';
@@ -221,6 +221,7 @@ export const enrollment = z
     automationId: z.string(),
     version: z.number().int(),
     subscriberId: z.string(),
+    subscriber: subscriberSummary.nullable(),
     state: z.enum(ENROLLMENT_STATES),
     stepId: z.string().nullable().describe('The step it runs next; null once ended'),
     dueAt: timestamp.nullable().describe('When that step is due; null once ended'),

@@ -45,13 +45,14 @@ const view = (row: repo.AutomationRecord): AutomationView => ({
   updatedAt: row.updatedAt.toISOString(),
 });
 
-const enrollmentView = (row: repo.EnrollmentRow): EnrollmentView => {
+const enrollmentView = (row: repo.NamedEnrollmentRow): EnrollmentView => {
   const running = row.state === 'active' || row.state === 'waiting';
   return {
     id: row.id,
     automationId: row.automationId,
     version: row.version,
     subscriberId: row.subscriberId,
+    subscriber: row.subscriber,
     state: row.state,
     stepId: running ? row.stepId : null,
     dueAt: running ? row.dueAt.toISOString() : null,

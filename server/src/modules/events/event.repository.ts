@@ -1,10 +1,13 @@
 // Events' SQL: who the application named, the events stored once per eventId, and the dashboard's recent list and counts.
 import { and, count, desc, eq, sql } from 'drizzle-orm';
 import type { Db } from '../../db/database.js';
-import { events } from '../../db/schema.js';
+import { events, subscribers } from '../../db/schema.js';
+import { subscriberSummaryColumns, summaryJoin, summaryOf, type SubscriberSummary } from '../../db/subscriber-summary.js';
 import type { ProjectScope } from '../tenancy.js';
 
 export type EventRow = typeof events.$inferSelect;
+/** An event with the person it names, for the list. */
+export type NamedEventRow = EventRow & { subscriber: SubscriberSummary | null };
 
 /** The subscriber each identity names in the scope's project and environment: by id, token, or externalId (seen last). */
 export async function resolveSubscribers(
@@ -58,10 +61,17 @@ export async function listEvents(db: Db, scope: ProjectScope, page: { limit: num
     page.subscriberId === undefined ? undefined : eq(events.subscriberId, page.subscriberId),
   );
   const [rows, [total]] = await Promise.all([
-    db.select().from(events).where(where).orderBy(desc(events.receivedAt), desc(events.id)).limit(page.limit).offset(page.offset),
+    db
+      .select({ event: events, ...subscriberSummaryColumns })
+      .from(events)
+      .leftJoin(subscribers, summaryJoin(events.subscriberId, events.projectId))
+      .where(where)
+      .orderBy(desc(events.receivedAt), desc(events.id))
+      .limit(page.limit)
+      .offset(page.offset),
     db.select({ total: count() }).from(events).where(where),
   ]);
-  return { rows, total: total?.total ?? 0 };
+  return { rows: rows.map((row) => ({ ...row.event, subscriber: summaryOf(row) })), total: total?.total ?? 0 };
 }
 
 /** Events per name received over the last `days` days, most frequent first. */

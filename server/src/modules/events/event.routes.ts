@@ -43,6 +43,7 @@ export async function eventRoutes(app: App, events: EventService) {
       schema: {
         tags,
         summary: "A project's events, most recently received first",
+        description: 'Each event carries `subscriber`, the person it was recorded against (name, email, phone, external id, device); null when none matched or once deleted.',
         params: projectParams,
         querystring: eventsQuery,
         response: { 200: paginated(event), ...commonErrors },

@@ -1,6 +1,6 @@
 // Zod schemas of the events routes (spec 4.6, 6.1): what an application reports, one at a time or in batches.
 import { z } from 'zod';
-import { dateOrDateTime, timestamp } from '../../http/schemas.js';
+import { dateOrDateTime, subscriberSummary, timestamp } from '../../http/schemas.js';
 
 const MAX_PROPERTIES_BYTES = 16 * 1024;
 
@@ -64,6 +64,7 @@ export const event = z
     id: z.string(),
     name: z.string(),
     subscriberId: z.string().nullable(),
+    subscriber: subscriberSummary.nullable(),
     identity: z.record(z.string(), z.string()).describe('How the application named the person'),
     properties: z.record(z.string(), z.unknown()),
     eventId: z.string().nullable(),

@@ -11,10 +11,11 @@ import type { event, eventInput, eventsResponse } from './event.schemas.js';
 type EventInput = z.output<typeof eventInput>;
 type EventView = z.output<typeof event>;
 
-const view = (row: repo.EventRow): EventView => ({
+const view = (row: repo.NamedEventRow): EventView => ({
   id: row.id,
   name: row.name,
   subscriberId: row.subscriberId,
+  subscriber: row.subscriber,
   identity: row.identity,
   properties: row.properties,
   eventId: row.eventKey,
