@@ -221,8 +221,10 @@ describe('a subscriber_added flow with a delay', () => {
     ]);
 
     const [enrollment] = (await request('GET', `/automations/${flow.id}/enrollments`, tenant.jwt)).json<{ data: { id: string; state: string }[] }>().data;
-    expect(enrollment).toMatchObject({ state: 'completed', stepId: null });
+    // The person it is about, for the dashboard to name them: a browser known only by its device.
+    expect(enrollment).toMatchObject({ state: 'completed', stepId: null, subscriber: { id: res.json<{ id: string }>().id, name: null, email: null, phone: null, externalId: null, browser: 'Chrome' } });
     const detail = (await request('GET', `/automations/${flow.id}/enrollments/${enrollment!.id}`, tenant.jwt)).json<{ history: { stepId: string; outcome: string; messageId: string | null }[] }>();
+    expect(detail).toMatchObject({ subscriber: { id: res.json<{ id: string }>().id } });
     expect(detail.history.map((h) => [h.stepId, h.outcome])).toEqual([
       ['hello', 'sent'],
       ['wait', 'waited'],
@@ -235,7 +237,7 @@ describe('a subscriber_added flow with a delay', () => {
 describe('events', () => {
   it('records events, ignores a repeated eventId, records unknown people without enrolling them', async () => {
     const { id: subscriberId } = await browser(tenant);
-    await query(`UPDATE subscribers SET external_id = 'user-events' WHERE id = $1`, [subscriberId]);
+    await query(`UPDATE subscribers SET external_id = 'user-events', email = 'ada@example.com', attributes = '{"first_name": "Ada"}' WHERE id = $1`, [subscriberId]);
     const first = await request('POST', '/events', tenant.live, { name: 'signed.up', externalId: 'user-events', properties: { plan: 'pro' }, eventId: 'e-1' });
     expect(first.statusCode, first.body).toBe(202);
     expect(first.json()).toMatchObject({ recorded: 1, duplicates: 0, data: [{ status: 'recorded', subscriberId, name: 'signed.up', eventId: 'e-1', enrolled: 0 }] });
@@ -248,9 +250,13 @@ describe('events', () => {
         { status: 'recorded', subscriberId: null },
       ],
     });
-    const listed = (await request('GET', `/events/project/${tenant.projectId}?name=signed.up`, tenant.jwt)).json<{ total: number; data: { properties: unknown }[] }>();
+    const listed = (await request('GET', `/events/project/${tenant.projectId}?name=signed.up`, tenant.jwt)).json<{ total: number; data: { properties: unknown; subscriber: unknown }[] }>();
     expect(listed.total).toBe(1);
     expect(listed.data[0]!.properties).toEqual({ plan: 'pro' });
+    // Named for the dashboard by the person's summary, read within the project.
+    expect(listed.data[0]!.subscriber).toMatchObject({ id: subscriberId, name: 'Ada', email: 'ada@example.com', externalId: 'user-events' });
+    const unknown = (await request('GET', `/events/project/${tenant.projectId}?name=visited`, tenant.jwt)).json<{ data: { subscriber: unknown }[] }>();
+    expect(unknown.data[0]!.subscriber).toBeNull();
     const counts = (await request('GET', `/events/project/${tenant.projectId}/counts`, tenant.jwt)).json<{ data: { name: string; count: number }[] }>();
     expect(counts.data).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'signed.up', count: 1 }), expect.objectContaining({ name: 'visited', count: 1 })]));
   });
