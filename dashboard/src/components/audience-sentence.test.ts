@@ -1,6 +1,7 @@
 // Every filter of a segment (spec 2.4's 11 and the marketing consents) said in words, alone and together.
 import { describe, expect, it } from 'vitest';
-import { audienceSentence, countryName, languageName, listWords } from './audience-sentence';
+import { audienceSentence, countryName, languageName } from './audience-sentence';
+import { listWords } from './format';
 
 describe('audienceSentence', () => {
   it('says everyone subscribed when nothing filters', () => {

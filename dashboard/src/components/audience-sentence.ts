@@ -1,5 +1,6 @@
 // A segment's filters (or a campaign's inline audience) said in words: "Desktop · Chrome · Germany or France · not tagged trial".
 import { CONSENT_LABELS, type SegmentFilters } from '../pages/segment-builder-model';
+import { listWords } from './format';
 
 /** What an audience with no filter reaches. */
 export const EVERYONE = 'Everyone subscribed';
@@ -11,11 +12,6 @@ const CONSENT_CHANNEL = { emailConsent: 'Email', smsConsent: 'SMS', whatsappCons
 
 const many = <T>(value: T | readonly T[] | undefined): T[] => (value === undefined ? [] : Array.isArray(value) ? [...(value as readonly T[])] : [value as T]);
 
-/** "a", "a or b", "a, b or c" (or "and"). */
-export function listWords(items: readonly string[], joiner: 'or' | 'and' = 'or'): string {
-  if (items.length <= 1) return items[0] ?? '';
-  return `${items.slice(0, -1).join(', ')} ${joiner} ${items[items.length - 1]}`;
-}
 
 function displayNames(type: 'region' | 'language') {
   try {

@@ -1,12 +1,10 @@
 // Every code the API answers with has words, and a 422's detail reads as a person would say it.
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import schema from '../api/schema.d.ts?raw';
 import { codeIn, detailWords, envelopeWords, fieldWords, REASONS, reasonAction, reasonWords, stepIndexOf } from './reasons';
 
 /** The reason codes the API documents: every enum of reasons in its OpenAPI document, as the dashboard's types have it. */
 function documentedReasons(): string[] {
-  const schema = readFileSync(fileURLToPath(new URL('../api/schema.d.ts', import.meta.url)), 'utf8');
   const codes = new Set<string>();
   for (const match of schema.matchAll(/^\s*reason\??: (.+);$/gm)) for (const code of match[1]!.matchAll(/"([a-z_0-9]+)"/g)) codes.add(code[1]!);
   return [...codes];

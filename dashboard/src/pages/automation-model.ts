@@ -1,9 +1,9 @@
 // The flow editor's form (trigger, steps linked by stable keys) and the API's automation body, one into the other; the
 // flow laid out as a graph; triggers, steps and conditions in words. No DOM: tested in Node (automation-model.test.ts).
 import type { Body, Envelope, Schemas } from '../api/client';
-import { audienceParts, listWords } from '../components/audience-sentence';
+import { audienceParts } from '../components/audience-sentence';
 import { fieldWords, stepIndexOf } from '../components/reasons';
-import { everyValue } from '../components/format';
+import { everyValue, valueWords } from '../components/format';
 import { EMPTY as NO_FILTERS, fromFilters, toFilters, type BuilderState } from './segment-builder-model';
 
 export type Automation = Schemas['Automation'];
@@ -458,15 +458,6 @@ const UNITS: Record<string, string> = { m: 'minute', h: 'hour', d: 'day', w: 'we
 export function durationText(duration: string): string {
   const match = /^(\d+)([mhdw])$/.exec(duration.trim());
   return match ? plural(Number(match[1]), UNITS[match[2]!]!) : duration;
-}
-
-/** A condition's value as read aloud: text in quotes, a list with "or", an object as its keys and values. */
-export function valueWords(value: unknown): string {
-  if (typeof value === 'string') return `“${value}”`;
-  if (value === null || value === undefined) return 'empty';
-  if (Array.isArray(value)) return listWords(value.map(valueWords));
-  if (typeof value === 'object') return Object.entries(value).map(([key, item]) => `${key} ${valueWords(item)}`).join(', ');
-  return String(value);
 }
 
 export function conditionText(condition: PropertyCondition): string {

@@ -5,7 +5,8 @@ import { useId, useState, type FormEvent } from 'react';
 import { api, unwrap, type Body, type Schemas } from '../api/client';
 import { useMembership } from '../auth/me';
 import { Field, FormError, SelectField } from '../components/field';
-import { dateTime } from '../components/format';
+import { dateTime, valueWords } from '../components/format';
+import { termHelp, termLabel } from '../components/provider-terms';
 import { QueryState } from '../components/query-state';
 
 type ChannelConfig = Schemas['ChannelConfig'];
@@ -59,6 +60,15 @@ export function EmailProviderPage() {
   );
 }
 
+const TLS_WORDS: Record<string, string> = { required: 'always (STARTTLS)', opportunistic: 'when the server offers it (STARTTLS)', implicit: 'from the first byte (TLS)' };
+
+/** A stored setting as read: yes / no, the encryption in words, anything else as it is. */
+function settingWords(name: string, value: unknown): string {
+  if (typeof value === 'boolean') return value ? 'yes' : 'no';
+  if (name === 'tls' && typeof value === 'string') return TLS_WORDS[value] ?? value;
+  return typeof value === 'string' || typeof value === 'number' ? String(value) : valueWords(value);
+}
+
 function Current({ config }: { config: ChannelConfig | undefined }) {
   const settings = Object.entries(config?.settings ?? {});
   return (
@@ -78,13 +88,13 @@ function Current({ config }: { config: ChannelConfig | undefined }) {
         </div>
         {settings.map(([name, value]) => (
           <div key={name}>
-            <dt>{name}</dt>
-            <dd>{typeof value === 'string' ? value : JSON.stringify(value)}</dd>
+            <dt>{termLabel(name)}</dt>
+            <dd>{settingWords(name, value)}</dd>
           </div>
         ))}
         <div>
           <dt>Credentials set</dt>
-          <dd>{config && config.credentials.length > 0 ? config.credentials.join(', ') : 'none'}</dd>
+          <dd>{config && config.credentials.length > 0 ? config.credentials.map(termLabel).join(', ') : 'none'}</dd>
         </div>
         {config && (
           <div>
@@ -174,7 +184,7 @@ function SmtpFields({ config, error }: { config: ChannelConfig | undefined; erro
     <>
       <fieldset disabled={!isAdmin}>
         <legend>Server</legend>
-        <Field label="Host" field="settings.host" error={error} defaultValue={initial.host} required placeholder="smtp.example.com" />
+        <Field label="Host" field="settings.host" error={error} defaultValue={initial.host} required placeholder="smtp.example.com" hint={termHelp('host')} />
         <Field label="Port" field="settings.port" error={error} type="number" defaultValue={initial.port} required hint="Usually 587 (STARTTLS) or 465 (TLS)." />
         <SelectField
           label="Encryption"
@@ -199,8 +209,8 @@ function SmtpFields({ config, error }: { config: ChannelConfig | undefined; erro
           Saving replaces the stored account: enter the user and password every time you save. Leave both empty for a relay that takes mail without logging
           in (any stored account is then removed).
         </p>
-        <Field label="User" field="credentials.user" error={error} autoComplete="off" />
-        <Field label="Password" field="credentials.pass" error={error} type="password" autoComplete="new-password" hint="Write-only: never shown again." />
+        <Field label="User" field="credentials.user" error={error} autoComplete="off" hint={termHelp('user')} />
+        <Field label="Password" field="credentials.pass" error={error} type="password" autoComplete="new-password" hint={`Write-only: never shown again. ${termHelp('pass')}`} />
       </fieldset>
     </>
   );
@@ -217,9 +227,9 @@ function SesFields({ config, error }: { config: ChannelConfig | undefined; error
           Herald reads the account with these keys before saving (its sandbox state, send rate and daily quota) and signs every message with your sending
           domain&apos;s DKIM key. The keys need ses:SendEmail, ses:SendRawEmail and ses:GetAccount.
         </p>
-        <Field label="Region" field="settings.region" error={error} defaultValue={initial.region} required placeholder="eu-west-1" />
-        <Field label="Access key id" field="credentials.accessKeyId" error={error} autoComplete="off" required />
-        <Field label="Secret access key" field="credentials.secretAccessKey" error={error} type="password" autoComplete="new-password" required hint="Write-only: never shown again; enter it every time you save." />
+        <Field label="Region" field="settings.region" error={error} defaultValue={initial.region} required placeholder="eu-west-1" hint={termHelp('region')} />
+        <Field label="Access key id" field="credentials.accessKeyId" error={error} autoComplete="off" required hint={termHelp('accessKeyId')} />
+        <Field label="Secret access key" field="credentials.secretAccessKey" error={error} type="password" autoComplete="new-password" required hint={`Write-only: never shown again; enter it every time you save. ${termHelp('secretAccessKey')}`} />
       </fieldset>
       <fieldset disabled={!isAdmin}>
         <legend>Sending</legend>
@@ -228,7 +238,7 @@ function SesFields({ config, error }: { config: ChannelConfig | undefined; error
           field="settings.configurationSet"
           error={error}
           defaultValue={initial.configurationSet}
-          hint="Its SNS event destination should post to /email/ses-webhook: bounces, complaints and deliveries come back to Herald."
+          hint={termHelp('configurationSet')}
         />
         <RateField error={error} value={undefined} hint="Below the account's maximum send rate, if you want one; SES's own maximum is used otherwise." />
       </fieldset>

@@ -5,11 +5,10 @@ import { Link, useNavigate, useParams, useSearch } from '@tanstack/react-router'
 import type { FormEvent } from 'react';
 import { api, unwrap, type Query } from '../api/client';
 import { Field } from '../components/field';
-import { dateTime } from '../components/format';
+import { dateTime, valueWords } from '../components/format';
 import { Pagination } from '../components/pagination';
 import { PersonLink } from '../components/person';
 import { QueryState } from '../components/query-state';
-import { valueWords } from './automation-model';
 
 export type EventFilters = Pick<Query<'/events/project/{projectId}', 'get'>, 'name' | 'page'> & { days?: 7 };
 

@@ -8,6 +8,7 @@ import { Confirm } from '../components/confirm';
 import { ErrorMessage } from '../components/query-state';
 import { Field, FormError, TextAreaField } from '../components/field';
 import { QueryState } from '../components/query-state';
+import { termHelp } from '../components/provider-terms';
 import { SdkSnippet } from '../components/sdk-snippet';
 
 export function useProject(projectId: string) {
@@ -198,7 +199,7 @@ function SettingsForm({ project, saved, setSaved }: { project: Project; saved: b
           <span className="label">VAPID public key</span>
           <code className="secret">{project.vapidPublicKey}</code>
         </div>
-        <Field label="VAPID subject" field="settings.vapidSubject" error={error} defaultValue={initial.vapidSubject} placeholder="mailto:ops@example.com" hint="A mailto: address or https: URL push services can contact (default: the instance’s VAPID_SUBJECT)." />
+        <Field label="VAPID subject" field="settings.vapidSubject" error={error} defaultValue={initial.vapidSubject} placeholder="mailto:ops@example.com" hint={termHelp('vapidSubject')} />
       </fieldset>
       <fieldset disabled={!isAdmin}>
         <legend>Browser SDK</legend>

@@ -11,6 +11,7 @@ import { dateTime, everyValue } from '../components/format';
 import { Pagination } from '../components/pagination';
 import { QueryState } from '../components/query-state';
 import { reasonWords } from '../components/reasons';
+import { termHelp, termLabel } from '../components/provider-terms';
 
 type ChannelConfig = Schemas['ChannelConfig'];
 type TwilioBody = Body<'/projects/{id}/channels/sms', 'put'>;
@@ -103,13 +104,13 @@ function Current({ config }: { config: ChannelConfig | undefined }) {
         </div>
         {shown.map((name) => (
           <div key={name}>
-            <dt>{name}</dt>
+            <dt>{termLabel(name)}</dt>
             <dd>{String(settings[name])}</dd>
           </div>
         ))}
         {(['authToken', 'apiKeySid', 'apiKeySecret'] as const).map((name) => (
           <div key={name}>
-            <dt>{name}</dt>
+            <dt>{termLabel(name)}</dt>
             <dd>{credentials.includes(name) ? 'set' : 'not set'}</dd>
           </div>
         ))}
@@ -180,7 +181,7 @@ function TwilioForm({ projectId, config, saved, setSaved }: { projectId: string;
       <fieldset disabled={!isAdmin}>
         <legend>Account</legend>
         <p className="hint">Saving replaces the stored account: enter the auth token (and the API key, if you send with one) every time you save.</p>
-        <Field label="Account SID" field="settings.accountSid" error={save.error} defaultValue={initial.accountSid} required autoComplete="off" placeholder="AC…" />
+        <Field label="Account SID" field="settings.accountSid" error={save.error} defaultValue={initial.accountSid} required autoComplete="off" placeholder="AC…" hint={termHelp('accountSid')} />
         <Field
           label="Auth token"
           field="credentials.authToken"
@@ -188,10 +189,10 @@ function TwilioForm({ projectId, config, saved, setSaved }: { projectId: string;
           type="password"
           required
           autoComplete="new-password"
-          hint="Write-only: never shown again. Twilio signs its callbacks with it."
+          hint={`Write-only: never shown again. ${termHelp('authToken')}`}
         />
-        <Field label="API key SID (optional)" field="credentials.apiKeySid" error={save.error} autoComplete="off" placeholder="SK…" />
-        <Field label="API key secret (optional)" field="credentials.apiKeySecret" error={save.error} type="password" autoComplete="new-password" hint="Write-only; sends log in with the API key when one is given." />
+        <Field label="API key SID (optional)" field="credentials.apiKeySid" error={save.error} autoComplete="off" placeholder="SK…" hint={termHelp('apiKeySid')} />
+        <Field label="API key secret (optional)" field="credentials.apiKeySecret" error={save.error} type="password" autoComplete="new-password" hint={`Write-only; sends log in with the API key when one is given. ${termHelp('apiKeySecret')}`} />
       </fieldset>
       <fieldset disabled={!isAdmin}>
         <legend>Sending</legend>
@@ -202,7 +203,7 @@ function TwilioForm({ projectId, config, saved, setSaved }: { projectId: string;
           defaultValue={initial.messagingServiceSid}
           autoComplete="off"
           placeholder="MG…"
-          hint="Sends to a country with no sender below go through this service."
+          hint={`${termHelp('messagingServiceSid')} Sends to a country with no sender below go through it.`}
         />
         <Field
           label="Messaging Service sends per second (optional)"

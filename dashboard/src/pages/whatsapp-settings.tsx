@@ -8,6 +8,7 @@ import { useMembership } from '../auth/me';
 import { CopyButton } from '../components/copy-button';
 import { Field, FormError } from '../components/field';
 import { dateTime } from '../components/format';
+import { termHelp } from '../components/provider-terms';
 import { QueryState } from '../components/query-state';
 
 type ChannelConfig = Schemas['ChannelConfig'];
@@ -253,7 +254,7 @@ function MetaFields({ config, error }: { config: ChannelConfig | undefined; erro
           inputMode="numeric"
           autoComplete="off"
           required
-          hint="The business phone number's id in WhatsApp Manager or the app's API setup (not the number itself)."
+          hint={termHelp('phoneNumberId')}
         />
         <Field
           label="WhatsApp Business Account id"
@@ -263,7 +264,7 @@ function MetaFields({ config, error }: { config: ChannelConfig | undefined; erro
           inputMode="numeric"
           autoComplete="off"
           required
-          hint="The account whose message templates are synchronised."
+          hint={termHelp('wabaId')}
         />
       </fieldset>
       <fieldset disabled={!isAdmin}>
@@ -276,7 +277,7 @@ function MetaFields({ config, error }: { config: ChannelConfig | undefined; erro
           type="password"
           autoComplete="new-password"
           required
-          hint="A system user's token with whatsapp_business_messaging and whatsapp_business_management."
+          hint={termHelp('accessToken')}
         />
         <Field
           label="App secret"
@@ -285,7 +286,7 @@ function MetaFields({ config, error }: { config: ChannelConfig | undefined; erro
           type="password"
           autoComplete="new-password"
           required
-          hint="The Meta app's secret (App settings, Basic): Herald checks every callback's signature with it."
+          hint={termHelp('appSecret')}
         />
         <Field
           label="Verify token"
@@ -294,7 +295,7 @@ function MetaFields({ config, error }: { config: ChannelConfig | undefined; erro
           type="password"
           autoComplete="new-password"
           required
-          hint="Any secret of your choosing, at least 8 characters: type the same one in Meta's webhook settings."
+          hint={termHelp('verifyToken')}
         />
       </fieldset>
     </>
@@ -309,7 +310,7 @@ function TwilioFields({ config, error }: { config: ChannelConfig | undefined; er
       <fieldset disabled={!isAdmin}>
         <legend>Account</legend>
         <p className="hint">Saving replaces the stored settings: enter the auth token (and the API key, if you send with one) every time you save.</p>
-        <Field label="Account SID" field="settings.accountSid" error={error} defaultValue={initial.accountSid} required autoComplete="off" placeholder="AC…" />
+        <Field label="Account SID" field="settings.accountSid" error={error} defaultValue={initial.accountSid} required autoComplete="off" placeholder="AC…" hint={termHelp('accountSid')} />
         <Field
           label="Auth token"
           field="credentials.authToken"
@@ -317,10 +318,10 @@ function TwilioFields({ config, error }: { config: ChannelConfig | undefined; er
           type="password"
           required
           autoComplete="new-password"
-          hint="Write-only: never shown again. Twilio signs its callbacks with it."
+          hint={`Write-only: never shown again. ${termHelp('authToken')}`}
         />
-        <Field label="API key SID (optional)" field="credentials.apiKeySid" error={error} autoComplete="off" placeholder="SK…" />
-        <Field label="API key secret (optional)" field="credentials.apiKeySecret" error={error} type="password" autoComplete="new-password" hint="Write-only; sends log in with the API key when one is given." />
+        <Field label="API key SID (optional)" field="credentials.apiKeySid" error={error} autoComplete="off" placeholder="SK…" hint={termHelp('apiKeySid')} />
+        <Field label="API key secret (optional)" field="credentials.apiKeySecret" error={error} type="password" autoComplete="new-password" hint={`Write-only; sends log in with the API key when one is given. ${termHelp('apiKeySecret')}`} />
       </fieldset>
       <fieldset disabled={!isAdmin}>
         <legend>Sender</legend>
@@ -333,9 +334,9 @@ function TwilioFields({ config, error }: { config: ChannelConfig | undefined; er
           autoComplete="off"
           inputMode="tel"
           placeholder="+14155238886"
-          hint="The WhatsApp-enabled number in international format."
+          hint={termHelp('from')}
         />
-        <Field label="Messaging Service SID" field="settings.messagingServiceSid" error={error} defaultValue={initial.messagingServiceSid} autoComplete="off" placeholder="MG…" />
+        <Field label="Messaging Service SID" field="settings.messagingServiceSid" error={error} defaultValue={initial.messagingServiceSid} autoComplete="off" placeholder="MG…" hint={termHelp('messagingServiceSid')} />
       </fieldset>
     </>
   );
