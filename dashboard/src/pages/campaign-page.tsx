@@ -130,6 +130,8 @@ function Counters<C extends AnyCampaign>({ channel, stats }: { channel: Campaign
   );
 }
 
+const SCHEDULE_WORDS: Record<AnyCampaign['schedule']['mode'], string> = { immediate: 'Sent as soon as it is started', scheduled: 'Scheduled', draft: 'Not scheduled yet (a draft)' };
+
 /** A saved segment by its name and what it holds, linked to it; one deleted since is said so. */
 function SavedSegment({ projectId, segmentId }: { projectId: string; segmentId: string }) {
   const segment = useQuery({ queryKey: ['segment', segmentId], queryFn: () => unwrap(api.GET('/segments/{id}', { params: { path: { id: segmentId } } })), retry: false });
@@ -164,8 +166,8 @@ function Delivery<C extends AnyCampaign>({ channel, projectId, campaign }: { cha
         <div>
           <dt>Schedule</dt>
           <dd data-testid="campaign-schedule">
-            {schedule.mode}
-            {schedule.sendAt && ` at ${dateTime(schedule.sendAt)}${schedule.timezone ? ` (${schedule.timezone})` : ''}`}
+            {SCHEDULE_WORDS[schedule.mode]}
+            {schedule.sendAt && ` for ${dateTime(schedule.sendAt)}${schedule.timezone ? ` (${schedule.timezone})` : ''}`}
             {local?.localTime && ", at each recipient's local time"}
           </dd>
         </div>
