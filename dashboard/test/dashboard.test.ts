@@ -515,7 +515,7 @@ describe.skipIf(!chromiumPath)('dashboard in Chromium', { timeout: 60_000 }, () 
     const { context, page } = await newPage();
     await logIn(page, ADMIN);
     await page.goto(`${herald.url}/app/projects/${projectId}/transactional`);
-    const row = page.getByRole('row', { name: /externalId: nobody/ });
+    const row = page.getByRole('row', { name: /external id nobody/ });
     await row.waitFor();
     expect(await row.textContent()).toContain('subscriber_not_found');
     await expectAccessible(page, 'transactional sends');

@@ -75,7 +75,10 @@ describe.skipIf(!chromiumPath)('email settings in Chromium', { timeout: 60_000 }
     expect(stored).toMatchObject({ provider: 'smtp', settings: { host: 'smtp.example.com', port: 465, tls: 'implicit', secure: true, ratePerSecond: 14 } });
     expect([...stored!.credentials].sort()).toEqual(['pass', 'user']);
     await current(page).getByText('smtp', { exact: true }).waitFor();
-    expect(await current(page).getByRole('definition').filter({ hasText: 'pass' }).textContent()).toBe(stored!.credentials.join(', '));
+    // Stored settings and credential names by their labels, not the API's names.
+    const labels: Record<string, string> = { user: 'User', pass: 'Password' };
+    expect(await current(page).getByRole('definition').filter({ hasText: 'Password' }).textContent()).toBe(stored!.credentials.map((name) => labels[name]).join(', '));
+    await current(page).getByRole('term').filter({ hasText: 'Encryption' }).waitFor();
     // The form starts again from what is stored: the settings, never the password.
     expect(await form(page).getByLabel('Host', { exact: true }).inputValue()).toBe('smtp.example.com');
     expect(await form(page).getByLabel('Port', { exact: true }).inputValue()).toBe('465');

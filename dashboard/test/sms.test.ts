@@ -153,7 +153,7 @@ describe.skipIf(!chromiumPath)('the SMS tab in Chromium', { timeout: 60_000 }, (
     const sent = page.getByRole('row').filter({ hasText: '+14155559876' });
     expect(await sent.getByRole('cell').nth(2).textContent()).toBe('sent · 1 segment (GSM-7)');
     const refused = page.getByRole('row').filter({ hasText: STOPPED });
-    expect(await refused.getByRole('cell').nth(3).textContent()).toBe('recipient_opted_out: the number opted out (STOP)');
+    expect(await refused.getByRole('cell').nth(3).textContent()).toBe('The number opted out (STOP) or blocked the business (recipient_opted_out)');
     await expectAccessible(page, 'the send log with SMS');
     await context.close();
   });

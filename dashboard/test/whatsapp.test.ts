@@ -227,23 +227,23 @@ describe.skipIf(!chromiumPath)('WhatsApp in Chromium', { timeout: 60_000 }, () =
 
     const { context, page } = await signIn(VIEWER);
     await page.goto(`${herald.url}/app/projects/${projectId}/transactional?channel=whatsapp`);
-    const row = (to: string) => page.getByRole('row', { name: new RegExp(`to: \\${to}`) });
+    const row = (to: string) => page.getByRole('row', { name: new RegExp(`^[^+]*\\${to}`) });
     await row('+12025551001').waitFor();
     const cells = async (to: string) => (await row(to).getByRole('cell').allInnerTexts()).slice(1);
-    expect(await cells('+12025551001')).toEqual(['to: +12025551001', 'sent (template)', '—', 'whatsapp', 'meta_accepted']);
-    expect(await cells('+12025551002')).toEqual(['to: +12025551002', 'refused (template)', 'template_not_approved: Meta has not approved the template', 'whatsapp', '—']);
+    expect(await cells('+12025551001')).toEqual(['+12025551001', 'sent (template)', '—', 'whatsapp', 'meta_accepted']);
+    expect(await cells('+12025551002')).toEqual(['+12025551002', 'refused (template)', 'Meta has not approved the template yet (template_not_approved)', 'whatsapp', '—']);
     expect(await cells('+12025551003')).toEqual([
-      'to: +12025551003',
+      '+12025551003',
       'refused (text)',
-      'outside_service_window: free-form text outside the 24-hour window (a template is needed)',
+      'Free text can only go within 24 hours of the person’s last message: use an approved template (outside_service_window)',
       'whatsapp',
       '—',
     ]);
     // Meta's code and words, kept on the delivery.
     expect(await cells('+12025551004')).toEqual([
-      'to: +12025551004',
+      '+12025551004',
       'failed (template)',
-      'provider_error: the provider refused it or was unreachable',
+      'The provider refused it or could not be reached (provider_error)',
       'whatsapp',
       'meta_131009: Parameter value is not valid (131009)',
     ]);
@@ -339,12 +339,12 @@ describe.skipIf(!chromiumPath)('WhatsApp in Chromium', { timeout: 60_000 }, () =
     expect(await send({ to: '+12025551006', templateName: 'twilio_notice' })).toMatchObject({ status: 'failed', reason: 'recipient_opted_out' });
 
     await page.goto(`${herald.url}/app/projects/${projectId}/transactional?channel=whatsapp`);
-    const cells = async (to: string) => (await page.getByRole('row', { name: new RegExp(`to: \\${to}`) }).getByRole('cell').allInnerTexts()).slice(1);
-    await expect.poll(() => cells('+12025551005')).toEqual(['to: +12025551005', 'sent (template)', '—', 'whatsapp', 'twilio_queued']);
+    const cells = async (to: string) => (await page.getByRole('row', { name: new RegExp(`^[^+]*\\${to}`) }).getByRole('cell').allInnerTexts()).slice(1);
+    await expect.poll(() => cells('+12025551005')).toEqual(['+12025551005', 'sent (template)', '—', 'whatsapp', 'twilio_queued']);
     expect(await cells('+12025551006')).toEqual([
-      'to: +12025551006',
+      '+12025551006',
       'failed (template)',
-      'recipient_opted_out: the number opted out (STOP)',
+      'The number opted out (STOP) or blocked the business (recipient_opted_out)',
       'whatsapp',
       'twilio_63014: Twilio 400 63014: This message was blocked by the end user',
     ]);

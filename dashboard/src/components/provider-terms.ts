@@ -45,6 +45,7 @@ export const TERMS: Record<string, Term> = {
   host: { label: 'Host', help: 'The SMTP server’s name, from your email provider’s SMTP settings page.' },
   port: { label: 'Port', help: 'Usually 587 (STARTTLS) or 465 (TLS).' },
   tls: { label: 'Encryption', help: 'How the connection to the server is encrypted.' },
+  secure: { label: 'Encrypted from the first byte', help: 'Set from the encryption chosen: TLS from the connection’s start (usually port 465).' },
   user: { label: 'User', help: 'The SMTP login, from the provider’s SMTP settings (often an email address or an API key name).' },
   pass: { label: 'Password', help: 'The SMTP password or API key given with that login.' },
   sandbox: { label: 'Sandbox account', help: 'The account is in its provider’s sandbox: at most 200 messages per 24 hours and 1 per second.' },

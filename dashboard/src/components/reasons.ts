@@ -96,7 +96,7 @@ export const REASONS: Record<string, Reason> = {
   recipient_complained: { words: 'the recipient marked mail as spam (suppressed for good)' },
   recipient_unsubscribed: { words: 'the person turned this channel off' },
   recipient_suppressed: { words: 'the address is on the suppression list' },
-  recipient_opted_out: { words: 'the number opted out (STOP, or blocked the business)' },
+  recipient_opted_out: { words: 'the number opted out (STOP) or blocked the business' },
   sender_domain_not_verified: {
     words: (address) => {
       const domain = domainOf(address);
