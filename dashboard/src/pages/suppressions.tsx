@@ -94,7 +94,7 @@ export function SuppressionsPage() {
           <option value="">any</option>
           {REASONS.map((reason) => (
             <option key={reason} value={reason}>
-              {reason}
+              {REASON_LABEL[reason]}
             </option>
           ))}
         </SelectField>
