@@ -53,6 +53,8 @@ describe('a 422 detail in words', () => {
     expect(detailWords(message, 'hello@example.com')).toBe('the sender’s domain example.com is not verified');
     expect(detailWords('step big-cart: trueBranch names no step (discount-email)')).toBe('trueBranch names no step (discount-email)');
     expect(detailWords('must be at most 200 characters')).toBe('must be at most 200 characters');
+    // A step id in brackets is not a code, even one that is a word of the map.
+    expect(detailWords('step c: falseBranch names no step (sandbox)')).toBe('falseBranch names no step (sandbox)');
   });
 
   it('names fields and steps as a person would', () => {

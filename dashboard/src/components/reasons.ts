@@ -166,9 +166,12 @@ export function envelopeWords(code: string, message: string): string {
   return reason?.generic && typeof reason.words === 'string' ? reason.words : message;
 }
 
-/** The code a detail's message ends with in brackets ("… (sender_domain_not_verified)"), if any. */
+/**
+ * The code a detail's message ends with in brackets ("… (sender_domain_not_verified)"), if any: codes have an
+ * underscore, so a bracketed word such as a step's id ("names no step (gone)") is not taken for one.
+ */
 export function codeIn(message: string): string | undefined {
-  return /\(([a-z][a-z0-9_]*)\)\s*$/.exec(message)?.[1];
+  return /\(([a-z][a-z0-9]*_[a-z0-9_]+)\)\s*$/.exec(message)?.[1];
 }
 
 /**
