@@ -1,4 +1,4 @@
-// A labelled form control with the API's 422 message for its field shown beside it (and announced).
+// A labelled form control with the API's 422 message for its field shown beside it in words (and announced).
 import { Fragment, useCallback, useId, useState, type ChangeEvent, type ComponentProps, type InputHTMLAttributes, type ReactNode, type SelectHTMLAttributes } from 'react';
 import { ApiError, belongsTo } from '../api/client';
 import { DetailList, DetailText, ReasonLink } from './problem-text';
@@ -51,15 +51,15 @@ interface ControlProps {
 /** The label, the hint and the 422 message around one control, tied to it for assistive technology. */
 function Labelled({ label, field, error, hint, value, control }: FieldProps & { value?: unknown; control: (props: ControlProps) => ReactNode }) {
   const { id, messages, errorId, hintId } = useFieldIds(field, error);
-  const message = messages.length > 0;
+  const invalid = messages.length > 0;
   return (
     <div className="field">
       <label htmlFor={id}>{label}</label>
       {control({
         id,
         name: field,
-        'aria-invalid': message ? true : undefined,
-        'aria-describedby': [hint && hintId, message && errorId].filter(Boolean).join(' ') || undefined,
+        'aria-invalid': invalid ? true : undefined,
+        'aria-describedby': [hint && hintId, invalid && errorId].filter(Boolean).join(' ') || undefined,
       })}
       <Describe messages={messages} value={value} errorId={errorId} hint={hint} hintId={hintId} />
     </div>
