@@ -13843,6 +13843,119 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/subscribers/{id}/timeline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A person's timeline: everything that happened to or with them, newest first
+         * @description One list of what was sent to this subscriber (each message with its channel, its campaign, automation or transactional send, its status and, when it did not go, why in words), what its devices, tracked links and providers reported (delivered, opened, clicked with the link, dismissed, unsubscribed, complained, bounced, failed), the events the application sent about them (`POST /events`, with a summary of their properties) and their automation runs (entered, completed, left or stopped, with why). Paged by cursor: pass `nextCursor` as `cursor` for older items; items added meanwhile never shift a page. A test key sees only its sandbox subscribers, so only their timelines; another project's subscriber is 404.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description The previous page's `nextCursor`; absent for the newest items */
+                    cursor?: string;
+                    /** @description Items per page (max 100) */
+                    limit?: number;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["TimelineItem"][];
+                            /** @description Pass it as `cursor` for the next (older) page; null on the last page */
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/subscribers/analytics/project/{projectId}": {
         parameters: {
             query?: never;
@@ -19372,6 +19485,92 @@ export interface components {
             /** @constant */
             suppressed: false;
             suppressedAt: null;
+        };
+        TimelineItem: {
+            /** @description When it happened: a message when it was sent (or failed, or was queued), an event as its reporter said */
+            at: string;
+            /** @description The automation that sent a message, or that the person entered */
+            automation: {
+                id: string;
+                /** @description Its name; null once the automation is deleted */
+                name: string | null;
+            } | null;
+            /** @description The campaign a message belongs to */
+            campaign: {
+                id: string;
+                /** @description Its name; null once the campaign is deleted */
+                name: string | null;
+            } | null;
+            /** @description The channel of a message and of its events; null for events and enrollments */
+            channel: ("push" | "email" | "sms" | "whatsapp") | null;
+            /** @description More in words: why a message was not sent, a bounce's diagnostic, a click's link, an event's properties, why an enrollment ended */
+            detail: string | null;
+            /** @description An application event's name */
+            eventName: string | null;
+            /**
+             * @description message: a message sent (or held back) to the person; delivered … failed: what its device, its tracked links or its provider reported (docs/CONTEXT.md, "Delivery events"); event: an event the application sent (`POST /events`); enrolled, enrollment_completed, enrollment_exited, enrollment_failed: an automation run
+             * @enum {string}
+             */
+            kind: "message" | "delivered" | "opened" | "clicked" | "dismissed" | "unsubscribed" | "complained" | "bounced" | "soft_bounced" | "failed" | "event" | "enrolled" | "enrollment_completed" | "enrollment_exited" | "enrollment_failed";
+            /** @description An open or click likely made by a privacy proxy or a link scanner rather than the person */
+            machine: boolean;
+            /** @description The message's title (push), subject (email) or template name */
+            messageTitle: string | null;
+            /** @description A message's reason code (spec 7.4) or an enrollment's, when it has one */
+            reason: string | null;
+            /** @description A later open or click of the same message: only the first is counted */
+            repeat: boolean;
+            /** @description What sent a message and its events */
+            source: ("campaign" | "automation" | "transactional") | null;
+            /** @description A message's delivery status now */
+            status: ("queued" | "paused" | "sending" | "sent" | "delivered" | "opened" | "clicked" | "dismissed" | "unsubscribed" | "complained" | "bounced" | "failed" | "suppressed") | null;
+            /** @description What happened, in words: "Push sent", "Email opened", "Event signed_up", "Entered automation Welcome" */
+            title: string;
+            /** @description The link a click followed */
+            url: string | null;
+        };
+        TimelineItemInput: {
+            /** @description When it happened: a message when it was sent (or failed, or was queued), an event as its reporter said */
+            at: string;
+            /** @description The automation that sent a message, or that the person entered */
+            automation: {
+                id: string;
+                /** @description Its name; null once the automation is deleted */
+                name: string | null;
+            } | null;
+            /** @description The campaign a message belongs to */
+            campaign: {
+                id: string;
+                /** @description Its name; null once the campaign is deleted */
+                name: string | null;
+            } | null;
+            /** @description The channel of a message and of its events; null for events and enrollments */
+            channel: ("push" | "email" | "sms" | "whatsapp") | null;
+            /** @description More in words: why a message was not sent, a bounce's diagnostic, a click's link, an event's properties, why an enrollment ended */
+            detail: string | null;
+            /** @description An application event's name */
+            eventName: string | null;
+            /**
+             * @description message: a message sent (or held back) to the person; delivered … failed: what its device, its tracked links or its provider reported (docs/CONTEXT.md, "Delivery events"); event: an event the application sent (`POST /events`); enrolled, enrollment_completed, enrollment_exited, enrollment_failed: an automation run
+             * @enum {string}
+             */
+            kind: "message" | "delivered" | "opened" | "clicked" | "dismissed" | "unsubscribed" | "complained" | "bounced" | "soft_bounced" | "failed" | "event" | "enrolled" | "enrollment_completed" | "enrollment_exited" | "enrollment_failed";
+            /** @description An open or click likely made by a privacy proxy or a link scanner rather than the person */
+            machine: boolean;
+            /** @description The message's title (push), subject (email) or template name */
+            messageTitle: string | null;
+            /** @description A message's reason code (spec 7.4) or an enrollment's, when it has one */
+            reason: string | null;
+            /** @description A later open or click of the same message: only the first is counted */
+            repeat: boolean;
+            /** @description What sent a message and its events */
+            source: ("campaign" | "automation" | "transactional") | null;
+            /** @description A message's delivery status now */
+            status: ("queued" | "paused" | "sending" | "sent" | "delivered" | "opened" | "clicked" | "dismissed" | "unsubscribed" | "complained" | "bounced" | "failed" | "suppressed") | null;
+            /** @description What happened, in words: "Push sent", "Email opened", "Event signed_up", "Entered automation Welcome" */
+            title: string;
+            /** @description The link a click followed */
+            url: string | null;
         };
         TransactionalEmailResult: {
             /** @description template_render_failed: what stopped it */
