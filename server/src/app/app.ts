@@ -13,6 +13,7 @@ import { authRoutes } from '../modules/auth/index.js';
 import {
   campaignRoutes,
   emailCampaignAnalyticsRoutes,
+  pushCampaignAnalyticsRoutes,
   emailCampaignRoutes,
   pushCampaignRoutes,
 } from '../modules/campaigns/index.js';
@@ -144,6 +145,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await campaignRoutes(app, deps.services.campaigns, pushCampaignRoutes);
   await campaignRoutes(app, deps.services.campaigns, emailCampaignRoutes);
   await emailCampaignAnalyticsRoutes(app, deps.services.emailCampaignAnalytics, deps.services.campaigns);
+  await pushCampaignAnalyticsRoutes(app, deps.services.emailCampaignAnalytics);
   await emailTemplateRoutes(app, deps.services.emailTemplates);
   await transactionalRoutes(app, deps.services.transactional, deps.services.transactionalEmail, deps.services.transactionalSms, deps.services.transactionalWhatsApp, deps.services.idempotency);
   await twilioWebhookRoutes(app, deps.services.twilioWebhook, deps.config.publicUrl);

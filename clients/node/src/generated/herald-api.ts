@@ -2257,6 +2257,117 @@ export interface paths {
         };
         trace?: never;
     };
+    "/campaigns/{id}/analytics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A push campaign's activity chart: sent, delivered and clicked per time bucket
+         * @description For each bucket of the window (from → to, by default from when the campaign started sending until now): sent, delivered and clicked, bucketed as GET /email-campaigns/{id}/analytics does (the smallest of 1m, 5m, 15m, 1h, 6h, 1d, 1w giving at most 120 buckets unless `bucket` names one). from after to → 422. Found as GET /campaigns/{id} finds it: 404 outside the caller's reach (a test key reaches sandbox campaigns only) or for an email campaign.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description The bucket size: 1m, 5m, 15m, 1h, 6h, 1d or 1w. Default: the smallest that cuts the window into at most 120 buckets. A size that would make more than 1000 → 422. */
+                    bucket?: "1m" | "5m" | "15m" | "1h" | "6h" | "1d" | "1w";
+                    /** @description Start of the window (a date is its UTC midnight); default: when the campaign started sending (its creation if it has not) */
+                    from?: string;
+                    /** @description End of the window, exclusive (a date is its UTC midnight); default: now */
+                    to?: string;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PushCampaignAnalytics"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/campaigns/{id}/archive": {
         parameters: {
             query?: never;
@@ -18938,6 +19049,10 @@ export interface components {
             path: string;
             value?: unknown;
         };
+        /** @description A push campaign's activity per time bucket, in the shape of an email campaign's (EmailCampaignAnalytics): sent (the push service accepted it), delivered (confirmed by the device's service worker; browsers that are offline confirm when they come back, so recent buckets may still grow) and clicked (the notification or one of its buttons; unique = first click per delivery). Pushes have no opens, bounces, complaints or unsubscribes: those series are zero. */
+        PushCampaignAnalytics: components["schemas"]["EmailCampaignAnalytics"];
+        /** @description A push campaign's activity per time bucket, in the shape of an email campaign's (EmailCampaignAnalytics): sent (the push service accepted it), delivered (confirmed by the device's service worker; browsers that are offline confirm when they come back, so recent buckets may still grow) and clicked (the notification or one of its buttons; unique = first click per delivery). Pushes have no opens, bounces, complaints or unsubscribes: those series are zero. */
+        PushCampaignAnalyticsInput: components["schemas"]["EmailCampaignAnalyticsInput"];
         /** @description A saved segment belongs to an environment, like subscribers: a test key saves sandbox segments and sees and changes only those (another segment is 404); a live key sees both environments of its project; dashboard users every segment of their organization. A campaign uses a saved segment of its own environment only. */
         Segment: {
             /** @description ISO 8601 timestamp */
