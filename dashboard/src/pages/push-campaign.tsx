@@ -1,5 +1,6 @@
 // Push campaigns' pages: the builder's content (title, body, URLs, two buttons) with a live notification preview, and
 // the campaign's content on its page; the rest is the campaign pages every channel shares.
+import { lazy, Suspense } from 'react';
 import type { Schemas } from '../api/client';
 import { Field, TextAreaField } from '../components/field';
 import { NotificationPreview } from '../components/notification-preview';
@@ -82,4 +83,21 @@ function Content({ campaign: c }: { campaign: Campaign }) {
 
 export const NewPushCampaignPage = () => <NewCampaignPage channel={builder} />;
 export const EditPushCampaignPage = () => <EditCampaignPage channel={builder} />;
-export const PushCampaignPage = () => <CampaignPage channel={pushCampaigns} details={(c) => <Content campaign={c} />} />;
+// Chart.js comes with the chart only, so the campaign pages' bundle stays without it.
+const PushCampaignActivity = lazy(() => import('./push-campaign-activity').then((module) => ({ default: module.PushCampaignActivity })));
+
+export const PushCampaignPage = () => (
+  <CampaignPage
+    channel={pushCampaigns}
+    details={(c, status) => (
+      <>
+        <Content campaign={c} />
+        {c.status !== 'draft' && (
+          <Suspense fallback={<p className="muted">Loading the chart…</p>}>
+            <PushCampaignActivity campaignId={c.id} live={status === 'sending' || status === 'scheduled'} />
+          </Suspense>
+        )}
+      </>
+    )}
+  />
+);

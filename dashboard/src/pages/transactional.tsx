@@ -8,6 +8,7 @@ import { Field, FilterActions, SelectField } from '../components/field';
 import { dateTime, everyValue } from '../components/format';
 import { Pagination } from '../components/pagination';
 import { QueryState } from '../components/query-state';
+import { PUSH_DELIVERED } from './campaign-channel';
 
 type SendQuery = Query<'/transactional/sends/project/{projectId}', 'get'>;
 export type SendFilters = Pick<SendQuery, 'channel' | 'reason' | 'delivered' | 'from' | 'to' | 'page'>;
@@ -190,6 +191,12 @@ export function TransactionalPage() {
                 ))}
               </tbody>
             </table>
+            {list.data.some((send) => send.channel === 'push') && (
+              <p className="hint">
+                A push's outcome here is what its push service answered (delivered: it took the push for the device). The device's own confirmation —{' '}
+                {PUSH_DELIVERED} — shows on the person's timeline.
+              </p>
+            )}
             <Pagination page={list.page} pageSize={list.pageSize} total={list.total} onPage={(page) => void navigate({ search: { ...filters, page } })} />
           </>
         )}

@@ -114,6 +114,7 @@ export function toTimelineItem(row: TimelineRow) {
       detail = [text(reported.status), text(reported.diagnosticCode) ?? text(reported.bounceSubType)].filter(Boolean).join(': ') || null;
     }
     if (kind === 'failed') detail = reasonInWords(text(reported.reason) ?? row.reason);
+    if (kind === 'delivered' && row.channel === 'push') detail = "confirmed by the device's service worker (an offline browser confirms when it comes back)";
     if (kind === 'clicked') detail = url;
   }
   return {
