@@ -14,6 +14,7 @@ import {
   campaignRoutes,
   emailCampaignAnalyticsRoutes,
   pushCampaignAnalyticsRoutes,
+  pushTestRoutes,
   emailCampaignRoutes,
   pushCampaignRoutes,
 } from '../modules/campaigns/index.js';
@@ -146,6 +147,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await campaignRoutes(app, deps.services.campaigns, emailCampaignRoutes);
   await emailCampaignAnalyticsRoutes(app, deps.services.emailCampaignAnalytics, deps.services.campaigns);
   await pushCampaignAnalyticsRoutes(app, deps.services.emailCampaignAnalytics);
+  await pushTestRoutes(app, deps.services.campaigns, { allowInsecurePushEndpoints: deps.config.allowInsecurePushEndpoints });
   await emailTemplateRoutes(app, deps.services.emailTemplates);
   await transactionalRoutes(app, deps.services.transactional, deps.services.transactionalEmail, deps.services.transactionalSms, deps.services.transactionalWhatsApp, deps.services.idempotency);
   await twilioWebhookRoutes(app, deps.services.twilioWebhook, deps.config.publicUrl);

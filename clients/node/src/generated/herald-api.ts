@@ -11329,6 +11329,157 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{projectId}/push/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a push as composed to one browser subscription, as a test
+         * @description The notification goes to the subscription given (the dashboard's: its browser subscribed with the project's VAPID public key from GET /projects/{id}/push-config) through the project's keys and the push service, encrypted as a campaign's push is. No campaign is made, the browser is not registered as a subscriber (it joins no audience), nothing is counted or logged, and the notification's delivered and click reports record nothing. A test key's test goes to the sandbox and reaches no browser. Answers what the push service said: sent, or failed with the delivery reason (spec 7.4) and its answer (`http_410`: the subscription is gone). A notification over 4 KB is a 422 as for a campaign; a project without VAPID keys is a 409 `push_not_configured`. MEMBER role or above; rate limited per client address on a counter of its own (the transactional limit).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description What the push shows, as a campaign's content: title, body, iconUrl, imageUrl, clickUrl, actions */
+                        notification: {
+                            /** @description Optional. Up to two notification buttons (what browsers show); UTM parameters are appended to each `action` URL */
+                            actions?: {
+                                /** @description Required. The URL this button opens (what the service worker receives as event.action) */
+                                action: string;
+                                /** @description Required. Button label */
+                                title: string;
+                            }[];
+                            /** @description Required. Notification text */
+                            body: string;
+                            /** @description Optional. Opened when the notification is clicked; UTM parameters are appended to it */
+                            clickUrl?: string;
+                            /** @description Optional. Icon image URL */
+                            iconUrl?: string;
+                            /** @description Optional. Large image URL */
+                            imageUrl?: string;
+                            /** @description Required. Notification title */
+                            title: string;
+                        };
+                        /** @description PushSubscription.toJSON() of the browser to notify */
+                        subscription: {
+                            /** @description Push subscription endpoint from PushSubscription.endpoint: an https URL whose host is not a loopback, private, link-local, unique-local or otherwise non-public address literal, nor localhost or a name under it (422 naming `endpoint`). With ALLOW_INSECURE_PUSH_ENDPOINTS (testing only) http and loopback are admitted. */
+                            endpoint: string;
+                            /** @description Ignored */
+                            expirationTime?: number | null;
+                            keys: {
+                                /** @description base64url 16-byte auth secret */
+                                auth: string;
+                                /** @description base64url uncompressed P-256 public key (PushSubscription.getKey("p256dh")) */
+                                p256dh: string;
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PushTestOutcome"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/projects/{projectId}/subscribers/bulk": {
         parameters: {
             query?: never;
@@ -19053,6 +19204,28 @@ export interface components {
         PushCampaignAnalytics: components["schemas"]["EmailCampaignAnalytics"];
         /** @description A push campaign's activity per time bucket, in the shape of an email campaign's (EmailCampaignAnalytics): sent (the push service accepted it), delivered (confirmed by the device's service worker; browsers that are offline confirm when they come back, so recent buckets may still grow) and clicked (the notification or one of its buttons; unique = first click per delivery). Pushes have no opens, bounces, complaints or unsubscribes: those series are zero. */
         PushCampaignAnalyticsInput: components["schemas"]["EmailCampaignAnalyticsInput"];
+        PushTestOutcome: {
+            /** @description The push service's answer, e.g. http_201, http_410 */
+            providerCode: string | null;
+            /** @description Why it failed (a spec 7.4 reason code) */
+            reason: string | null;
+            /**
+             * @description sent: the push service accepted it for the browser
+             * @enum {string}
+             */
+            status: "sent" | "failed";
+        };
+        PushTestOutcomeInput: {
+            /** @description The push service's answer, e.g. http_201, http_410 */
+            providerCode: string | null;
+            /** @description Why it failed (a spec 7.4 reason code) */
+            reason: string | null;
+            /**
+             * @description sent: the push service accepted it for the browser
+             * @enum {string}
+             */
+            status: "sent" | "failed";
+        };
         /** @description A saved segment belongs to an environment, like subscribers: a test key saves sandbox segments and sees and changes only those (another segment is 404); a live key sees both environments of its project; dashboard users every segment of their organization. A campaign uses a saved segment of its own environment only. */
         Segment: {
             /** @description ISO 8601 timestamp */
