@@ -8,6 +8,7 @@ import { contentOf, EMPTY_FORM, formOf, toCampaignBody, type CampaignBody, type 
 import { EditCampaignPage, NewCampaignPage, type BuilderChannel } from './campaign-builder';
 import { pushCampaigns } from './campaign-channel';
 import { CampaignPage } from './campaign-page';
+import { PushTestButton } from './push-test-button';
 
 type Campaign = Schemas['Campaign'];
 
@@ -20,7 +21,7 @@ const builder: BuilderChannel<Campaign, CampaignForm, CampaignBody> = {
   fields: ['name', 'content', 'segment', 'schedule', 'utm'],
   utmLegend: 'UTM parameters (added to the click URL and every button URL)',
   reachUnit: (count) => `push subscriber${count === 1 ? '' : 's'}`,
-  useContent: ({ form, set, save }) => {
+  useContent: ({ projectId, form, set, save }) => {
     const error = save.error;
     const content = contentOf(form);
     const action = (index: number, patch: Partial<CampaignForm['actions'][number]>) =>
@@ -36,7 +37,10 @@ const builder: BuilderChannel<Campaign, CampaignForm, CampaignBody> = {
               <Field label="Icon URL" field="content.iconUrl" error={error} type="url" value={form.iconUrl} onChange={(e) => set({ iconUrl: e.target.value })} />
               <Field label="Image URL" field="content.imageUrl" error={error} type="url" value={form.imageUrl} onChange={(e) => set({ imageUrl: e.target.value })} />
             </div>
-            <NotificationPreview content={{ ...content, title: content.title || 'Title', body: content.body || 'Body' }} origin={originOf(form.clickUrl)} />
+            <div>
+              <NotificationPreview content={{ ...content, title: content.title || 'Title', body: content.body || 'Body' }} origin={originOf(form.clickUrl)} />
+              <PushTestButton projectId={projectId} notification={content} />
+            </div>
           </div>
           {form.actions.map((item, index) => (
             <div className="row" key={index}>
