@@ -51,6 +51,8 @@ export interface CampaignChannel<C extends AnyCampaign = AnyCampaign, B = unknow
   rates: [key: string, label: string][];
   total?: string;
   ratesHint?: string;
+  /** A rate in words where a figure would mislead: "No confirmation yet" rather than 0.00 % while devices have not confirmed. */
+  rateInWords?: (key: string, stats: Record<string, number>) => string | undefined;
   /** What its deliveries are called in the page's words ("Deliveries", "Emails"). */
   items: string;
   /** The verbs it has beyond send, cancel, archive and re-send. */
@@ -67,6 +69,9 @@ export interface CampaignChannel<C extends AnyCampaign = AnyCampaign, B = unknow
 }
 
 const idPath = (id: string) => ({ params: { path: { id } } });
+
+/** What "delivered" means for a push, wherever it shows. */
+export const PUSH_DELIVERED = "confirmed by the device's service worker; browsers that are offline confirm when they come back";
 
 export const pushCampaigns: CampaignChannel<PushCampaign, Body<'/campaigns', 'post'>> = {
   channel: 'push',
@@ -95,6 +100,12 @@ export const pushCampaigns: CampaignChannel<PushCampaign, Body<'/campaigns', 'po
     ['ctr', 'Click-through rate'],
     ['deliveryRate', 'Delivery rate'],
   ],
+  ratesHint: `Delivered — ${PUSH_DELIVERED}. Rates are over the pushes sent.`,
+  rateInWords: (key, stats) => {
+    if (!stats.sent) return 'Nothing sent yet';
+    if (key === 'deliveryRate' && !stats.delivered) return 'No confirmation yet';
+    return undefined;
+  },
   items: 'Deliveries',
   pausable: false,
   list: (projectId, query) => unwrap(api.GET('/campaigns/project/{projectId}', { params: { path: { projectId }, query: { ...query, status: query.status as PushCampaign['status'] } } })),

@@ -121,7 +121,7 @@ function Counters<C extends AnyCampaign>({ channel, stats }: { channel: Campaign
         {channel.rates.map(([key, label]) => (
           <div key={key}>
             <dt>{label}</dt>
-            <dd data-testid={`stat-${key}`}>{(stats[key]! * 100).toFixed(2)} %</dd>
+            <dd data-testid={`stat-${key}`}>{channel.rateInWords?.(key, stats) ?? `${(stats[key]! * 100).toFixed(2)} %`}</dd>
           </div>
         ))}
       </dl>

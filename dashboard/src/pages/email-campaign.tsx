@@ -6,15 +6,16 @@
 import * as Tabs from '@radix-ui/react-tabs';
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { Link } from '@tanstack/react-router';
-import { useMemo, useRef, useState, type FormEvent } from 'react';
+import { useRef, useState, type FormEvent } from 'react';
 import { api, ApiError, belongsTo, unwrap, type Schemas } from '../api/client';
 import { useMembership } from '../auth/me';
 import { EmailPreview, PreviewSubscriber, useEmailPreview, usePreviewSubscriber, WidthToggle, type PreviewWidth } from '../components/email-preview';
 import { Field, FormError, SelectField, TextAreaField } from '../components/field';
 import { dateTime } from '../components/format';
-import { LineChart, type Series } from '../components/line-chart';
+import type { Series } from '../components/line-chart';
 import { ErrorMessage, QueryState } from '../components/query-state';
 import { reasonWords } from '../components/reasons';
+import { ActivityChart, BUCKET_NAMES } from './campaign-activity';
 import { EditCampaignPage, NewCampaignPage, type BuilderChannel } from './campaign-builder';
 import { emailCampaigns } from './campaign-channel';
 import { CampaignPage } from './campaign-page';
@@ -318,16 +319,6 @@ function Senders({ form, set, error, verified, projectId, loaded }: SendersProps
   );
 }
 
-const BUCKET_NAMES: Record<Analytics['bucket'], string> = {
-  '1m': 'minute',
-  '5m': '5 minutes',
-  '15m': '15 minutes',
-  '1h': 'hour',
-  '6h': '6 hours',
-  '1d': 'day',
-  '1w': 'week (from Monday)',
-};
-
 /** The chart's lines: a bucket's count per series, the opens and clicks counted once per recipient. */
 function seriesOf(buckets: Analytics['buckets']): Series[] {
   return [
@@ -354,14 +345,6 @@ function Activity({ campaignId, live }: { campaignId: string; live: boolean }) {
     queryFn: () => unwrap(api.GET('/email-campaigns/{id}/links', path)),
     refetchInterval,
   });
-  const chart = useMemo(() => {
-    if (!analytics.data) return undefined;
-    const { buckets, bucketSeconds } = analytics.data;
-    // Under a day a bucket is named by its time (with its date, as a window may span days); from a day, by its date.
-    const format: Intl.DateTimeFormatOptions =
-      bucketSeconds < 86_400 ? { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' } : { year: 'numeric', month: 'short', day: 'numeric' };
-    return { labels: buckets.map((b) => new Date(b.start).toLocaleString(undefined, format)), series: seriesOf(buckets) };
-  }, [analytics.data]);
   return (
     <section aria-labelledby="activity-title">
       <h3 id="activity-title">Activity over time</h3>
@@ -372,7 +355,7 @@ function Activity({ campaignId, live }: { campaignId: string; live: boolean }) {
               Per {BUCKET_NAMES[a.bucket]}, from {dateTime(a.from)} to {dateTime(a.to)}. Unique: each recipient's first; human: without
               machine signals (mail proxies, link scanners).
             </p>
-            {chart && <LineChart title={`Events per ${BUCKET_NAMES[a.bucket]}`} labels={chart.labels} series={chart.series} />}
+            <ActivityChart analytics={a} seriesOf={seriesOf} />
           </>
         )}
       </QueryState>

@@ -1,5 +1,6 @@
 // Push campaigns' pages: the builder's content (title, body, URLs, two buttons) with a live notification preview, and
 // the campaign's content on its page; the rest is the campaign pages every channel shares.
+import { lazy, Suspense } from 'react';
 import type { Schemas } from '../api/client';
 import { Field, TextAreaField } from '../components/field';
 import { NotificationPreview } from '../components/notification-preview';
@@ -7,6 +8,7 @@ import { contentOf, EMPTY_FORM, formOf, toCampaignBody, type CampaignBody, type 
 import { EditCampaignPage, NewCampaignPage, type BuilderChannel } from './campaign-builder';
 import { pushCampaigns } from './campaign-channel';
 import { CampaignPage } from './campaign-page';
+import { PushTestButton } from './push-test-button';
 
 type Campaign = Schemas['Campaign'];
 
@@ -19,7 +21,7 @@ const builder: BuilderChannel<Campaign, CampaignForm, CampaignBody> = {
   fields: ['name', 'content', 'segment', 'schedule', 'utm'],
   utmLegend: 'UTM parameters (added to the click URL and every button URL)',
   reachUnit: (count) => `push subscriber${count === 1 ? '' : 's'}`,
-  useContent: ({ form, set, save }) => {
+  useContent: ({ projectId, form, set, save }) => {
     const error = save.error;
     const content = contentOf(form);
     const action = (index: number, patch: Partial<CampaignForm['actions'][number]>) =>
@@ -35,7 +37,10 @@ const builder: BuilderChannel<Campaign, CampaignForm, CampaignBody> = {
               <Field label="Icon URL" field="content.iconUrl" error={error} type="url" value={form.iconUrl} onChange={(e) => set({ iconUrl: e.target.value })} />
               <Field label="Image URL" field="content.imageUrl" error={error} type="url" value={form.imageUrl} onChange={(e) => set({ imageUrl: e.target.value })} />
             </div>
-            <NotificationPreview content={{ ...content, title: content.title || 'Title', body: content.body || 'Body' }} origin={originOf(form.clickUrl)} />
+            <div>
+              <NotificationPreview content={{ ...content, title: content.title || 'Title', body: content.body || 'Body' }} origin={originOf(form.clickUrl)} />
+              <PushTestButton projectId={projectId} notification={content} />
+            </div>
           </div>
           {form.actions.map((item, index) => (
             <div className="row" key={index}>
@@ -82,4 +87,21 @@ function Content({ campaign: c }: { campaign: Campaign }) {
 
 export const NewPushCampaignPage = () => <NewCampaignPage channel={builder} />;
 export const EditPushCampaignPage = () => <EditCampaignPage channel={builder} />;
-export const PushCampaignPage = () => <CampaignPage channel={pushCampaigns} details={(c) => <Content campaign={c} />} />;
+// Chart.js comes with the chart only, so the campaign pages' bundle stays without it.
+const PushCampaignActivity = lazy(() => import('./push-campaign-activity').then((module) => ({ default: module.PushCampaignActivity })));
+
+export const PushCampaignPage = () => (
+  <CampaignPage
+    channel={pushCampaigns}
+    details={(c, status) => (
+      <>
+        <Content campaign={c} />
+        {c.status !== 'draft' && (
+          <Suspense fallback={<p className="muted">Loading the chart…</p>}>
+            <PushCampaignActivity campaignId={c.id} live={status === 'sending' || status === 'scheduled'} />
+          </Suspense>
+        )}
+      </>
+    )}
+  />
+);

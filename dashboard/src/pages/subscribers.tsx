@@ -10,6 +10,7 @@ import { Field, FilterActions, FormError, SelectField } from '../components/fiel
 import { dateTime } from '../components/format';
 import { Pagination } from '../components/pagination';
 import { ErrorMessage, QueryState } from '../components/query-state';
+import { PersonTimeline } from './person-timeline';
 import { CONSENT_LABELS } from './segment-builder-model';
 import { AttributeEditor } from '../components/attribute-editor';
 import { BROWSERS, filtersFromForm, nextSort, OSES, PLATFORMS, selectionFilter, STATUSES, type SortKey, type SubscriberFilters } from './subscriber-filters';
@@ -488,6 +489,7 @@ export function SubscriberPage() {
               <h3 id="attributes-title">Attributes</h3>
               <AttributeEditor subscriber={s} canWrite={canWrite} />
             </section>
+            <PersonTimeline projectId={projectId} subscriberId={subscriberId} />
             <RecentSends projectId={projectId} subscriberId={subscriberId} />
             {canWrite && (
               <Confirm

@@ -9,6 +9,7 @@ import { dateTime, everyValue } from '../components/format';
 import { Pagination } from '../components/pagination';
 import { QueryState } from '../components/query-state';
 import { reasonWords } from '../components/reasons';
+import { PUSH_DELIVERED } from './campaign-channel';
 
 type SendQuery = Query<'/transactional/sends/project/{projectId}', 'get'>;
 export type SendFilters = Pick<SendQuery, 'channel' | 'reason' | 'delivered' | 'from' | 'to' | 'page'>;
@@ -162,6 +163,12 @@ export function TransactionalPage() {
                 ))}
               </tbody>
             </table>
+            {list.data.some((send) => send.channel === 'push') && (
+              <p className="hint">
+                A push's outcome here is what its push service answered (delivered: it took the push for the device). The device's own confirmation —{' '}
+                {PUSH_DELIVERED} — shows on the person's timeline.
+              </p>
+            )}
             <Pagination page={list.page} pageSize={list.pageSize} total={list.total} onPage={(page) => void navigate({ search: { ...filters, page } })} />
           </>
         )}

@@ -13,6 +13,8 @@ import { authRoutes } from '../modules/auth/index.js';
 import {
   campaignRoutes,
   emailCampaignAnalyticsRoutes,
+  pushCampaignAnalyticsRoutes,
+  pushTestRoutes,
   emailCampaignRoutes,
   pushCampaignRoutes,
 } from '../modules/campaigns/index.js';
@@ -144,6 +146,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await campaignRoutes(app, deps.services.campaigns, pushCampaignRoutes);
   await campaignRoutes(app, deps.services.campaigns, emailCampaignRoutes);
   await emailCampaignAnalyticsRoutes(app, deps.services.emailCampaignAnalytics, deps.services.campaigns);
+  await pushCampaignAnalyticsRoutes(app, deps.services.emailCampaignAnalytics);
+  await pushTestRoutes(app, deps.services.campaigns, { allowInsecurePushEndpoints: deps.config.allowInsecurePushEndpoints });
   await emailTemplateRoutes(app, deps.services.emailTemplates);
   await transactionalRoutes(app, deps.services.transactional, deps.services.transactionalEmail, deps.services.transactionalSms, deps.services.transactionalWhatsApp, deps.services.idempotency);
   await twilioWebhookRoutes(app, deps.services.twilioWebhook, deps.config.publicUrl);

@@ -1201,6 +1201,8 @@ export const automationEnrollments = pgTable(
     // Per automation, so that a claim reads the due rows of active automations only: a paused one's backlog is not in its way.
     index('automation_enrollments_due_idx').on(t.automationId, t.dueAt).where(sql`${t.state} IN ('active', 'waiting')`),
     index('automation_enrollments_automation_idx').on(t.automationId, t.state, t.enrolledAt),
+    // A person's enrollments (their timeline, the automation of a message sent to them) and the cascade of their deletion.
+    index('automation_enrollments_subscriber_idx').on(t.subscriberId, t.enrolledAt),
   ],
 );
 

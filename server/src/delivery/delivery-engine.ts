@@ -23,6 +23,7 @@ import type {
   DeliveryUpdate,
   LocalDue,
   MessageRecord,
+  PushRecipient,
   SendingProject,
   SnapshotAudience,
   StoredSendingProject,
@@ -413,13 +414,13 @@ export class DeliveryEngine {
    * record nothing. The provider's rate, a sandbox account's quota and the monthly cap hold; a test key's message
    * goes to the sandbox.
    */
-  async sendTest(message: MessageRecord, recipients: readonly { address: string; mergeFields: SubscriberMergeFields | null }[]): Promise<TestOutcome[]> {
+  async sendTest(message: MessageRecord, recipients: readonly TestRecipient[]): Promise<TestOutcome[]> {
     const adapter = this.adapters.get(message.channel);
     if (!adapter) return recipients.map(({ address }) => ({ address, status: 'failed', reason: 'provider_not_configured', providerCode: null }));
     const project = (await this.sendingProjects([message.projectId])).get(message.projectId)!;
     const outcomes: TestOutcome[] = [];
-    for (const { address, mergeFields } of recipients) {
-      const addressed = adapter.address(testDelivery(message, address, mergeFields), message, project);
+    for (const { address, mergeFields, device } of recipients) {
+      const addressed = adapter.address(testDelivery(message, address, mergeFields, device), message, project);
       if ('refusal' in addressed) {
         outcomes.push({ address, status: 'failed', reason: addressed.refusal, providerCode: null });
         continue;
@@ -887,15 +888,22 @@ export interface TestOutcome {
   providerCode: string | null;
 }
 
-/** A test send's recipient as the adapters see a claimed delivery: an address no row stands for (no device: no push). */
-const testDelivery = (message: MessageRecord, address: string, mergeFields: SubscriberMergeFields | null): ClaimedDelivery => ({
+/** Who a test send goes to: an address, or for push a browser's subscription (`device`; `address` names it in the outcome). */
+export interface TestRecipient {
+  address: string;
+  mergeFields: SubscriberMergeFields | null;
+  device?: Omit<PushRecipient, 'channel'> | undefined;
+}
+
+/** A test send's recipient as the adapters see a claimed delivery: an address or a device no row stands for. */
+const testDelivery = (message: MessageRecord, address: string, mergeFields: SubscriberMergeFields | null, device?: TestRecipient['device']): ClaimedDelivery => ({
   id: 0,
   projectId: message.projectId,
   messageId: message.id,
   subscriberId: 'test',
   channel: message.channel,
   attempts: 1,
-  recipient: message.channel === 'push' ? null : { channel: message.channel, address, status: 'reachable', reason: null },
+  recipient: message.channel === 'push' ? (device ? { channel: 'push', ...device } : null) : { channel: message.channel, address, status: 'reachable', reason: null },
   subscriberStatus: 'active',
   subscriberSandbox: message.sandbox,
   subscriberTimezone: null,

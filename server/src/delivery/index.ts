@@ -19,7 +19,7 @@ export { ALPHANUMERIC_SENDER, allowsAlphanumericSender, senderCountries } from '
 export { countSegments, MAX_SMS_SEGMENTS, type SmsSegments } from './channels/sms/sms-segments.js';
 export type { NamedDelivery, ReportedEvent } from './delivery-events.repository.js';
 export { DeliveryRecords } from './delivery-records.js';
-export { DeliveryEngine, type DeliveryResult, type SendResult, type TestOutcome } from './delivery-engine.js';
+export { DeliveryEngine, type DeliveryResult, type SendResult, type TestOutcome, type TestRecipient } from './delivery-engine.js';
 export type { Hold, SendRefusal, SendTarget, SendUnit } from './send-now.js';
 export {
   type ClaimedDelivery,

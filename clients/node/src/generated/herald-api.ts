@@ -2257,6 +2257,117 @@ export interface paths {
         };
         trace?: never;
     };
+    "/campaigns/{id}/analytics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A push campaign's activity chart: sent, delivered and clicked per time bucket
+         * @description For each bucket of the window (from → to, by default from when the campaign started sending until now): sent, delivered and clicked, bucketed as GET /email-campaigns/{id}/analytics does (the smallest of 1m, 5m, 15m, 1h, 6h, 1d, 1w giving at most 120 buckets unless `bucket` names one). from after to → 422. Found as GET /campaigns/{id} finds it: 404 outside the caller's reach (a test key reaches sandbox campaigns only) or for an email campaign.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description The bucket size: 1m, 5m, 15m, 1h, 6h, 1d or 1w. Default: the smallest that cuts the window into at most 120 buckets. A size that would make more than 1000 → 422. */
+                    bucket?: "1m" | "5m" | "15m" | "1h" | "6h" | "1d" | "1w";
+                    /** @description Start of the window (a date is its UTC midnight); default: when the campaign started sending (its creation if it has not) */
+                    from?: string;
+                    /** @description End of the window, exclusive (a date is its UTC midnight); default: now */
+                    to?: string;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PushCampaignAnalytics"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/campaigns/{id}/archive": {
         parameters: {
             query?: never;
@@ -11221,6 +11332,157 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{projectId}/push/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a push as composed to one browser subscription, as a test
+         * @description The notification goes to the subscription given (the dashboard's: its browser subscribed with the project's VAPID public key from GET /projects/{id}/push-config) through the project's keys and the push service, encrypted as a campaign's push is. No campaign is made, the browser is not registered as a subscriber (it joins no audience), nothing is counted or logged, and the notification's delivered and click reports record nothing. A test key's test goes to the sandbox and reaches no browser. Answers what the push service said: sent, or failed with the delivery reason (spec 7.4) and its answer (`http_410`: the subscription is gone). A notification over 4 KB is a 422 as for a campaign; a project without VAPID keys is a 409 `push_not_configured`. MEMBER role or above; rate limited per client address on a counter of its own (the transactional limit).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description What the push shows, as a campaign's content: title, body, iconUrl, imageUrl, clickUrl, actions */
+                        notification: {
+                            /** @description Optional. Up to two notification buttons (what browsers show); UTM parameters are appended to each `action` URL */
+                            actions?: {
+                                /** @description Required. The URL this button opens (what the service worker receives as event.action) */
+                                action: string;
+                                /** @description Required. Button label */
+                                title: string;
+                            }[];
+                            /** @description Required. Notification text */
+                            body: string;
+                            /** @description Optional. Opened when the notification is clicked; UTM parameters are appended to it */
+                            clickUrl?: string;
+                            /** @description Optional. Icon image URL */
+                            iconUrl?: string;
+                            /** @description Optional. Large image URL */
+                            imageUrl?: string;
+                            /** @description Required. Notification title */
+                            title: string;
+                        };
+                        /** @description PushSubscription.toJSON() of the browser to notify */
+                        subscription: {
+                            /** @description Push subscription endpoint from PushSubscription.endpoint: an https URL whose host is not a loopback, private, link-local, unique-local or otherwise non-public address literal, nor localhost or a name under it (422 naming `endpoint`). With ALLOW_INSECURE_PUSH_ENDPOINTS (testing only) http and loopback are admitted. */
+                            endpoint: string;
+                            /** @description Ignored */
+                            expirationTime?: number | null;
+                            keys: {
+                                /** @description base64url 16-byte auth secret */
+                                auth: string;
+                                /** @description base64url uncompressed P-256 public key (PushSubscription.getKey("p256dh")) */
+                                p256dh: string;
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PushTestOutcome"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/projects/{projectId}/subscribers/bulk": {
         parameters: {
             query?: never;
@@ -13770,6 +14032,119 @@ export interface paths {
                             page: number;
                             pageSize: number;
                             total: number;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/subscribers/{id}/timeline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A person's timeline: everything that happened to or with them, newest first
+         * @description One list of what was sent to this subscriber (each message with its channel, its campaign, automation or transactional send, its status and, when it did not go, why in words), what its devices, tracked links and providers reported (delivered, opened, clicked with the link, dismissed, unsubscribed, complained, bounced, failed), the events the application sent about them (`POST /events`, with a summary of their properties) and their automation runs (entered, completed, left or stopped, with why). Paged by cursor: pass `nextCursor` as `cursor` for older items; items added meanwhile never shift a page. A test key sees only its sandbox subscribers, so only their timelines; another project's subscriber is 404.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description The previous page's `nextCursor`; absent for the newest items */
+                    cursor?: string;
+                    /** @description Items per page (max 100) */
+                    limit?: number;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["TimelineItem"][];
+                            /** @description Pass it as `cursor` for the next (older) page; null on the last page */
+                            nextCursor: string | null;
                         };
                     };
                 };
@@ -18834,6 +19209,32 @@ export interface components {
             path: string;
             value?: unknown;
         };
+        /** @description A push campaign's activity per time bucket, in the shape of an email campaign's (EmailCampaignAnalytics): sent (the push service accepted it), delivered (confirmed by the device's service worker; browsers that are offline confirm when they come back, so recent buckets may still grow) and clicked (the notification or one of its buttons; unique = first click per delivery). Pushes have no opens, bounces, complaints or unsubscribes: those series are zero. */
+        PushCampaignAnalytics: components["schemas"]["EmailCampaignAnalytics"];
+        /** @description A push campaign's activity per time bucket, in the shape of an email campaign's (EmailCampaignAnalytics): sent (the push service accepted it), delivered (confirmed by the device's service worker; browsers that are offline confirm when they come back, so recent buckets may still grow) and clicked (the notification or one of its buttons; unique = first click per delivery). Pushes have no opens, bounces, complaints or unsubscribes: those series are zero. */
+        PushCampaignAnalyticsInput: components["schemas"]["EmailCampaignAnalyticsInput"];
+        PushTestOutcome: {
+            /** @description The push service's answer, e.g. http_201, http_410 */
+            providerCode: string | null;
+            /** @description Why it failed (a spec 7.4 reason code) */
+            reason: string | null;
+            /**
+             * @description sent: the push service accepted it for the browser
+             * @enum {string}
+             */
+            status: "sent" | "failed";
+        };
+        PushTestOutcomeInput: {
+            /** @description The push service's answer, e.g. http_201, http_410 */
+            providerCode: string | null;
+            /** @description Why it failed (a spec 7.4 reason code) */
+            reason: string | null;
+            /**
+             * @description sent: the push service accepted it for the browser
+             * @enum {string}
+             */
+            status: "sent" | "failed";
+        };
         /** @description A saved segment belongs to an environment, like subscribers: a test key saves sandbox segments and sees and changes only those (another segment is 404); a live key sees both environments of its project; dashboard users every segment of their organization. A campaign uses a saved segment of its own environment only. */
         Segment: {
             /** @description ISO 8601 timestamp */
@@ -19407,6 +19808,92 @@ export interface components {
             /** @constant */
             suppressed: false;
             suppressedAt: null;
+        };
+        TimelineItem: {
+            /** @description When it happened: a message when it was sent (or failed, or was queued), an event as its reporter said */
+            at: string;
+            /** @description The automation that sent a message, or that the person entered */
+            automation: {
+                id: string;
+                /** @description Its name; null once the automation is deleted */
+                name: string | null;
+            } | null;
+            /** @description The campaign a message belongs to */
+            campaign: {
+                id: string;
+                /** @description Its name; null once the campaign is deleted */
+                name: string | null;
+            } | null;
+            /** @description The channel of a message and of its events; null for events and enrollments */
+            channel: ("push" | "email" | "sms" | "whatsapp") | null;
+            /** @description More in words: why a message was not sent, a bounce's diagnostic, a click's link, an event's properties, why an enrollment ended */
+            detail: string | null;
+            /** @description An application event's name */
+            eventName: string | null;
+            /**
+             * @description message: a message sent (or held back) to the person; delivered … failed: what its device, its tracked links or its provider reported (docs/CONTEXT.md, "Delivery events"); event: an event the application sent (`POST /events`); enrolled, enrollment_completed, enrollment_exited, enrollment_failed: an automation run
+             * @enum {string}
+             */
+            kind: "message" | "delivered" | "opened" | "clicked" | "dismissed" | "unsubscribed" | "complained" | "bounced" | "soft_bounced" | "failed" | "event" | "enrolled" | "enrollment_completed" | "enrollment_exited" | "enrollment_failed";
+            /** @description An open or click likely made by a privacy proxy or a link scanner rather than the person */
+            machine: boolean;
+            /** @description The message's title (push), subject (email) or template name */
+            messageTitle: string | null;
+            /** @description A message's reason code (spec 7.4) or an enrollment's, when it has one */
+            reason: string | null;
+            /** @description A later open or click of the same message: only the first is counted */
+            repeat: boolean;
+            /** @description What sent a message and its events */
+            source: ("campaign" | "automation" | "transactional") | null;
+            /** @description A message's delivery status now */
+            status: ("queued" | "paused" | "sending" | "sent" | "delivered" | "opened" | "clicked" | "dismissed" | "unsubscribed" | "complained" | "bounced" | "failed" | "suppressed") | null;
+            /** @description What happened, in words: "Push sent", "Email opened", "Event signed_up", "Entered automation Welcome" */
+            title: string;
+            /** @description The link a click followed */
+            url: string | null;
+        };
+        TimelineItemInput: {
+            /** @description When it happened: a message when it was sent (or failed, or was queued), an event as its reporter said */
+            at: string;
+            /** @description The automation that sent a message, or that the person entered */
+            automation: {
+                id: string;
+                /** @description Its name; null once the automation is deleted */
+                name: string | null;
+            } | null;
+            /** @description The campaign a message belongs to */
+            campaign: {
+                id: string;
+                /** @description Its name; null once the campaign is deleted */
+                name: string | null;
+            } | null;
+            /** @description The channel of a message and of its events; null for events and enrollments */
+            channel: ("push" | "email" | "sms" | "whatsapp") | null;
+            /** @description More in words: why a message was not sent, a bounce's diagnostic, a click's link, an event's properties, why an enrollment ended */
+            detail: string | null;
+            /** @description An application event's name */
+            eventName: string | null;
+            /**
+             * @description message: a message sent (or held back) to the person; delivered … failed: what its device, its tracked links or its provider reported (docs/CONTEXT.md, "Delivery events"); event: an event the application sent (`POST /events`); enrolled, enrollment_completed, enrollment_exited, enrollment_failed: an automation run
+             * @enum {string}
+             */
+            kind: "message" | "delivered" | "opened" | "clicked" | "dismissed" | "unsubscribed" | "complained" | "bounced" | "soft_bounced" | "failed" | "event" | "enrolled" | "enrollment_completed" | "enrollment_exited" | "enrollment_failed";
+            /** @description An open or click likely made by a privacy proxy or a link scanner rather than the person */
+            machine: boolean;
+            /** @description The message's title (push), subject (email) or template name */
+            messageTitle: string | null;
+            /** @description A message's reason code (spec 7.4) or an enrollment's, when it has one */
+            reason: string | null;
+            /** @description A later open or click of the same message: only the first is counted */
+            repeat: boolean;
+            /** @description What sent a message and its events */
+            source: ("campaign" | "automation" | "transactional") | null;
+            /** @description A message's delivery status now */
+            status: ("queued" | "paused" | "sending" | "sent" | "delivered" | "opened" | "clicked" | "dismissed" | "unsubscribed" | "complained" | "bounced" | "failed" | "suppressed") | null;
+            /** @description What happened, in words: "Push sent", "Email opened", "Event signed_up", "Entered automation Welcome" */
+            title: string;
+            /** @description The link a click followed */
+            url: string | null;
         };
         TransactionalEmailResult: {
             /** @description template_render_failed: what stopped it */

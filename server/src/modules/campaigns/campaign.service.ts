@@ -5,7 +5,7 @@ import type { Db } from '../../db/database.js';
 import type { CampaignChannel, CampaignContent, CampaignSegment, CampaignUtm, EmailCampaignContent, SendingIssue } from '../../db/schema.js';
 import type { DeliveryEngine, LocalDue, MessageRecord, TestOutcome } from '../../delivery/index.js';
 import { enqueueJob, removeJob } from '../../jobs/enqueue.js';
-import { conflict, notFound, validationFailed } from '../../shared/errors.js';
+import { AppError, conflict, notFound, validationFailed } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import { INSTANT_RANGE_ERROR, isStorableInstant } from '../../shared/instants.js';
 import { rangeAfter, rangeStart, type SegmentFilter, type SegmentService, storedFilter } from '../segments/index.js';
@@ -60,6 +60,13 @@ export type CampaignProgress = { status: repo.CampaignStatus; sendingIssue: Send
 
 /** Statuses after which nothing changes any more (the progress stream ends on them). */
 export const FINAL_STATUSES: ReadonlySet<repo.CampaignStatus> = new Set(['sent', 'cancelled', 'failed', 'archived']);
+
+/** What a test push came to: sent (the push service took it), or failed with the delivery reason and the service's answer. */
+export interface PushTestOutcome {
+  status: 'sent' | 'failed';
+  reason: string | null;
+  providerCode: string | null;
+}
 
 export interface CampaignServiceOptions {
   clock: () => Date;
@@ -390,6 +397,28 @@ export class CampaignService {
       })),
     );
     return this.options.delivery.sendTest({ id: newId('msg'), projectId: row.projectId, source: 'campaign', campaignId: row.id, sandbox: row.sandbox, ...test }, recipients);
+  }
+
+  /**
+   * A push composed in a builder, sent to one browser subscription now (the builder's own browser) through the project's
+   * keys and push service as a campaign's would be: no campaign, no subscriber, no delivery row, nothing counted. A
+   * project without VAPID keys answers `push_not_configured`; a payload over 4 KB is a 422 as for a campaign.
+   */
+  async testPush(scope: ProjectScope, subscription: { endpoint: string; keys: { p256dh: string; auth: string } }, content: CampaignContent): Promise<PushTestOutcome> {
+    const kind = this.kinds.push;
+    const problems = await kind.check(scope, content, null);
+    if (problems.length > 0) throw validationFailed(problems.map(({ field, error }) => ({ field: field.replace(/^content/, 'notification'), error })));
+    const device = { endpoint: subscription.endpoint, p256dh: subscription.keys.p256dh, auth: subscription.keys.auth };
+    const [outcome] = await this.options.delivery.sendTest(
+      { id: newId('msg'), projectId: scope.projectId, source: 'campaign', campaignId: null, sandbox: scope.sandbox, ...kind.message(content, null) },
+      [{ address: 'this browser', mergeFields: null, device }],
+    );
+    if (!outcome || outcome.status === 'sent') return { status: 'sent', reason: null, providerCode: outcome?.providerCode ?? null };
+    // The push adapter refuses before any request when the project has no keys to sign with.
+    if (outcome.reason === 'provider_error' && outcome.providerCode === null) {
+      throw new AppError(409, 'push_not_configured', 'This project has no VAPID keys, so nothing can be pushed: create its push configuration first');
+    }
+    return { status: 'failed', reason: outcome.reason, providerCode: outcome.providerCode };
   }
 
   /** Checks the range now, then yields the project's campaigns created within it, oldest first, batch by batch. */

@@ -7,7 +7,7 @@ import { campaigns, type DeliveryEvent } from '../../db/schema.js';
 import type { Reach } from '../tenancy.js';
 import { visibleTo } from './campaign.repository.js';
 
-/** An email campaign as its analytics need it: where its events are, and when it started. */
+/** A campaign as its analytics need it: where its events are, and when it started. */
 export interface AnalyticsCampaign {
   id: string;
   projectId: string;
@@ -17,11 +17,12 @@ export interface AnalyticsCampaign {
   createdAt: Date;
 }
 
-export async function findEmailCampaign(db: Db, reach: Reach, id: string): Promise<AnalyticsCampaign | undefined> {
+/** A campaign of `channel` the caller reaches (a push campaign's chart reads the same log as an email campaign's). */
+export async function findCampaignOf(db: Db, reach: Reach, channel: 'email' | 'push', id: string): Promise<AnalyticsCampaign | undefined> {
   const [row] = await db
     .select({ id: campaigns.id, projectId: campaigns.projectId, messageId: campaigns.messageId, sentAt: campaigns.sentAt, createdAt: campaigns.createdAt })
     .from(campaigns)
-    .where(and(visibleTo(db, reach, 'email'), eq(campaigns.id, id)));
+    .where(and(visibleTo(db, reach, channel), eq(campaigns.id, id)));
   return row;
 }
 

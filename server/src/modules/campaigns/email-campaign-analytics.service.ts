@@ -1,4 +1,4 @@
-// Email campaign analytics (spec 2.3): the chart's series per time bucket, the top clicked links, and each recipient's
+// Campaign analytics (spec 2.3): the chart's series per time bucket (email's and push's), the top clicked links, and each recipient's
 // outcome for the CSV export; found within the caller's reach like GET /email-campaigns/:id.
 import type { z } from 'zod';
 import type { Db } from '../../db/database.js';
@@ -79,9 +79,17 @@ export class EmailCampaignAnalyticsService {
     private readonly clock: () => Date = () => new Date(),
   ) {}
 
-  /** The chart: every bucket of the window, empty ones included, and their sum. */
-  async analytics(reach: Reach, id: string, query: { from?: Date | undefined; to?: Date | undefined; bucket?: BucketSize | undefined }): Promise<Analytics> {
-    const campaign = await this.find(reach, id);
+  /**
+   * The chart: every bucket of the window, empty ones included, and their sum. A push campaign's has the same series
+   * (sent, delivered as its devices confirmed, clicked); the email-only ones stay at zero.
+   */
+  async analytics(
+    reach: Reach,
+    id: string,
+    query: { from?: Date | undefined; to?: Date | undefined; bucket?: BucketSize | undefined },
+    channel: 'email' | 'push' = 'email',
+  ): Promise<Analytics> {
+    const campaign = await this.find(reach, id, channel);
     const from = query.from ?? campaign.sentAt ?? campaign.createdAt;
     const to = query.to ?? this.clock();
     if (from.getTime() >= to.getTime()) throw validationFailed([{ field: query.from ? 'query.from' : 'query.to', error: 'the window must start before it ends' }]);
@@ -146,9 +154,9 @@ export class EmailCampaignAnalyticsService {
     })();
   }
 
-  private async find(reach: Reach, id: string): Promise<repo.AnalyticsCampaign> {
-    const campaign = await repo.findEmailCampaign(this.db, reach, id);
-    if (!campaign) throw notFound('Email campaign');
+  private async find(reach: Reach, id: string, channel: 'email' | 'push' = 'email'): Promise<repo.AnalyticsCampaign> {
+    const campaign = await repo.findCampaignOf(this.db, reach, channel, id);
+    if (!campaign) throw notFound(channel === 'email' ? 'Email campaign' : 'Campaign');
     return campaign;
   }
 }

@@ -9,5 +9,7 @@ export { EmailCampaignAnalyticsService } from './email-campaign-analytics.servic
 export { emailCampaignRoutes } from './email-campaign.routes.js';
 export { mailbox } from './email-campaign.schemas.js';
 export { type EmailCampaign, type EmailCampaignInput, emailCampaignKind } from './email-campaign.js';
+export { pushCampaignAnalyticsRoutes } from './push-campaign-analytics.routes.js';
 export { pushCampaignKind } from './push-campaign.js';
+export { pushTestRoutes } from './push-test.routes.js';
 export { pushCampaignRoutes } from './push-campaign.routes.js';

@@ -5,4 +5,5 @@ export { email, phone } from './contact.schemas.js';
 export { ContactService } from './contact.service.js';
 export { createGeoLookup } from './geo.js';
 export { subscriberRoutes } from './subscriber.routes.js';
+export { pushSubscriptionJson } from './subscriber.schemas.js';
 export { SubscriberService } from './subscriber.service.js';

@@ -6,6 +6,7 @@ import { isPublishable, projectOf, reachOf } from '../../http/access.js';
 import { escapeCell, sendCsv } from '../../http/csv.js';
 import { commonErrors, paginated, paginationQuery } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
+import { timelinePage, timelineQuery } from './person-timeline.schemas.js';
 import * as s from './subscriber.schemas.js';
 import type { ExportedPerson, Subscriber, SubscriberService } from './subscriber.service.js';
 
@@ -368,6 +369,29 @@ export async function subscriberRoutes(app: App, subscribers: SubscriberService,
       const { page, pageSize, ...filters } = request.query;
       return subscribers.events(reachOf(request), request.params.id, filters, page, pageSize);
     },
+  );
+
+  app.get(
+    '/subscribers/:id/timeline',
+    {
+      config: { access: { auth: 'project' }, rateLimitCounter: 'ingest' },
+      schema: {
+        tags,
+        summary: "A person's timeline: everything that happened to or with them, newest first",
+        description:
+          'One list of what was sent to this subscriber (each message with its channel, its campaign, automation or ' +
+          'transactional send, its status and, when it did not go, why in words), what its devices, tracked links and ' +
+          'providers reported (delivered, opened, clicked with the link, dismissed, unsubscribed, complained, bounced, ' +
+          'failed), the events the application sent about them (`POST /events`, with a summary of their properties) ' +
+          'and their automation runs (entered, completed, left or stopped, with why). Paged by cursor: pass ' +
+          '`nextCursor` as `cursor` for older items; items added meanwhile never shift a page. A test key sees only ' +
+          "its sandbox subscribers, so only their timelines; another project's subscriber is 404.",
+        params: idParams,
+        querystring: timelineQuery,
+        response: { 200: timelinePage, ...commonErrors },
+      },
+    },
+    (request) => subscribers.timeline(reachOf(request), request.params.id, request.query.cursor, request.query.limit),
   );
 
   app.delete(

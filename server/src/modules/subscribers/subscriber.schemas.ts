@@ -47,6 +47,16 @@ const pushSubscriptionFields = (allowInsecureEndpoints: boolean) => {
   };
 };
 
+/** A browser's push subscription as PushSubscription.toJSON() gives it (a test push's target), checked as a registration's. */
+export const pushSubscriptionJson = (allowInsecureEndpoints: boolean) => {
+  const { endpoint, p256dh, auth } = pushSubscriptionFields(allowInsecureEndpoints);
+  return z.object({
+    endpoint,
+    expirationTime: z.number().nullable().optional().describe('Ignored'),
+    keys: z.strictObject({ p256dh, auth }),
+  });
+};
+
 export const registrationBody = (allowInsecureEndpoints: boolean) =>
   z.strictObject({
     projectId: z.string().min(1).describe('The project the device subscribes to'),

@@ -9,6 +9,8 @@ import { randomToken } from '../../shared/secrets.js';
 import type { ProjectScope, Reach } from '../tenancy.js';
 import type { GeoLookup } from './geo.js';
 import { SubscriberInsertBatcher } from './subscriber-insert-batcher.js';
+import { decodeCursor, encodeCursor, toTimelineItem } from './person-timeline.js';
+import { timelinePage } from './person-timeline.repository.js';
 import * as repo from './subscriber.repository.js';
 import { canonicalLanguage, languageFromHeader, parseUserAgent } from './user-agent.js';
 
@@ -255,6 +257,17 @@ export class SubscriberService {
     if (!subscriber) throw notFound('Subscriber');
     const { rows, total } = await repo.eventHistory(this.db, subscriber, filters, pageSize, (page - 1) * pageSize);
     return { data: rows.map(toSubscriberEvent), page, pageSize, total };
+  }
+
+  /** A page of everything that happened to or with one subscriber, newest first, and the cursor of the next. */
+  async timeline(reach: Reach, id: string, cursor: string | undefined, limit: number) {
+    const after = cursor === undefined ? undefined : decodeCursor(cursor);
+    const subscriber = await repo.findById(this.db, reach, id);
+    if (!subscriber) throw notFound('Subscriber');
+    const rows = await timelinePage(this.db, subscriber, after, limit + 1);
+    const page = rows.slice(0, limit);
+    const last = page.at(-1);
+    return { data: page.map(toTimelineItem), nextCursor: rows.length > limit && last ? encodeCursor(last) : null };
   }
 
   async getByToken(reach: Reach, token: string): Promise<Subscriber> {

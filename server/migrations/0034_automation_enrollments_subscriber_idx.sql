@@ -1,0 +1,1 @@
+CREATE INDEX "automation_enrollments_subscriber_idx" ON "automation_enrollments" USING btree ("subscriber_id","enrolled_at");
