@@ -57,6 +57,7 @@ describe('an invitation of an organization with a project that can send email', 
     expect(parsed.from?.value[0]?.address).toBe(`no-reply@${DOMAIN}`);
     expect(mail!.dkim.result).toBe('pass');
     expect(parsed.text).toContain(issued.acceptUrl);
+    expect(parsed.text).toContain('on Herald as an admin.');
     expect(parsed.text).toContain('Acme <b>{{ email }}</b> & Co');
     expect(parsed.text).toMatch(/expires on \d+ \w+ \d{4}/);
     const html = String(parsed.html);

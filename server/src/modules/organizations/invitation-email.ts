@@ -21,15 +21,15 @@ export function invitationEmail(input: {
   const inviter = oneLine(input.inviter);
   const organization = oneLine(input.organization);
   const expires = `${DATE.format(input.expiresAt)} UTC`;
-  const role = input.role.toLowerCase();
+  const role = `${/^[aeiou]/.test(input.role.toLowerCase()) ? 'an' : 'a'} ${input.role.toLowerCase()}`;
   const text =
-    `${inviter} invited you to join ${organization} on Herald as ${role === 'admin' ? 'an' : 'a'} ${role}.\n\n` +
+    `${inviter} invited you to join ${organization} on Herald as ${role}.\n\n` +
     `Accept the invitation: ${input.acceptUrl}\n\n` +
     `The link works once and expires on ${expires}. If you did not expect this invitation, you can ignore this email.\n`;
   const link = escapeHtml(input.acceptUrl);
   const html =
     '<!doctype html><html><body style="font-family:sans-serif;line-height:1.5;color:#111827">' +
-    `<p>${escapeHtml(inviter)} invited you to join <strong>${escapeHtml(organization)}</strong> on Herald as ${role === 'admin' ? 'an' : 'a'} ${role}.</p>` +
+    `<p>${escapeHtml(inviter)} invited you to join <strong>${escapeHtml(organization)}</strong> on Herald as ${role}.</p>` +
     `<p><a href="${link}">Accept the invitation</a></p>` +
     `<p>Or copy this link into your browser: ${link}</p>` +
     `<p style="color:#4b5563">The link works once and expires on ${expires}. If you did not expect this invitation, you can ignore this email.</p>` +
