@@ -15,6 +15,7 @@ import { eventFiltersFromSearch, EventsPage } from './pages/events';
 import { JoinPage } from './pages/join';
 import { LoginPage } from './pages/login';
 import { MembersPage } from './pages/members';
+import { ForgotPasswordPage, ResetPasswordPage, resetSearch } from './pages/password-reset';
 import { ProjectLayout, ProjectSettingsPage } from './pages/project';
 import { ProjectsPage } from './pages/projects';
 import { EditPushCampaignPage, NewPushCampaignPage, PushCampaignPage } from './pages/push-campaign';
@@ -51,6 +52,10 @@ const loginRoute = createRoute({
 
 /** Open signed in or not: a new invitee creates their account here. */
 const joinRoute = createRoute({ getParentRoute: () => rootRoute, path: '/join', component: JoinPage });
+
+/** Open signed in or not: a forgotten password is reset by a link sent by email. */
+const forgotRoute = createRoute({ getParentRoute: () => rootRoute, path: '/forgot', component: ForgotPasswordPage });
+const resetRoute = createRoute({ getParentRoute: () => rootRoute, path: '/reset', component: ResetPasswordPage, validateSearch: resetSearch });
 
 /** Every page but the login: without a token, the login page. */
 const signedInRoute = createRoute({
@@ -183,6 +188,8 @@ const subscriberRoute = createRoute({ getParentRoute: () => subscribersRoute, pa
 const routeTree = rootRoute.addChildren([
   loginRoute,
   joinRoute,
+  forgotRoute,
+  resetRoute,
   signedInRoute.addChildren([
     homeRoute,
     projectsRoute,

@@ -9,6 +9,7 @@ import type { Db } from './db/database.js';
 import {
   type ChannelProvider,
   createCloudApiProvider,
+  createAccountMailer,
   createEmailAdapter,
   createEmailLinks,
   createOutboundGuard,
@@ -36,7 +37,8 @@ import {
   twilioAccount,
 } from './delivery/index.js';
 import { ApiKeyService } from './modules/api-keys/index.js';
-import { AuthService, createTokenService } from './modules/auth/index.js';
+import { AccountMailService } from './modules/account-mail/index.js';
+import { AuthService, createTokenService, PasswordResetService } from './modules/auth/index.js';
 import { AutomationExecutor, AutomationService } from './modules/automations/index.js';
 import {
   CampaignService,
@@ -77,6 +79,7 @@ export interface Services {
   auth: AuthService;
   organizations: OrganizationService;
   invitations: InvitationService;
+  passwordResets: PasswordResetService;
   projects: ProjectService;
   /** Each project's channel providers and their sealed credentials. */
   channels: ChannelConfigService;
@@ -271,6 +274,12 @@ export function createServices(db: Db, config: ServicesConfig, jwtSecret: string
   const smsSenders = new SmsSenderService(db);
   const whatsappWebhook = new WhatsAppWebhookService(records, channels, whatsapp.webhooks.meta);
   const automations = new AutomationService(db, { delivery, email: emailKind });
+  const accountMail = new AccountMailService(
+    db,
+    createAccountMailer(email, async (projectId) => (await delivery.sendingProjects([projectId])).get(projectId)),
+    options.logger?.child({ component: 'account-mail' }),
+  );
+  const passwordResets = new PasswordResetService(db, { publicUrl: config.publicUrl, clock, accountMail, logger: options.logger?.child({ component: 'password-reset' }) });
   const automationExecutor = new AutomationExecutor(
     db,
     { delivery, senders: smsSenders, whatsappTemplates },
@@ -280,7 +289,8 @@ export function createServices(db: Db, config: ServicesConfig, jwtSecret: string
   return {
     auth: new AuthService(db, createTokenService(jwtSecret, config.jwtTtlSeconds)),
     organizations: new OrganizationService(db),
-    invitations: new InvitationService(db, { publicUrl: config.publicUrl, clock }),
+    invitations: new InvitationService(db, { publicUrl: config.publicUrl, clock, accountMail }),
+    passwordResets,
     projects: new ProjectService(db, keyring, forget),
     channels,
     keyring,
@@ -320,6 +330,8 @@ export function createServices(db: Db, config: ServicesConfig, jwtSecret: string
     automationExecutor,
     events: new EventService(db, automations, () => automationExecutor.notify()),
     close: async () => {
+      // Reset mails still being sent go before the pools close.
+      await passwordResets.settled();
       await Promise.all([push.close(), email.close(), sms.close(), whatsapp.close()]);
     },
   };

@@ -75,6 +75,17 @@ describe('herald admin', () => {
     expect((await services.auth.login('dev@example.com', 'a chosen password')).user.name).toBe('Dev');
   });
 
+  it('set-password replaces a forgotten password: the old one no longer logs in', async () => {
+    const result = await adminJson<{ id: string; email: string; password: string }>('set-password', '--email', 'dev@example.com');
+    expect(result).toEqual({ id: expect.stringMatching(/^usr_/), email: 'dev@example.com', password: expect.any(String) });
+    await expect(services.auth.login('dev@example.com', 'a chosen password')).rejects.toThrow('Invalid email or password');
+    expect((await services.auth.login('dev@example.com', result.password)).user.id).toBe(result.id);
+    // A chosen one is not echoed (and is the password the tests below log in with).
+    const chosen = await admin('set-password', '--email', 'dev@example.com', '--password', 'a chosen password');
+    expect(JSON.parse(chosen.stdout)).toEqual({ id: result.id, email: 'dev@example.com' });
+    expect((await services.auth.login('dev@example.com', 'a chosen password')).user.id).toBe(result.id);
+  });
+
   it('create-org makes the user its OWNER', async () => {
     const org = await adminJson<{ id: string; name: string; owner: string }>('create-org', '--name', 'Acme', '--owner', ownerEmail);
     expect(org).toEqual({ id: expect.stringMatching(/^org_/), name: 'Acme', owner: ownerEmail });

@@ -1,4 +1,5 @@
-// Invitations on the members page: invite an address with a role (the link shown once), list and revoke open ones.
+// Invitations on the members page: invite an address with a role (emailed when a project can send; the link shown once
+// either way), list and revoke open ones.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { api, unwrap, type Schemas } from '../api/client';
@@ -45,11 +46,22 @@ export function InviteMember({ myRole }: { myRole: Role | undefined }) {
       <ShownOnceDialog
         secret={issued?.acceptUrl}
         title={`Invitation for ${issued?.email ?? ''} (${issued?.role ?? ''})`}
-        warning={`Send this link to the invitee. It is shown once, works once and expires ${issued ? dateTime(issued.expiresAt) : ''}; inviting the address again makes a new one.`}
+        warning={`${issued?.emailed ? 'The invitee has it by email; you may also hand it over yourself.' : 'Send this link to the invitee.'} It is shown once, works once and expires ${issued ? dateTime(issued.expiresAt) : ''}; inviting the address again makes a new one.`}
         copyLabel="Copy link"
         testId="invitation-link"
         onClose={() => setIssued(undefined)}
-      />
+      >
+        {issued &&
+          (issued.emailed ? (
+            <p role="status" className="success">
+              Invitation emailed to {issued.email} from {issued.emailedFrom}.
+            </p>
+          ) : (
+            <p role="status" className="notice">
+              Not emailed: {issued.emailProblem} Copy the link above and send it to {issued.email} yourself.
+            </p>
+          ))}
+      </ShownOnceDialog>
     </>
   );
 }

@@ -1,6 +1,6 @@
 // Login with POST /auth/login; says why the previous session ended (expired, logged out).
 import { useQueryClient } from '@tanstack/react-query';
-import { useNavigate } from '@tanstack/react-router';
+import { Link, useNavigate } from '@tanstack/react-router';
 import { useState, type FormEvent } from 'react';
 import { api, unwrap } from '../api/client';
 import { session, useSession } from '../auth/session';
@@ -52,6 +52,9 @@ export function LoginPage() {
         <button type="submit" className="primary" disabled={busy}>
           Log in
         </button>
+        <p>
+          <Link to="/forgot">Forgot your password?</Link>
+        </p>
       </form>
     </main>
   );

@@ -1,6 +1,6 @@
 // One project: its tabs (settings, API keys, sending domains, subscribers…) and its settings form.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { Link, Outlet, useParams } from '@tanstack/react-router';
+import { Link, Outlet, useNavigate, useParams } from '@tanstack/react-router';
 import { useState, type FormEvent } from 'react';
 import { api, unwrap, type Body, type Schemas } from '../api/client';
 import { useMembership } from '../auth/me';
@@ -125,7 +125,45 @@ export function ProjectSettingsPage() {
   const project = useProject(projectId);
   // Held here: a save changes updatedAt, which gives the form a fresh start from the stored values.
   const [saved, setSaved] = useState(false);
-  return <QueryState query={project}>{(p) => <SettingsForm key={p.updatedAt} project={p} saved={saved} setSaved={setSaved} />}</QueryState>;
+  return (
+    <QueryState query={project}>
+      {(p) => (
+        <>
+          <SettingsForm key={p.updatedAt} project={p} saved={saved} setSaved={setSaved} />
+          <DeleteProject project={p} />
+        </>
+      )}
+    </QueryState>
+  );
+}
+
+/** OWNER and ADMIN only, as the server decides: the project and everything in it go, after its name is typed. */
+function DeleteProject({ project }: { project: Project }) {
+  const { isAdmin } = useMembership();
+  const queryClient = useQueryClient();
+  const navigate = useNavigate();
+  if (!isAdmin) return null;
+  const remove = async () => {
+    await unwrap(api.DELETE('/projects/{id}', { params: { path: { id: project.id } } }));
+    // The lists are read again when shown: a cached page would still hold the deleted project.
+    queryClient.removeQueries({ queryKey: ['projects'] });
+    await navigate({ to: '/projects' });
+    queryClient.removeQueries({ queryKey: ['project', project.id] });
+  };
+  return (
+    <section className="card" aria-labelledby="delete-project-title">
+      <h2 id="delete-project-title">Delete this project</h2>
+      <p>Its subscribers, campaigns, templates, sending domains, API keys and send history are deleted with it, at once and for good.</p>
+      <Confirm
+        trigger="Delete project"
+        title={`Delete the project ${project.name}?`}
+        description="Everything in it is deleted and its API keys stop working at once. This cannot be undone."
+        confirm="Delete project"
+        typeToConfirm={project.name}
+        onConfirm={remove}
+      />
+    </section>
+  );
 }
 
 function SettingsForm({ project, saved, setSaved }: { project: Project; saved: boolean; setSaved: (saved: boolean) => void }) {

@@ -9,7 +9,7 @@ import type { Pool } from 'pg';
 import type { Registry } from 'prom-client';
 import type { Config } from '../config.js';
 import { apiKeyRoutes } from '../modules/api-keys/index.js';
-import { authRoutes } from '../modules/auth/index.js';
+import { authRoutes, passwordResetRoutes } from '../modules/auth/index.js';
 import {
   campaignRoutes,
   emailCampaignAnalyticsRoutes,
@@ -129,6 +129,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   // On the API port only behind its token; with METRICS_PORT, on that listener alone (runtime.ts).
   if (deps.config.metrics.token !== undefined && deps.config.metrics.port === undefined) metricsRoute(app, metrics, deps.config.metrics.token);
   await authRoutes(app, deps.services.auth);
+  await passwordResetRoutes(app, deps.services.passwordResets);
   await organizationRoutes(app, deps.services.organizations);
   await invitationRoutes(app, deps.services.invitations);
   await projectRoutes(app, deps.services.projects);

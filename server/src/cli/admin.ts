@@ -16,6 +16,8 @@ import { randomToken } from '../shared/secrets.js';
 const ADMIN_USAGE = `Usage: herald admin <command> [options]   (prints JSON)
 
   create-user     --email E [--password P] [--name N]       a password is generated when omitted
+  set-password    --email E [--password P]                  a password is generated when omitted (a forgotten
+                                                            password when no project can email a reset link)
   create-org      --name N --owner EMAIL
   add-member      --org ORG_ID --email E --role OWNER|ADMIN|MEMBER|VIEWER
   create-project  --org ORG_ID --name N [--domain example.com]
@@ -100,6 +102,13 @@ async function execute(db: Db, keyring: Keyring, command: string, v: Record<stri
         passwordHash: await hashPassword(password),
       });
       return { id: user.id, email: user.email, name: user.name, ...(v.password ? {} : { password }) };
+    }
+    case 'set-password': {
+      const user = await userByEmail(db, required(v, 'email'));
+      const password = v.password ?? randomToken(20);
+      if (password.length < 8) throw new UsageError('--password must be at least 8 characters');
+      await userDirectory.setPassword(db, user.id, await hashPassword(password));
+      return { id: user.id, email: user.email, ...(v.password ? {} : { password }) };
     }
     case 'create-org': {
       const owner = await userByEmail(db, required(v, 'owner'));

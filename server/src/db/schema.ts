@@ -274,6 +274,25 @@ export const invitations = pgTable(
   ],
 );
 
+/**
+ * A password reset asked for by email: the link's secret stored as its SHA-256 digest, good once for an hour. A newer
+ * request of the same user closes the older ones (`usedAt` set without a password change).
+ */
+export const passwordResets = pgTable(
+  'password_resets',
+  {
+    id: text('id').primaryKey(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    tokenHash: text('token_hash').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+    usedAt: timestamp('used_at', { withTimezone: true }),
+  },
+  (t) => [uniqueIndex('password_resets_token_hash_key').on(t.tokenHash), index('password_resets_user_idx').on(t.userId, t.createdAt)],
+);
+
 // ---- Audience: subscribers and saved segments (issue 3). Sized for a million subscribers per project. ----
 
 export const SUBSCRIBER_PLATFORMS = ['desktop', 'mobile', 'tablet'] as const;

@@ -40,7 +40,9 @@ export {
   type ConsentChange,
   type SuppressionReason,
 } from './address-states.repository.js';
-export { createEmailAdapter } from './channels/email/email-adapter.js';
+export { createEmailAdapter, type EmailAdapter } from './channels/email/email-adapter.js';
+export type { AccountEmail } from './channels/email/account-email.js';
+export { createAccountMailer, type AccountMailer, type AccountMailOutcome } from './account-mail.js';
 export type { DkimKeys } from './channels/email/mail-composition.js';
 export { createSesProvider, readSesAccount } from './channels/email/ses-provider.js';
 export { createSmtpProvider } from './channels/email/smtp-provider.js';

@@ -3,7 +3,7 @@ import { pooledRandomBytes } from './random-pool.js';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz'; // Crockford base32, lower case
 
-export type IdPrefix = 'usr' | 'org' | 'prj' | 'key' | 'sub' | 'seg' | 'cmp' | 'dlv' | 'msg' | 'evt' | 'txs' | 'aut' | 'enr' | 'inv' | 'dom' | 'etp' | 'wat' | 'sms';
+export type IdPrefix = 'usr' | 'org' | 'prj' | 'key' | 'sub' | 'seg' | 'cmp' | 'dlv' | 'msg' | 'evt' | 'txs' | 'aut' | 'enr' | 'inv' | 'dom' | 'etp' | 'wat' | 'sms' | 'pwr';
 
 /** `prj_01jd3…`: 10 characters of milliseconds, then 16 of randomness (80 bits). */
 export function newId(prefix: IdPrefix): string {

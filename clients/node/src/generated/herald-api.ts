@@ -306,6 +306,220 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/auth/password-reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Email a link to choose a new password
+         * @description Always 202, whether or not the address has an account, and answered before anything is looked up, so neither the answer nor its timing tells. For an account, a link to `/app/reset?token=…` is emailed through the oldest project (live) that has an email provider and a verified sending domain, in the first of the user’s organizations that has one, from `no-reply@` its sending domain, untracked. The link works once and expires after 60 minutes; a new request replaces it. Another request for the same account within 60 seconds sends nothing, and the route shares the per-IP default rate limit. When no organization of the user can send email, nothing is sent and the server logs it: an ADMIN must set up email in a project (or the operator sets a password with `herald admin set-password`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        email: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/password-reset/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set a new password with the secret from a reset link
+         * @description The secret is the `token` of the emailed link. 204: the new password logs in and the old one no longer does. An unknown, expired, used or replaced secret → 400 `reset_token_invalid`. The password rules are those of a new account: 8 to 1,024 characters.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The new password (at least 8 characters) */
+                        password: string;
+                        token: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/automations": {
         parameters: {
             query?: never;
@@ -6834,7 +7048,7 @@ export interface paths {
         put?: never;
         /**
          * Invite an address to the x-org-id organization with a role
-         * @description Nobody joins without consent: the invitee accepts with the link (POST /invitations/accept). The answer is the same 202 whether or not the address has an account, and discloses nothing about it. The link (and its secret `token`) is shown in this response only; it expires after 7 days and is used once. Inviting the same address again replaces its open invitation (the old link stops working). Only an OWNER may invite an OWNER (403); an address that is already a member → 409 `already_member`.
+         * @description Nobody joins without consent: the invitee accepts with the link (POST /invitations/accept). The answer is the same 202 whether or not the address has an account, and discloses nothing about it. The link (and its secret `token`) is shown in this response only; it expires after 7 days and is used once. When a project of the organization can send email (an email provider and a verified sending domain; the oldest such project, live), the link is also emailed to the invitee from `no-reply@` its sending domain: subject "<inviter> invited you to <organization> on Herald", the link and its expiry, no tracked link, no open pixel, no unsubscribe footer; it is not counted as a campaign or transactional send nor drawn from the monthly email cap. A failed send never fails the invitation: `emailed` is false and `emailProblem` says why. Inviting the same address again replaces its open invitation (the old link stops working). Only an OWNER may invite an OWNER (403); an address that is already a member → 409 `already_member`.
          */
         post: {
             parameters: {
@@ -18607,6 +18821,12 @@ export interface components {
             /** @description ISO 8601 timestamp */
             createdAt: string;
             email: string;
+            /** @description Whether the link was emailed to the invitee: through the oldest project of the organization that has an email provider and a verified sending domain (live), untracked */
+            emailed: boolean;
+            /** @description The address it was emailed from (`no-reply@` the sending domain); null when not emailed */
+            emailedFrom: string | null;
+            /** @description Why it was not emailed, in words; null when it was. The link still works: hand it over yourself */
+            emailProblem: string | null;
             /** @description ISO 8601 timestamp */
             expiresAt: string;
             id: string;
@@ -18623,6 +18843,12 @@ export interface components {
             /** @description ISO 8601 timestamp */
             createdAt: string;
             email: string;
+            /** @description Whether the link was emailed to the invitee: through the oldest project of the organization that has an email provider and a verified sending domain (live), untracked */
+            emailed: boolean;
+            /** @description The address it was emailed from (`no-reply@` the sending domain); null when not emailed */
+            emailedFrom: string | null;
+            /** @description Why it was not emailed, in words; null when it was. The link still works: hand it over yourself */
+            emailProblem: string | null;
             /** @description ISO 8601 timestamp */
             expiresAt: string;
             id: string;

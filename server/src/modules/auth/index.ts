@@ -3,5 +3,7 @@ export { authRoutes } from './auth.routes.js';
 export { AuthService } from './auth.service.js';
 export { resolveJwtSecret } from './jwt-secret.js';
 export { hashPassword } from './password.js';
+export { passwordResetRoutes } from './password-reset.routes.js';
+export { PasswordResetService } from './password-reset.service.js';
 export { createTokenService } from './tokens.js';
 export { userDirectory, type UserDirectory } from './user-directory.js';

@@ -11,10 +11,13 @@ export interface UserDirectory {
   findById(db: Db, userId: string): Promise<repo.UserRow | undefined>;
   /** `passwordHash` from `hashPassword`. */
   create(db: Db, user: typeof users.$inferInsert): Promise<repo.UserRow>;
+  /** `passwordHash` from `hashPassword` (the operator's `herald admin set-password`). */
+  setPassword(db: Db, userId: string, passwordHash: string): Promise<void>;
 }
 
 export const userDirectory: UserDirectory = {
   findByEmail: repo.findUserByEmail,
   findById: repo.findUserById,
   create: repo.insertUser,
+  setPassword: repo.updatePasswordHash,
 };

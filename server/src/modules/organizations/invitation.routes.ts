@@ -23,6 +23,13 @@ const issued = z
     ...invitationFields,
     token: z.string().describe('The secret of the invitation, shown this once; Herald keeps only its SHA-256 digest'),
     acceptUrl: z.string().describe('The link to hand to the invitee (the secret is in its fragment); shown this once'),
+    emailed: z
+      .boolean()
+      .describe(
+        'Whether the link was emailed to the invitee: through the oldest project of the organization that has an email provider and a verified sending domain (live), untracked',
+      ),
+    emailedFrom: z.string().nullable().describe('The address it was emailed from (`no-reply@` the sending domain); null when not emailed'),
+    emailProblem: z.string().nullable().describe('Why it was not emailed, in words; null when it was. The link still works: hand it over yourself'),
   })
   .meta({ id: 'IssuedInvitation' });
 const idParams = z.object({ id: z.string() });
@@ -39,7 +46,12 @@ export async function invitationRoutes(app: App, invitations: InvitationService)
           'Nobody joins without consent: the invitee accepts with the link (POST /invitations/accept). The answer is ' +
           'the same 202 whether or not the address has an account, and discloses nothing about it. The link (and its ' +
           `secret \`token\`) is shown in this response only; it expires after ${INVITATION_TTL_DAYS} days and is used ` +
-          'once. Inviting the same address again replaces its open invitation (the old link stops working). Only an ' +
+          'once. When a project of the organization can send email (an email provider and a verified sending domain; the ' +
+          'oldest such project, live), the link is also emailed to the invitee from `no-reply@` its sending domain: ' +
+          'subject "<inviter> invited you to <organization> on Herald", the link and its expiry, no tracked link, no open ' +
+          'pixel, no unsubscribe footer; it is not counted as a campaign or transactional send nor drawn from the monthly ' +
+          'email cap. A failed send never fails the invitation: `emailed` is false and `emailProblem` says why. ' +
+          'Inviting the same address again replaces its open invitation (the old link stops working). Only an ' +
           'OWNER may invite an OWNER (403); an address that is already a member → 409 `already_member`.',
         body: z.strictObject({ email: z.email().max(320), role: z.enum(ROLES) }),
         response: { 202: issued, 409: errorEnvelope, ...commonErrors },

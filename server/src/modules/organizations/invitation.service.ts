@@ -5,10 +5,12 @@ import { isUniqueViolation } from '../../db/pg-errors.js';
 import { AppError, conflict, forbidden, notFound, unauthorized, validationFailed, type FieldError } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import { randomToken, sha256 } from '../../shared/secrets.js';
+import type { AccountMailService } from '../account-mail/index.js';
 import { hashPassword, userDirectory } from '../auth/index.js';
 import { roleAtLeast, type OrganizationTenant, type Role } from '../tenancy.js';
 import * as repo from './invitation.repository.js';
 import { insertMembership } from './organization.repository.js';
+import { invitationEmail } from './invitation-email.js';
 import { assertMayGrant } from './organization.service.js';
 
 export const INVITATION_TTL_DAYS = 7;
@@ -24,8 +26,14 @@ export interface Invitation {
   expiresAt: string;
 }
 
-/** What the inviter sees once: the invitation and the link that carries its secret. */
-export type IssuedInvitation = Omit<Invitation, 'status'> & { token: string; acceptUrl: string };
+/** What the inviter sees once: the invitation, the link that carries its secret, and whether it was emailed. */
+export type IssuedInvitation = Omit<Invitation, 'status'> & {
+  token: string;
+  acceptUrl: string;
+  emailed: boolean;
+  emailedFrom: string | null;
+  emailProblem: string | null;
+};
 
 export interface AcceptedInvitation {
   organization: { id: string; name: string; role: Role };
@@ -35,12 +43,14 @@ export interface AcceptedInvitation {
 export class InvitationService {
   constructor(
     private readonly db: Db,
-    private readonly options: { publicUrl: string; clock: () => Date },
+    private readonly options: { publicUrl: string; clock: () => Date; accountMail: AccountMailService },
   ) {}
 
   /**
    * Invites an address (a new invitation of the same address replaces the open one). The answer is the same whether
    * or not the address has an account: nothing about other users is disclosed, and nobody joins without accepting.
+   * The link is emailed to the address when a project of the organization can send email; a failed send is said in
+   * the answer, never an error (the link is there to copy).
    */
   async invite(tenant: OrganizationTenant, input: { email: string; role: Role }): Promise<IssuedInvitation> {
     assertMayGrant(tenant, input.role);
@@ -61,7 +71,28 @@ export class InvitationService {
     });
     const { id, email, role, invitedBy, createdAt, expiresAt } = this.toInvitation(row);
     // The secret travels in the fragment: browsers never send it to a server, so no access log or Referer holds it.
-    return { id, email, role, invitedBy, createdAt, expiresAt, token, acceptUrl: `${this.options.publicUrl}/app/join#token=${token}` };
+    const acceptUrl = `${this.options.publicUrl}/app/join#token=${token}`;
+    const [inviter, organization] = await Promise.all([
+      userDirectory.findById(this.db, tenant.userId),
+      repo.organizationName(this.db, tenant.organizationId),
+    ]);
+    const mail = await this.options.accountMail.send(
+      [tenant.organizationId],
+      invitationEmail({ to: email, inviter: inviter?.name ?? 'Someone', organization: organization ?? 'an organization', role, acceptUrl, expiresAt: row.expiresAt }),
+    );
+    return {
+      id,
+      email,
+      role,
+      invitedBy,
+      createdAt,
+      expiresAt,
+      token,
+      acceptUrl,
+      emailed: mail.emailed,
+      emailedFrom: mail.emailed ? mail.from : null,
+      emailProblem: mail.emailed ? null : mail.problem,
+    };
   }
 
   async list(tenant: OrganizationTenant, page: number, pageSize: number) {

@@ -60,7 +60,7 @@ describe('POST /invitations', () => {
     expect([a.statusCode, b.statusCode]).toEqual([202, 202]);
     const shape = (body: Record<string, unknown>) => Object.keys(body).sort();
     expect(shape(a.json())).toEqual(shape(b.json()));
-    expect(shape(a.json())).toEqual(['acceptUrl', 'createdAt', 'email', 'expiresAt', 'id', 'invitedBy', 'role', 'token']);
+    expect(shape(a.json())).toEqual(['acceptUrl', 'createdAt', 'email', 'emailProblem', 'emailed', 'emailedFrom', 'expiresAt', 'id', 'invitedBy', 'role', 'token']);
     for (const [res, email] of [
       [a, existing.email],
       [b, fresh],

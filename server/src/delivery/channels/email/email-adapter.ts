@@ -1,7 +1,8 @@
 // Email behind the channel contract: an address reachable, the message rendered for its recipient, the project's account, SES's callbacks.
-import type { ChannelAdapter, ChannelProvider, ChannelWebhooks } from '../../channel.js';
+import type { Addressed, ChannelAdapter, ChannelProvider, ChannelWebhooks } from '../../channel.js';
 import { byAccount } from '../by-account.js';
-import type { ProviderConfig } from '../../delivery.repository.js';
+import type { ProviderConfig, SendingProject } from '../../delivery.repository.js';
+import { renderAccountEmail, type AccountEmail } from './account-email.js';
 import type { EmailLinks } from '../../email-links.js';
 import { emailContentProblems } from './email-content.js';
 import type { AccountLimits, EmailAccount, EmailItem, SmtpTls } from './email-item.js';
@@ -39,7 +40,13 @@ function accountOf(config: ProviderConfig): EmailAccount | undefined {
   return undefined;
 }
 
-export function createEmailAdapter(options: EmailAdapterOptions): ChannelAdapter<EmailItem, 'email'> & { readonly webhooks: ChannelWebhooks<'ses'> } {
+export type EmailAdapter = ChannelAdapter<EmailItem, 'email'> & {
+  readonly webhooks: ChannelWebhooks<'ses'>;
+  /** Account mail addressed to the project's own account (live), or why it cannot go. */
+  accountItem(project: SendingProject, email: AccountEmail): Addressed<EmailItem>;
+};
+
+export function createEmailAdapter(options: EmailAdapterOptions): EmailAdapter {
   const context = { links: options.links, bounceDomain: options.bounceDomain };
   const live = byAccount('email', options.live, (item) => item.account!.provider);
   return {
@@ -76,6 +83,11 @@ export function createEmailAdapter(options: EmailAdapterOptions): ChannelAdapter
         content = personalized.content;
       }
       return { item: { deliveryId: delivery.id, projectId: delivery.projectId, email: renderEmail(content, emailRecipient, context), account } };
+    },
+    accountItem(project, email) {
+      const account = project.channels.email && accountOf(project.channels.email);
+      if (!account) return { refusal: 'provider_not_configured' };
+      return { item: { deliveryId: 0, projectId: project.id, email: renderAccountEmail(project.id, email), account } };
     },
     // An account's rate holds for every project sending through it.
     rate: ({ account }) => {
