@@ -67,7 +67,7 @@ describe.skipIf(!chromiumPath)('the suppression list in Chromium', { timeout: 60
     await suppress(page, 'Ann@Example.com', 'unsubscribed');
     await suppress(page, 'bob@example.com', 'bounced');
     await expect.poll(() => addresses(page)).toEqual(['ann@example.com', 'bob@example.com']);
-    expect(await table(page).getByRole('row', { name: /^ann@example\.com unsubscribed api / }).count()).toBe(1);
+    expect(await table(page).getByRole('row', { name: /^ann@example\.com unsubscribed — the recipient asked for no more email api / }).count()).toBe(1);
     expect((await listed()).data.map((s) => [s.email, s.reason, s.source])).toEqual(
       expect.arrayContaining([
         ['ann@example.com', 'unsubscribed', 'api'],
