@@ -112,8 +112,8 @@ function StarterGallery({ onPick, disabled }: { onPick: (design: EmailDesign) =>
           <li key={starter.key} className="card">
             <strong>{starter.name}</strong>
             <p className="muted">{starter.description}</p>
-            <button type="button" disabled={disabled} onClick={() => onPick(starter.design())} aria-label={`Use the ${starter.name} design`}>
-              Use this design
+            <button type="button" disabled={disabled} onClick={() => onPick(starter.design())}>
+              Use {starter.name}
             </button>
           </li>
         ))}
