@@ -131,5 +131,6 @@ export function renderDesign(design: EmailDesign): string {
       </Body>
     </Html>,
   );
-  return DOCTYPE + restoreMergeTags(markup);
+  // React's server renderer announces each image with a preload <link> in the head: no mail client wants one.
+  return DOCTYPE + restoreMergeTags(markup.replace(/<link rel="preload" as="image"[^>]*\/>/g, ''));
 }
