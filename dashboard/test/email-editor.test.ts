@@ -98,6 +98,15 @@ describe.skipIf(!chromiumPath)('the visual email editor in Chromium', { timeout:
     await expectAccessible(page, 'email editor with a block chosen');
     await screenshot(page, 'email-editor');
 
+    // A link the API refuses: its 422 beside the button's field, and listed above the blocks.
+    await outline(page).getByRole('button', { name: 'Button: Track your parcel', exact: true }).click();
+    const link = page.getByLabel('Link', { exact: true });
+    await link.fill('shop.example.com/track');
+    await page.getByRole('button', { name: 'Save template' }).click();
+    await page.getByRole('alert').filter({ hasText: 'The design has problems' }).filter({ hasText: 'must start with https://' }).waitFor();
+    expect(await link.getAttribute('aria-invalid')).toBe('true');
+    await link.fill('https://shop.example.com/track');
+
     await page.getByRole('button', { name: 'Save template' }).click();
     await page.getByRole('link', { name: 'Shipping' }).click();
     await page.waitForURL('**/email-templates/etp_*');

@@ -2,6 +2,7 @@
 // block's settings with merge-tag insertion, and the page's colours. Every edit hands back the design and its HTML.
 // Loaded on demand (React.lazy) with React Email and React's server renderer.
 import { useId, useMemo, useRef, useState } from 'react';
+import { ApiError, belongsTo } from '../api/client';
 import { Field, SelectField, TextAreaField } from './field';
 import {
   addBlock,
@@ -63,8 +64,33 @@ export default function EmailDesignEditor({ design, onChange, mergeTags, error, 
     change(addBlock(design, block, place));
     setSelected(block.id);
   };
+  // The API's words on blocks that are not chosen would be out of sight: listed here, each a way to its block.
+  const problems = error instanceof ApiError ? (error.details ?? []).filter((detail) => belongsTo(detail.field, fieldPrefix)) : [];
+  const blockOf = (field: string) => design.blocks.flatMap((block) => (block.type === 'columns' ? [...block.columns.flat(), block] : [block])).find((block) => belongsTo(field, `${fieldPrefix}.${pathOf(design, block.id)}`));
   return (
     <div className="design-editor">
+      {problems.length > 0 && (
+        <div className="error" role="alert">
+          <p>The design has problems:</p>
+          <ul>
+            {problems.map((problem) => {
+              const block = blockOf(problem.field);
+              return (
+                <li key={problem.field}>
+                  {block ? (
+                    <button type="button" className="outline-item" onClick={() => setSelected(block.id)}>
+                      {blockSummary(block)}
+                    </button>
+                  ) : (
+                    problem.field
+                  )}
+                  : {problem.error}
+                </li>
+              );
+            })}
+          </ul>
+        </div>
+      )}
       <fieldset className="card" disabled={disabled}>
         <legend>Add a block</legend>
         <div className="palette">
