@@ -95,8 +95,18 @@ describe.skipIf(!chromiumPath)('the visual email editor in Chromium', { timeout:
     // The live preview renders the design through the server, the merge tag empty.
     await expect.poll(() => frame(page).getAttribute('srcdoc'), { timeout: 10_000 }).toContain('Track your parcel');
     expect(await frame(page).getAttribute('srcdoc')).toContain('Hello , thanks!');
+    // Shown in the sandboxed frame under the dashboard's CSP, not only handed to it.
+    const shown = page.frameLocator('iframe[title="Email HTML preview"]');
+    await shown.getByRole('link', { name: 'Track your parcel' }).waitFor();
+    expect(await shown.getByText('Hello , thanks!').isVisible()).toBe(true);
     await expectAccessible(page, 'email editor with a block chosen');
-    await screenshot(page, 'email-editor');
+    // A full-page capture resizes the viewport and catches the sandboxed frame unpainted: the page is shown whole instead.
+    if (process.env.DASHBOARD_SCREENSHOTS === '1') {
+      await page.setViewportSize({ width: 1280, height: await page.evaluate(() => document.documentElement.scrollHeight) });
+      await page.waitForTimeout(500);
+      await screenshot(page, 'email-editor');
+      await page.setViewportSize({ width: 1280, height: 900 });
+    }
 
     // A link the API refuses: its 422 beside the button's field, and listed above the blocks.
     await outline(page).getByRole('button', { name: 'Button: Track your parcel', exact: true }).click();
