@@ -50,6 +50,8 @@ describe.skipIf(!chromiumPath)('email templates in Chromium', { timeout: 60_000 
 
     await page.getByLabel('Template name').fill('Welcome');
     await page.getByLabel('Subject').fill('Hello {{ first_name | default: "there" }}');
+    // A new template opens in the visual editor (dashboard/test/email-editor.test.ts); this one is written as HTML.
+    await page.getByRole('radio', { name: 'HTML' }).check();
     await page.getByLabel('HTML body').fill('<h1>Welcome</h1><p>{{ note }}</p>{% if vip %}<p>VIP</p>{% endif %}');
     const subject = page.getByTestId('preview-subject');
     await expect.poll(() => subject.textContent()).toBe('Hello there');

@@ -2,6 +2,7 @@
 // fields a recipient's email is rendered with and the merge-tag insertion. No DOM: tested in Node
 // (email-campaign-builder-model.test.ts).
 import type { Body, Schemas } from '../api/client';
+import type { EmailDesign } from '../components/email-design-model';
 import { baseBody, baseFormOf, EMPTY_BASE, optional, type CampaignFormBase } from './campaign-builder-model';
 
 export type EmailCampaignBody = Body<'/email-campaigns', 'post'>;
@@ -27,6 +28,8 @@ export interface EmailCampaignForm extends CampaignFormBase<(typeof EMAIL_UTM)[n
   replyToDomain: string;
   /** With a schedule: `sendAt` is each recipient's own wall-clock time. */
   localTime: boolean;
+  /** The visual editor's document `html` is rendered from; null: HTML written by hand. */
+  design: EmailDesign | null;
 }
 
 export const EMPTY_FORM: EmailCampaignForm = {
@@ -44,6 +47,7 @@ export const EMPTY_FORM: EmailCampaignForm = {
   replyToDomain: '',
   utm: { source: '', medium: '', campaign: '', content: '' },
   localTime: false,
+  design: null,
 };
 
 /** The parts with merge tags, as the preview and the API read them: an empty preheader is none, auto text is none. */
@@ -67,6 +71,7 @@ export function toEmailCampaignBody(form: EmailCampaignForm, projectId: string):
       // Sent as typed, an empty part included: the API's 422 names content.from.email beside the field.
       from: { email: `${form.fromLocal.trim()}@${form.fromDomain}`, ...(optional(form.fromName) && { name: optional(form.fromName) }) },
       ...(replyTo && { replyTo: { email: `${replyTo}@${form.replyToDomain}`, ...(optional(form.replyToName) && { name: optional(form.replyToName) }) } }),
+      ...(form.design && { design: form.design }),
     },
     schedule: { ...base.schedule, ...(form.mode === 'scheduled' && form.localTime && { localTime: true }) },
   };
@@ -98,6 +103,7 @@ export function formOf(campaign: EmailCampaign): EmailCampaignForm {
     replyToLocal,
     replyToDomain,
     localTime: campaign.schedule.localTime,
+    design: content.design ?? null,
   };
 }
 

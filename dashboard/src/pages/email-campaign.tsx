@@ -9,6 +9,7 @@ import { Link } from '@tanstack/react-router';
 import { useRef, useState, type FormEvent } from 'react';
 import { api, ApiError, belongsTo, unwrap, type Schemas } from '../api/client';
 import { useMembership } from '../auth/me';
+import { EmailBodyEditor } from '../components/email-body-editor';
 import { EmailPreview, PreviewSubscriber, useEmailPreview, usePreviewSubscriber, WidthToggle, type PreviewWidth } from '../components/email-preview';
 import { Field, FormError, SelectField, TextAreaField } from '../components/field';
 import { dateTime } from '../components/format';
@@ -36,7 +37,7 @@ import {
 type EmailCampaign = Schemas['EmailCampaign'];
 type Analytics = Schemas['EmailCampaignAnalytics'];
 
-const PARTS = ['subject', 'preheader', 'html', 'text'] as const;
+const PARTS = ['subject', 'preheader', 'html', 'text', 'design'] as const;
 
 /** The live preview's 422 named as the campaign body names the parts (`html` → `content.html`), to show beside them. */
 function asContentError(error: unknown): ApiError | undefined {
@@ -69,6 +70,8 @@ const builder: BuilderChannel<EmailCampaign, EmailCampaignForm, EmailCampaignBod
     const { canWrite } = useMembership();
     const [tab, setTab] = useState<'html' | 'text'>('html');
     const [width, setWidth] = useState<PreviewWidth>('desktop');
+    // A template picked replaces the body: the body editor opens again in the mode that suits it.
+    const [picked, setPicked] = useState(0);
     // After an edit of a part, the live preview checks the parts again: its verdict replaces the last save's.
     const [partsEdited, setPartsEdited] = useState(false);
     const domains = useQuery({
@@ -83,6 +86,7 @@ const builder: BuilderChannel<EmailCampaign, EmailCampaignForm, EmailCampaignBod
     const preview = useEmailPreview(projectId, partsOf(form), variables);
     const previewError = asContentError(preview.error);
     const partsError = partsEdited ? previewError : (save.error ?? previewError);
+    const names = [...COMMON_MERGE_TAGS, ...Object.keys(picker.subscriber?.attributes ?? {}), ...(preview.data?.variables.map((variable) => variable.name) ?? [])];
     const error = save.error;
     return {
       saved: addressed,
@@ -99,7 +103,7 @@ const builder: BuilderChannel<EmailCampaign, EmailCampaignForm, EmailCampaignBod
       },
       content: (
         <>
-          <TemplatePicker projectId={projectId} onPick={(parts) => set(parts)} />
+          <TemplatePicker projectId={projectId} onPick={(parts) => (set(parts), setPicked(picked + 1))} />
           <Field label="Subject" field="content.subject" error={partsError} value={form.subject} onChange={(e) => set({ subject: e.target.value })} />
           <Field
             label="Preheader"
@@ -115,11 +119,16 @@ const builder: BuilderChannel<EmailCampaign, EmailCampaignForm, EmailCampaignBod
               <Tabs.Trigger value="text">Plain text</Tabs.Trigger>
             </Tabs.List>
             <Tabs.Content value="html" className="tab-panel">
-              <HtmlEditor
+              <EmailBodyEditor
+                key={picked}
+                design={form.design}
                 html={form.html}
-                onChange={(html) => set({ html })}
+                onChange={(body) => set(body)}
+                mergeTags={names}
                 error={partsError}
-                names={[...COMMON_MERGE_TAGS, ...Object.keys(picker.subscriber?.attributes ?? {}), ...(preview.data?.variables.map((variable) => variable.name) ?? [])]}
+                fieldPrefix="content.design"
+                disabled={!canWrite}
+                htmlEditor={<HtmlEditor html={form.html} onChange={(html) => set({ html })} error={partsError} names={names} />}
               />
             </Tabs.Content>
             <Tabs.Content value="text" className="tab-panel">
@@ -196,6 +205,7 @@ function TemplatePicker({ projectId, onPick }: { projectId: string; onPick: (par
         html: template.html,
         textMode: template.text === null ? 'auto' : 'custom',
         text: template.text ?? '',
+        design: template.design,
       });
     } catch (error) {
       setFailure(error);

@@ -5,6 +5,8 @@ import { useState, type FormEvent } from 'react';
 import { api, unwrap, type Schemas } from '../api/client';
 import { useMembership } from '../auth/me';
 import { Confirm } from '../components/confirm';
+import { EmailBodyEditor } from '../components/email-body-editor';
+import type { EmailDesign } from '../components/email-design-model';
 import { EmailPreview, useEmailPreview } from '../components/email-preview';
 import { Field, FormError, TextAreaField } from '../components/field';
 import { dateTime } from '../components/format';
@@ -12,7 +14,7 @@ import { Pagination } from '../components/pagination';
 import { QueryState } from '../components/query-state';
 import { useDebounced } from '../components/segment-filter-fields';
 
-const FIELDS = ['name', 'subject', 'preheader', 'html', 'text'];
+const FIELDS = ['name', 'subject', 'preheader', 'html', 'text', 'design'];
 
 interface TemplateForm {
   name: string;
@@ -20,9 +22,11 @@ interface TemplateForm {
   preheader: string;
   html: string;
   text: string;
+  /** The visual editor's document the HTML is rendered from; null: HTML written by hand. */
+  design: EmailDesign | null;
 }
 
-const EMPTY: TemplateForm = { name: '', subject: '', preheader: '', html: '', text: '' };
+const EMPTY: TemplateForm = { name: '', subject: '', preheader: '', html: '', text: '', design: null };
 
 const formOf = (template: Schemas['EmailTemplate']): TemplateForm => ({
   name: template.name,
@@ -30,6 +34,7 @@ const formOf = (template: Schemas['EmailTemplate']): TemplateForm => ({
   preheader: template.preheader ?? '',
   html: template.html,
   text: template.text ?? '',
+  design: template.design,
 });
 
 /** An empty text or preheader is none: the text part is then generated from the HTML. */
@@ -157,8 +162,8 @@ function EmailTemplateEditor({ projectId, template }: { projectId: string; templ
   const save = useMutation({
     mutationFn: () =>
       template
-        ? unwrap(api.PATCH('/email-templates/{id}', { params: { path: { id: template.id } }, body: { name: form.name, ...content(form) } }))
-        : unwrap(api.POST('/email-templates', { body: { projectId, name: form.name, ...content(form) } })),
+        ? unwrap(api.PATCH('/email-templates/{id}', { params: { path: { id: template.id } }, body: { name: form.name, ...content(form), design: form.design } }))
+        : unwrap(api.POST('/email-templates', { body: { projectId, name: form.name, ...content(form), design: form.design } })),
     onSuccess: async (saved) => {
       await queryClient.invalidateQueries({ queryKey: ['email-templates', projectId] });
       queryClient.setQueryData(['email-template', saved.id], saved);
@@ -198,14 +203,25 @@ function EmailTemplateEditor({ projectId, template }: { projectId: string; templ
               value={form.preheader}
               onChange={(event) => set({ preheader: event.target.value })}
             />
-            <TextAreaField
-              label="HTML body"
-              field="html"
+            <EmailBodyEditor
+              design={form.design}
+              html={form.html}
+              onChange={(body) => set(body)}
+              mergeTags={['first_name', ...used.map((variable) => variable.name)]}
               error={error}
-              hint={'Merge tags: {{ first_name }}, {{ first_name | default: "there" }}, {% if vip %}…{% endif %}. Values are HTML-escaped.'}
-              rows={14}
-              value={form.html}
-              onChange={(event) => set({ html: event.target.value })}
+              fieldPrefix="design"
+              disabled={!canWrite}
+              htmlEditor={
+                <TextAreaField
+                  label="HTML body"
+                  field="html"
+                  error={error}
+                  hint={'Merge tags: {{ first_name }}, {{ first_name | default: "there" }}, {% if vip %}…{% endif %}. Values are HTML-escaped.'}
+                  rows={14}
+                  value={form.html}
+                  onChange={(event) => set({ html: event.target.value })}
+                />
+              }
             />
             <TextAreaField
               label="Plain-text version"

@@ -486,6 +486,9 @@ export const segments = pgTable(
   (t) => [index('segments_project_idx').on(t.projectId, t.createdAt)],
 );
 
+/** The visual editor's block document, validated by the email-templates module's `emailDesign` schema. */
+export type EmailDesignDocument = Record<string, unknown>;
+
 /** A top-level name an email template reads from a send's variables; `hasDefault`: it renders without it. */
 export interface EmailTemplateVariable {
   name: string;
@@ -509,6 +512,8 @@ export const emailTemplates = pgTable(
     preheader: text('preheader'),
     /** What subject, preheader, html and text read, computed when saved. */
     variables: jsonb('variables').$type<EmailTemplateVariable[]>().notNull().default([]),
+    /** The visual editor's document `html` was rendered from (email-design.schemas.ts); null: HTML written by hand. */
+    design: jsonb('design').$type<EmailDesignDocument>(),
     ...timestamps,
   },
   (t) => [index('email_templates_project_idx').on(t.projectId, t.createdAt)],
@@ -946,6 +951,8 @@ export interface EmailCampaignContent {
   replyTo?: EmailMailbox | undefined;
   /** The saved template the campaign started from (its parts were copied when the campaign was written). */
   templateId?: string | undefined;
+  /** The visual editor's document `html` was rendered from; absent: HTML written by hand. */
+  design?: EmailDesignDocument | undefined;
 }
 
 /** Inline filters (the segment compiler's object) or a saved segment of the same project, read at send time. */

@@ -4037,6 +4037,7 @@ export interface paths {
                     "application/json": {
                         /** @description What each recipient receives. Merge tags are liquid: `{{ first_name }}`, `{{ first_name | default: "there" }}`, `{% if vip %}…{% endif %}`. In `html` every value is HTML-escaped (`| raw` opts out); subject, text and preheader are plain text and written as given. A variable the render needs and does not get is missing, unless the template gives it a default or only tests it in a condition. No `include`, `render` or `layout` (no files), no unknown filter, no `sample` and no `"now"` date: a render depends on its variables only. Each part is parsed when saved: a problem → 422 naming the part (`subject`, `preheader`, `html`, `text`) with liquid's message and position. docs/CONTEXT.md, "Email templates and merge tags". A campaign's variables are its recipient's: its attributes and standard fields (docs/CONTEXT.md, "Email campaigns"); a recipient missing a variable the content needs without a default is not sent (`template_variables_missing`). Every absolute link of the HTML gets the UTM parameters and a signed click-tracking URL; an unsubscribe footer, the open pixel and List-Unsubscribe headers are added. */
                         content?: {
+                            design?: components["schemas"]["EmailDesignInput"];
                             /** @description The From */
                             from: {
                                 /** @description The From address: on a verified sending domain of the project, or a subdomain of one (422 otherwise) */
@@ -5690,6 +5691,8 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
+                        /** @description The visual editor's document `html` was rendered from; null: HTML written by hand */
+                        design?: components["schemas"]["EmailDesignInput"] | null;
                         /** @description HTML body with merge tags, up to 512 KiB of UTF-8; values are HTML-escaped */
                         html: string;
                         name: string;
@@ -5966,7 +5969,7 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Change an email template: the fields given (null clears text or preheader)
+         * Change an email template: the fields given (null clears text, preheader or design)
          * @description The template as changed is checked as a save is, and its variables listed again. Merge tags are liquid: `{{ first_name }}`, `{{ first_name | default: "there" }}`, `{% if vip %}…{% endif %}`. In `html` every value is HTML-escaped (`| raw` opts out); subject, text and preheader are plain text and written as given. A variable the render needs and does not get is missing, unless the template gives it a default or only tests it in a condition. No `include`, `render` or `layout` (no files), no unknown filter, no `sample` and no `"now"` date: a render depends on its variables only. Each part is parsed when saved: a problem → 422 naming the part (`subject`, `preheader`, `html`, `text`) with liquid's message and position. docs/CONTEXT.md, "Email templates and merge tags".
          */
         patch: {
@@ -5981,6 +5984,8 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
+                        /** @description The visual editor's document (null clears it); left out while `html` changes, it is cleared */
+                        design?: components["schemas"]["EmailDesignInput"] | null;
                         /** @description HTML body with merge tags, up to 512 KiB of UTF-8; values are HTML-escaped */
                         html?: string;
                         name?: string;
@@ -17955,6 +17960,8 @@ export interface components {
             /** @description When every delivery reached a final state (status sent) */
             completedAt: string | null;
             content: {
+                /** @description The visual editor's document `html` was rendered from, kept so the editor reopens it; absent: HTML written by hand. Copied from the template with its html when that comes from `templateId` */
+                design?: components["schemas"]["EmailDesign"];
                 /** @description The From */
                 from: {
                     /**
@@ -18209,6 +18216,8 @@ export interface components {
             /** @description When every delivery reached a final state (status sent) */
             completedAt: string | null;
             content: {
+                /** @description The visual editor's document `html` was rendered from, kept so the editor reopens it; absent: HTML written by hand. Copied from the template with its html when that comes from `templateId` */
+                design?: components["schemas"]["EmailDesignInput"];
                 /** @description The From */
                 from: {
                     /** @description The From address: on a verified sending domain of the project, or a subdomain of one (422 otherwise) */
@@ -18397,6 +18406,348 @@ export interface components {
                 status: "sent" | "failed";
             }[];
         };
+        /** @description The dashboard's visual editor's document: blocks (text, image, button, columns, divider, spacer, social, footer) and page settings, at most 100 blocks and 256 KiB as JSON. Stored as given beside `html` so the editor reopens it; Herald sends `html`, never renders the design itself. A change of `html` without `design` drops the design (it would no longer describe the HTML). */
+        EmailDesign: {
+            blocks: ({
+                /** @enum {string} */
+                align: "left" | "center" | "right";
+                /** @description The block's id, unique in the design */
+                id: string;
+                /**
+                 * @description heading: a large bold line; paragraph: body text (line breaks kept)
+                 * @enum {string}
+                 */
+                style: "heading" | "paragraph";
+                /** @description Plain text with merge tags; HTML in it is shown as written, not interpreted */
+                text: string;
+                /** @constant */
+                type: "text";
+            } | {
+                /** @enum {string} */
+                align: "left" | "center" | "right";
+                alt: string;
+                /** @description Where a click on the image goes (empty: nowhere) */
+                href: "" | string;
+                /** @description The block's id, unique in the design */
+                id: string;
+                /** @description The image URL (empty: not shown until one is given) */
+                src: "" | string;
+                /** @constant */
+                type: "image";
+                /** @description Largest width in pixels; narrower screens shrink it */
+                width: number;
+            } | {
+                /** @enum {string} */
+                align: "left" | "center" | "right";
+                /** @description The button colour */
+                color: string;
+                /** @description The block's id, unique in the design */
+                id: string;
+                label: string;
+                textColor: string;
+                /** @constant */
+                type: "button";
+                url: string;
+            } | {
+                color: string;
+                /** @description The block's id, unique in the design */
+                id: string;
+                /** @constant */
+                type: "divider";
+            } | {
+                /** @description Height in pixels */
+                height: number;
+                /** @description The block's id, unique in the design */
+                id: string;
+                /** @constant */
+                type: "spacer";
+            } | {
+                /** @enum {string} */
+                align: "left" | "center" | "right";
+                /** @description The block's id, unique in the design */
+                id: string;
+                /** @description Shown as text links (no images are fetched from a third party) */
+                links: {
+                    /** @enum {string} */
+                    network: "website" | "x" | "facebook" | "instagram" | "linkedin" | "youtube" | "github";
+                    url: string;
+                }[];
+                /** @constant */
+                type: "social";
+            } | {
+                /** @description The block's id, unique in the design */
+                id: string;
+                /** @description Small print with merge tags: address, why the reader gets this email */
+                text: string;
+                /** @constant */
+                type: "footer";
+            } | {
+                /** @description Two or three columns side by side, each a list of blocks (no columns inside columns); stacked on narrow screens */
+                columns: ({
+                    /** @enum {string} */
+                    align: "left" | "center" | "right";
+                    /** @description The block's id, unique in the design */
+                    id: string;
+                    /**
+                     * @description heading: a large bold line; paragraph: body text (line breaks kept)
+                     * @enum {string}
+                     */
+                    style: "heading" | "paragraph";
+                    /** @description Plain text with merge tags; HTML in it is shown as written, not interpreted */
+                    text: string;
+                    /** @constant */
+                    type: "text";
+                } | {
+                    /** @enum {string} */
+                    align: "left" | "center" | "right";
+                    alt: string;
+                    /** @description Where a click on the image goes (empty: nowhere) */
+                    href: "" | string;
+                    /** @description The block's id, unique in the design */
+                    id: string;
+                    /** @description The image URL (empty: not shown until one is given) */
+                    src: "" | string;
+                    /** @constant */
+                    type: "image";
+                    /** @description Largest width in pixels; narrower screens shrink it */
+                    width: number;
+                } | {
+                    /** @enum {string} */
+                    align: "left" | "center" | "right";
+                    /** @description The button colour */
+                    color: string;
+                    /** @description The block's id, unique in the design */
+                    id: string;
+                    label: string;
+                    textColor: string;
+                    /** @constant */
+                    type: "button";
+                    url: string;
+                } | {
+                    color: string;
+                    /** @description The block's id, unique in the design */
+                    id: string;
+                    /** @constant */
+                    type: "divider";
+                } | {
+                    /** @description Height in pixels */
+                    height: number;
+                    /** @description The block's id, unique in the design */
+                    id: string;
+                    /** @constant */
+                    type: "spacer";
+                } | {
+                    /** @enum {string} */
+                    align: "left" | "center" | "right";
+                    /** @description The block's id, unique in the design */
+                    id: string;
+                    /** @description Shown as text links (no images are fetched from a third party) */
+                    links: {
+                        /** @enum {string} */
+                        network: "website" | "x" | "facebook" | "instagram" | "linkedin" | "youtube" | "github";
+                        url: string;
+                    }[];
+                    /** @constant */
+                    type: "social";
+                } | {
+                    /** @description The block's id, unique in the design */
+                    id: string;
+                    /** @description Small print with merge tags: address, why the reader gets this email */
+                    text: string;
+                    /** @constant */
+                    type: "footer";
+                })[][];
+                /** @description The block's id, unique in the design */
+                id: string;
+                /** @constant */
+                type: "columns";
+            })[];
+            settings: {
+                /** @description Around the email */
+                backgroundColor: string;
+                /** @description Behind the blocks */
+                contentColor: string;
+                /**
+                 * @description A web-safe stack: no font is fetched
+                 * @enum {string}
+                 */
+                fontFamily: "sans-serif" | "serif";
+                textColor: string;
+            };
+            /** @constant */
+            version: 1;
+        };
+        /** @description The dashboard's visual editor's document: blocks (text, image, button, columns, divider, spacer, social, footer) and page settings, at most 100 blocks and 256 KiB as JSON. Stored as given beside `html` so the editor reopens it; Herald sends `html`, never renders the design itself. A change of `html` without `design` drops the design (it would no longer describe the HTML). */
+        EmailDesignInput: {
+            blocks: ({
+                /** @enum {string} */
+                align: "left" | "center" | "right";
+                /** @description The block's id, unique in the design */
+                id: string;
+                /**
+                 * @description heading: a large bold line; paragraph: body text (line breaks kept)
+                 * @enum {string}
+                 */
+                style: "heading" | "paragraph";
+                /** @description Plain text with merge tags; HTML in it is shown as written, not interpreted */
+                text: string;
+                /** @constant */
+                type: "text";
+            } | {
+                /** @enum {string} */
+                align: "left" | "center" | "right";
+                alt: string;
+                /** @description Where a click on the image goes (empty: nowhere) */
+                href: "" | string;
+                /** @description The block's id, unique in the design */
+                id: string;
+                /** @description The image URL (empty: not shown until one is given) */
+                src: "" | string;
+                /** @constant */
+                type: "image";
+                /** @description Largest width in pixels; narrower screens shrink it */
+                width: number;
+            } | {
+                /** @enum {string} */
+                align: "left" | "center" | "right";
+                /** @description The button colour */
+                color: string;
+                /** @description The block's id, unique in the design */
+                id: string;
+                label: string;
+                textColor: string;
+                /** @constant */
+                type: "button";
+                url: string;
+            } | {
+                color: string;
+                /** @description The block's id, unique in the design */
+                id: string;
+                /** @constant */
+                type: "divider";
+            } | {
+                /** @description Height in pixels */
+                height: number;
+                /** @description The block's id, unique in the design */
+                id: string;
+                /** @constant */
+                type: "spacer";
+            } | {
+                /** @enum {string} */
+                align: "left" | "center" | "right";
+                /** @description The block's id, unique in the design */
+                id: string;
+                /** @description Shown as text links (no images are fetched from a third party) */
+                links: {
+                    /** @enum {string} */
+                    network: "website" | "x" | "facebook" | "instagram" | "linkedin" | "youtube" | "github";
+                    url: string;
+                }[];
+                /** @constant */
+                type: "social";
+            } | {
+                /** @description The block's id, unique in the design */
+                id: string;
+                /** @description Small print with merge tags: address, why the reader gets this email */
+                text: string;
+                /** @constant */
+                type: "footer";
+            } | {
+                /** @description Two or three columns side by side, each a list of blocks (no columns inside columns); stacked on narrow screens */
+                columns: ({
+                    /** @enum {string} */
+                    align: "left" | "center" | "right";
+                    /** @description The block's id, unique in the design */
+                    id: string;
+                    /**
+                     * @description heading: a large bold line; paragraph: body text (line breaks kept)
+                     * @enum {string}
+                     */
+                    style: "heading" | "paragraph";
+                    /** @description Plain text with merge tags; HTML in it is shown as written, not interpreted */
+                    text: string;
+                    /** @constant */
+                    type: "text";
+                } | {
+                    /** @enum {string} */
+                    align: "left" | "center" | "right";
+                    alt: string;
+                    /** @description Where a click on the image goes (empty: nowhere) */
+                    href: "" | string;
+                    /** @description The block's id, unique in the design */
+                    id: string;
+                    /** @description The image URL (empty: not shown until one is given) */
+                    src: "" | string;
+                    /** @constant */
+                    type: "image";
+                    /** @description Largest width in pixels; narrower screens shrink it */
+                    width: number;
+                } | {
+                    /** @enum {string} */
+                    align: "left" | "center" | "right";
+                    /** @description The button colour */
+                    color: string;
+                    /** @description The block's id, unique in the design */
+                    id: string;
+                    label: string;
+                    textColor: string;
+                    /** @constant */
+                    type: "button";
+                    url: string;
+                } | {
+                    color: string;
+                    /** @description The block's id, unique in the design */
+                    id: string;
+                    /** @constant */
+                    type: "divider";
+                } | {
+                    /** @description Height in pixels */
+                    height: number;
+                    /** @description The block's id, unique in the design */
+                    id: string;
+                    /** @constant */
+                    type: "spacer";
+                } | {
+                    /** @enum {string} */
+                    align: "left" | "center" | "right";
+                    /** @description The block's id, unique in the design */
+                    id: string;
+                    /** @description Shown as text links (no images are fetched from a third party) */
+                    links: {
+                        /** @enum {string} */
+                        network: "website" | "x" | "facebook" | "instagram" | "linkedin" | "youtube" | "github";
+                        url: string;
+                    }[];
+                    /** @constant */
+                    type: "social";
+                } | {
+                    /** @description The block's id, unique in the design */
+                    id: string;
+                    /** @description Small print with merge tags: address, why the reader gets this email */
+                    text: string;
+                    /** @constant */
+                    type: "footer";
+                })[][];
+                /** @description The block's id, unique in the design */
+                id: string;
+                /** @constant */
+                type: "columns";
+            })[];
+            settings: {
+                /** @description Around the email */
+                backgroundColor: string;
+                /** @description Behind the blocks */
+                contentColor: string;
+                /**
+                 * @description A web-safe stack: no font is fetched
+                 * @enum {string}
+                 */
+                fontFamily: "sans-serif" | "serif";
+                textColor: string;
+            };
+            /** @constant */
+            version: 1;
+        };
         /** @description A domain the project sends email from, with DKIM keys Herald generated (the private keys are sealed at rest and never returned). Verified when the ownership and DKIM records are found with their values; domains verified once are looked up again every hour. */
         EmailDomain: {
             /** @description ISO 8601 timestamp */
@@ -18487,6 +18838,8 @@ export interface components {
         EmailTemplate: {
             /** @description ISO 8601 timestamp */
             createdAt: string;
+            /** @description The visual editor's document `html` was rendered from; null: HTML written by hand */
+            design: components["schemas"]["EmailDesign"] | null;
             html: string;
             id: string;
             name: string;
@@ -18506,6 +18859,8 @@ export interface components {
         EmailTemplateInput: {
             /** @description ISO 8601 timestamp */
             createdAt: string;
+            /** @description The visual editor's document `html` was rendered from; null: HTML written by hand */
+            design: components["schemas"]["EmailDesignInput"] | null;
             html: string;
             id: string;
             name: string;
@@ -18999,6 +19354,8 @@ export interface components {
         NewEmailCampaign: {
             /** @description What each recipient receives. Merge tags are liquid: `{{ first_name }}`, `{{ first_name | default: "there" }}`, `{% if vip %}…{% endif %}`. In `html` every value is HTML-escaped (`| raw` opts out); subject, text and preheader are plain text and written as given. A variable the render needs and does not get is missing, unless the template gives it a default or only tests it in a condition. No `include`, `render` or `layout` (no files), no unknown filter, no `sample` and no `"now"` date: a render depends on its variables only. Each part is parsed when saved: a problem → 422 naming the part (`subject`, `preheader`, `html`, `text`) with liquid's message and position. docs/CONTEXT.md, "Email templates and merge tags". A campaign's variables are its recipient's: its attributes and standard fields (docs/CONTEXT.md, "Email campaigns"); a recipient missing a variable the content needs without a default is not sent (`template_variables_missing`). Every absolute link of the HTML gets the UTM parameters and a signed click-tracking URL; an unsubscribe footer, the open pixel and List-Unsubscribe headers are added. */
             content: {
+                /** @description The visual editor's document `html` was rendered from, kept so the editor reopens it; absent: HTML written by hand. Copied from the template with its html when that comes from `templateId` */
+                design?: components["schemas"]["EmailDesign"];
                 /** @description The From */
                 from: {
                     /**
@@ -19066,6 +19423,8 @@ export interface components {
         NewEmailCampaignInput: {
             /** @description What each recipient receives. Merge tags are liquid: `{{ first_name }}`, `{{ first_name | default: "there" }}`, `{% if vip %}…{% endif %}`. In `html` every value is HTML-escaped (`| raw` opts out); subject, text and preheader are plain text and written as given. A variable the render needs and does not get is missing, unless the template gives it a default or only tests it in a condition. No `include`, `render` or `layout` (no files), no unknown filter, no `sample` and no `"now"` date: a render depends on its variables only. Each part is parsed when saved: a problem → 422 naming the part (`subject`, `preheader`, `html`, `text`) with liquid's message and position. docs/CONTEXT.md, "Email templates and merge tags". A campaign's variables are its recipient's: its attributes and standard fields (docs/CONTEXT.md, "Email campaigns"); a recipient missing a variable the content needs without a default is not sent (`template_variables_missing`). Every absolute link of the HTML gets the UTM parameters and a signed click-tracking URL; an unsubscribe footer, the open pixel and List-Unsubscribe headers are added. */
             content: {
+                /** @description The visual editor's document `html` was rendered from, kept so the editor reopens it; absent: HTML written by hand. Copied from the template with its html when that comes from `templateId` */
+                design?: components["schemas"]["EmailDesignInput"];
                 /** @description The From */
                 from: {
                     /** @description The From address: on a verified sending domain of the project, or a subdomain of one (422 otherwise) */

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { CAMPAIGN_STATUSES } from '../../db/schema.js';
 import { timestamp } from '../../http/schemas.js';
-import { html, MERGE_TAGS_NOTE, preheader, subject, text } from '../email-templates/index.js';
+import { emailDesign, html, MERGE_TAGS_NOTE, preheader, subject, text } from '../email-templates/index.js';
 import { email } from '../subscribers/index.js';
 import { campaignSchedule, campaignSchemasOf, statsSchemaOf } from './campaign.schemas.js';
 
@@ -28,6 +28,12 @@ const contentFields = {
   text: text.unwrap().optional().describe('The plain-text part with merge tags; absent: each recipient\'s is generated from its rendered HTML'),
   from: mailbox('From'),
   replyTo: mailbox('Reply-To').optional(),
+  design: emailDesign
+    .optional()
+    .describe(
+      "The visual editor's document `html` was rendered from, kept so the editor reopens it; absent: HTML written by hand. " +
+        'Copied from the template with its html when that comes from `templateId`',
+    ),
   templateId: z
     .string()
     .min(1)

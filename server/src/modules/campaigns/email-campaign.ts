@@ -3,6 +3,7 @@
 import type { z } from 'zod';
 import type { CampaignSegment, CampaignUtm, EmailCampaignContent, EmailContent } from '../../db/schema.js';
 import type { ContentProblem } from '../../delivery/index.js';
+import type { EmailDesign } from '../email-templates/index.js';
 import { validationFailed, type FieldError } from '../../shared/errors.js';
 import { parseTemplate, type MergeTagFormat } from '../../shared/merge-tags.js';
 import type { ProjectScope } from '../tenancy.js';
@@ -21,6 +22,7 @@ export interface TemplateParts {
   preheader: string | null;
   html: string;
   text: string | null;
+  design: EmailDesign | null;
 }
 
 export interface EmailCampaignDeps {
@@ -92,6 +94,8 @@ export function emailCampaignKind(deps: EmailCampaignDeps): CampaignKind<EmailCa
         ...content,
         subject: content.subject ?? template.subject,
         html: content.html ?? template.html,
+        // The template's design describes the template's html: it comes along only with it.
+        ...(content.html === undefined && content.design === undefined && template.design !== null && { design: template.design }),
         ...(content.preheader === undefined && template.preheader !== null && { preheader: template.preheader }),
         ...(content.text === undefined && template.text !== null && { text: template.text }),
       };
@@ -119,7 +123,8 @@ export function emailCampaignKind(deps: EmailCampaignDeps): CampaignKind<EmailCa
     view: (row) => ({
       ...sharedView(row),
       status: row.status,
-      content: row.content as EmailCampaignContent,
+      // Checked by the content schema when written.
+      content: row.content as EmailCampaign['content'],
       schedule: {
         ...scheduleView(row),
         localTime: row.localTime,

@@ -127,6 +127,23 @@ describe('writing an email campaign', () => {
     expect((await read(campaign.id)).content).toMatchObject({ html: '<p>Hello</p>' });
   });
 
+  it("keeps the visual editor's design with its html: copied from a template with the html, stored as given, 422 beside a bad block", async () => {
+    const design = {
+      version: 1,
+      settings: { backgroundColor: '#f4f4f5', contentColor: '#ffffff', textColor: '#18181b', fontFamily: 'serif' },
+      blocks: [{ type: 'divider', id: 'line', color: '#e4e4e7' }],
+    };
+    const template = await request('POST', '/email-templates', tenant.jwt, { projectId: tenant.projectId, name: 'Designed', subject: 'S', html: '<p>Designed</p>', design });
+    const id = template.json<{ id: string }>().id;
+    expect((await create(tenant, { content: { templateId: id, from: content.from } })).content).toMatchObject({ html: '<p>Designed</p>', design });
+    expect((await create(tenant, { content: { templateId: id, html: '<p>Own</p>', from: content.from } })).content).not.toHaveProperty('design');
+    const own = await create(tenant, { content: { ...content, design } });
+    expect((await read(own.id)).content).toMatchObject({ design });
+    const bad = await request('POST', '/email-campaigns', tenant.jwt, body(tenant, { content: { ...content, design: { ...design, blocks: [{ type: 'spacer', id: 's', height: 9000 }] } } }));
+    expect(bad.statusCode).toBe(422);
+    expect(bad.json().details).toEqual([{ field: 'content.design.blocks.0.height', error: expect.any(String) }]);
+  });
+
   it('keeps email and push campaigns apart, and each tenant to its own', async () => {
     const email = await create(tenant);
     const push = await request('POST', '/campaigns', tenant.jwt, {

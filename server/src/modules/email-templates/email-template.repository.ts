@@ -6,7 +6,7 @@ import { reachableRows } from '../../db/tenant-scope.js';
 import type { ProjectScope, Reach } from '../tenancy.js';
 
 export type EmailTemplateRow = typeof emailTemplates.$inferSelect;
-export type EmailTemplateContent = Pick<EmailTemplateRow, 'name' | 'subject' | 'html' | 'text' | 'preheader' | 'variables'>;
+export type EmailTemplateContent = Pick<EmailTemplateRow, 'name' | 'subject' | 'html' | 'text' | 'preheader' | 'design' | 'variables'>;
 
 /**
  * The templates a caller may see and change, by the sandbox rule of subscribers and segments (docs/CONTEXT.md,
@@ -26,7 +26,7 @@ export async function insertTemplate(db: Db, row: typeof emailTemplates.$inferIn
 /** A page of a project's templates, newest first, without their bodies; `search` narrows by name (case-insensitive). */
 export async function listTemplates(db: Db, scope: ProjectScope, page: { limit: number; offset: number; search?: string | undefined }) {
   const where = and(templatesOf(db, scope), page.search !== undefined ? ilike(emailTemplates.name, containing(page.search)) : undefined);
-  const { html: _html, text: _text, ...summary } = getTableColumns(emailTemplates);
+  const { html: _html, text: _text, design: _design, ...summary } = getTableColumns(emailTemplates);
   const [rows, [total]] = await Promise.all([
     db
       .select(summary)

@@ -4,6 +4,7 @@ import { projectOf, reachOf } from '../../http/access.js';
 import { commonErrors, paginated, paginationQuery, timestamp } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import { MERGE_TAG_LIMITS } from '../../shared/merge-tags.js';
+import { emailDesign } from './email-design.schemas.js';
 import { html, MERGE_TAGS_NOTE, name, preheader, subject, text } from './email-template.schemas.js';
 import type { EmailTemplateService } from './email-template.service.js';
 
@@ -37,8 +38,10 @@ const summaryFields = {
   updatedAt: timestamp,
 };
 
+const design = emailDesign.nullable().describe('The visual editor\'s document `html` was rendered from; null: HTML written by hand');
+
 const emailTemplate = z
-  .object({ ...summaryFields, html: z.string(), text: z.string().nullable().describe('null: generated from the rendered HTML') })
+  .object({ ...summaryFields, html: z.string(), text: z.string().nullable().describe('null: generated from the rendered HTML'), design })
   .meta({
     id: 'EmailTemplate',
     description:
@@ -70,7 +73,7 @@ export async function emailTemplateRoutes(app: App, templates: EmailTemplateServ
         tags,
         summary: 'Save an email template',
         description: MERGE_TAGS_NOTE,
-        body: z.strictObject({ projectId: z.string(), name, subject, html, text: text.optional(), preheader: preheader.optional() }),
+        body: z.strictObject({ projectId: z.string(), name, subject, html, text: text.optional(), preheader: preheader.optional(), design: design.optional() }),
         response: { 201: emailTemplate, ...commonErrors },
       },
     },
@@ -143,7 +146,7 @@ export async function emailTemplateRoutes(app: App, templates: EmailTemplateServ
       config: { access: { auth: 'project' } },
       schema: {
         tags,
-        summary: 'Change an email template: the fields given (null clears text or preheader)',
+        summary: 'Change an email template: the fields given (null clears text, preheader or design)',
         description: `The template as changed is checked as a save is, and its variables listed again. ${MERGE_TAGS_NOTE}`,
         params: idParams,
         body: z.strictObject({
@@ -152,6 +155,7 @@ export async function emailTemplateRoutes(app: App, templates: EmailTemplateServ
           html: html.optional(),
           text: text.optional(),
           preheader: preheader.optional(),
+          design: design.optional().describe('The visual editor\'s document (null clears it); left out while `html` changes, it is cleared'),
         }),
         response: { 200: emailTemplate, ...commonErrors },
       },

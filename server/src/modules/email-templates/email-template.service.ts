@@ -17,6 +17,7 @@ import {
 } from '../../shared/merge-tags.js';
 import { htmlToPlainText, plainTextOf } from '../../shared/plain-text.js';
 import type { ProjectScope, Reach } from '../tenancy.js';
+import type { EmailDesign } from './email-design.schemas.js';
 import * as repo from './email-template.repository.js';
 
 export interface EmailTemplate {
@@ -29,12 +30,14 @@ export interface EmailTemplate {
   preheader: string | null;
   variables: EmailTemplateVariable[];
   sandbox: boolean;
+  /** The visual editor's document `html` was rendered from; null: HTML written by hand. */
+  design: EmailDesign | null;
   createdAt: string;
   updatedAt: string;
 }
 
-/** A template in a list: everything but its bodies. */
-export type EmailTemplateSummary = Omit<EmailTemplate, 'html' | 'text'>;
+/** A template in a list: everything but its bodies and design. */
+export type EmailTemplateSummary = Omit<EmailTemplate, 'html' | 'text' | 'design'>;
 
 /** What a template says, before it is saved: `text` and `preheader` absent or null are none. */
 export interface EmailTemplateContent {
@@ -50,6 +53,7 @@ export interface EmailTemplateChange {
   html?: string | undefined;
   text?: string | null | undefined;
   preheader?: string | null | undefined;
+  design?: EmailDesign | null | undefined;
 }
 
 export type Variables = Record<string, unknown>;
@@ -163,7 +167,7 @@ function preview(compiled: Compiled, variables: Variables): EmailPreview {
   return { ...assemble(Object.fromEntries(parts.map(([part, result]) => [part, result.text]))), missing };
 }
 
-const toSummary = (row: Omit<repo.EmailTemplateRow, 'html' | 'text'>): EmailTemplateSummary => ({
+const toSummary = (row: Omit<repo.EmailTemplateRow, 'html' | 'text' | 'design'>): EmailTemplateSummary => ({
   id: row.id,
   projectId: row.projectId,
   name: row.name,
@@ -175,7 +179,7 @@ const toSummary = (row: Omit<repo.EmailTemplateRow, 'html' | 'text'>): EmailTemp
   updatedAt: row.updatedAt.toISOString(),
 });
 
-const toTemplate = (row: repo.EmailTemplateRow): EmailTemplate => ({ ...toSummary(row), html: row.html, text: row.text });
+const toTemplate = (row: repo.EmailTemplateRow): EmailTemplate => ({ ...toSummary(row), html: row.html, text: row.text, design: row.design as EmailDesign | null });
 
 /** A saved template as sends read it: parsed once. */
 interface Sendable {
@@ -197,7 +201,7 @@ export class EmailTemplateService {
   ) {}
 
   /** A test key saves a sandbox template; live keys and dashboard users a live one. */
-  async create(scope: ProjectScope, input: { name: string } & EmailTemplateContent): Promise<EmailTemplate> {
+  async create(scope: ProjectScope, input: { name: string; design?: EmailDesign | null | undefined } & EmailTemplateContent): Promise<EmailTemplate> {
     const { variables } = checked(input);
     const row = await repo.insertTemplate(this.db, {
       id: newId('etp'),
@@ -208,6 +212,7 @@ export class EmailTemplateService {
       html: input.html,
       text: input.text ?? null,
       preheader: input.preheader ?? null,
+      design: input.design ?? null,
       variables,
     });
     return toTemplate(row);
@@ -242,6 +247,8 @@ export class EmailTemplateService {
         html: change.html ?? current.html,
         text: change.text === undefined ? current.text : change.text,
         preheader: change.preheader === undefined ? current.preheader : change.preheader,
+        // A design describes the HTML it rendered: new HTML without a design of its own leaves none.
+        design: change.design !== undefined ? change.design : change.html !== undefined ? null : current.design,
       };
       const updated = await repo.updateTemplate(tx, reach, id, { ...content, variables: checked(content).variables });
       if (updated) await notifyProjectChange(tx, updated.projectId);

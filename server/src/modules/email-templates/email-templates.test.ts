@@ -25,6 +25,7 @@ interface Template {
   preheader: string | null;
   variables: { name: string; hasDefault: boolean }[];
   sandbox: boolean;
+  design: unknown;
   updatedAt: string;
 }
 
@@ -91,7 +92,7 @@ describe('email templates CRUD', () => {
     expect(list.statusCode).toBe(200);
     expect(list.json()).toMatchObject({ page: 1, pageSize: 20 });
     const listed = list.json().data.find((item: { id: string }) => item.id === created.id);
-    const { html: _html, text: _text, ...summary } = created;
+    const { html: _html, text: _text, design: _design, ...summary } = created;
     expect(listed).toEqual(summary);
 
     const patched = await request('PATCH', `/email-templates/${created.id}`, tenant.jwt, {
@@ -195,6 +196,60 @@ describe('merge tags when saving', () => {
     expect(res.statusCode).toBe(422);
     expect(fieldsOf(res.body)).toEqual(['html']);
     expect(await storedRow(template.id)).toMatchObject({ name: 'Welcome', html: template.html });
+  });
+});
+
+const DESIGN = {
+  version: 1,
+  settings: { backgroundColor: '#f4f4f5', contentColor: '#ffffff', textColor: '#18181b', fontFamily: 'sans-serif' },
+  blocks: [
+    { type: 'text', id: 'title', style: 'heading', text: 'Hello {{ first_name | default: "there" }}', align: 'left' },
+    {
+      type: 'columns',
+      id: 'cols',
+      columns: [
+        [{ type: 'button', id: 'buy', label: 'Buy', url: 'https://example.com/buy', color: '#2563eb', textColor: '#ffffff', align: 'center' }],
+        [{ type: 'spacer', id: 'gap', height: 16 }],
+      ],
+    },
+  ],
+};
+
+describe('the visual editor\'s design', () => {
+  it('stores the design beside the html, answers it as given, drops it from lists, and clears it when html changes alone', async () => {
+    const created = await createTemplate(tenant, { design: DESIGN });
+    expect(created).toMatchObject({ design: DESIGN });
+    expect((await request('GET', `/email-templates/${created.id}`, tenant.jwt)).json()).toMatchObject({ design: DESIGN });
+    const { rows } = await t.database.pool.query('SELECT design FROM email_templates WHERE id = $1', [created.id]);
+    expect(rows[0].design).toEqual(DESIGN);
+    const list = await request('GET', `/email-templates/project/${tenant.projectId}?q=Welcome`, tenant.jwt);
+    expect(list.json().data[0]).not.toHaveProperty('design');
+
+    const renamed = await request('PATCH', `/email-templates/${created.id}`, tenant.jwt, { name: 'Renamed' });
+    expect(renamed.json()).toMatchObject({ name: 'Renamed', design: DESIGN });
+    const changed = { ...DESIGN, blocks: DESIGN.blocks.slice(0, 1) };
+    const redesigned = await request('PATCH', `/email-templates/${created.id}`, tenant.jwt, { html: '<p>New</p>', design: changed });
+    expect(redesigned.json()).toMatchObject({ html: '<p>New</p>', design: changed });
+    const handWritten = await request('PATCH', `/email-templates/${created.id}`, tenant.jwt, { html: '<p>By hand</p>' });
+    expect(handWritten.json()).toMatchObject({ html: '<p>By hand</p>', design: null });
+    expect((await createTemplate(tenant)).design).toBeNull();
+  });
+
+  it('refuses a design that is not a block document with 422 naming the field, and a design over 256 KiB', async () => {
+    const bad = {
+      ...DESIGN,
+      blocks: [
+        { type: 'button', id: 'b', label: 'Go', url: 'javascript:alert(1)', color: '#2563eb', textColor: 'white', align: 'center' },
+        { type: 'video', id: 'v' },
+      ],
+    };
+    const res = await request('POST', '/email-templates', tenant.jwt, { projectId: tenant.projectId, name: 'Bad', subject: 'S', html: '<p>x</p>', design: bad });
+    expect(res.statusCode, res.body).toBe(422);
+    expect(fieldsOf(res.body)).toEqual(expect.arrayContaining(['design.blocks.0.url', 'design.blocks.0.textColor', 'design.blocks.1.type']));
+    const huge = { ...DESIGN, blocks: Array.from({ length: 30 }, (_, i) => ({ type: 'text', id: `t${i}`, style: 'paragraph', text: 'x'.repeat(10_000), align: 'left' })) };
+    const tooBig = await request('POST', '/email-templates', tenant.jwt, { projectId: tenant.projectId, name: 'Big', subject: 'S', html: '<p>x</p>', design: huge });
+    expect(tooBig.statusCode).toBe(422);
+    expect(tooBig.json().details).toEqual([{ field: 'design', error: expect.stringMatching(/256 KiB/) }]);
   });
 });
 
