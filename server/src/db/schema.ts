@@ -324,6 +324,16 @@ export interface SubscriberPreferences {
   [key: string]: unknown;
 }
 
+/**
+ * Whether a subscriber turned `channel` off in its preferences (`turnedOff`) or kept it on (`keptOn`), as the audience
+ * queries and the partial indexes that serve them both spell it: a partial index serves a query only when the two
+ * forms are the same expression, the channel a literal.
+ */
+export const channelPreference = {
+  turnedOff: (preferences: AnyPgColumn | SQL, channel: Channel) => sql`(${preferences} -> 'channels' -> ${sql.raw(`'${channel}'`)}) = 'false'::jsonb`,
+  keptOn: (preferences: AnyPgColumn | SQL, channel: Channel) => sql`(${preferences} -> 'channels' -> ${sql.raw(`'${channel}'`)}) IS DISTINCT FROM 'false'::jsonb`,
+};
+
 /** The columns a subscriber's name and search text are read from: the table's, or those of its index builder. */
 interface NamedColumns {
   attributes: AnyPgColumn;
@@ -392,14 +402,32 @@ export const subscribers = pgTable(
     uniqueIndex('subscribers_project_endpoint_key').on(t.projectId, t.endpoint),
     // Several devices may share one externalId: not unique.
     index('subscribers_project_external_id_idx').on(t.projectId, t.externalId),
-    index('subscribers_project_email_idx').on(t.projectId, sql`lower(${t.email})`),
+    // sandbox and email as trailing key columns: the email reach count (distinct addresses) reads this index alone, in
+    // address order (docs/PERFORMANCE.md, Dashboard); key columns rather than INCLUDE keep the deduplication of the
+    // rows without an address.
+    index('subscribers_project_email_idx').on(t.projectId, sql`lower(${t.email})`, t.sandbox, t.email),
     // SMS and WhatsApp sends find the subscribers carrying a number.
     index('subscribers_project_phone_idx').on(t.projectId, t.phone),
+    // The few who turned a channel off, for the audiences' "no holder of this address turned it off" anti-join.
+    index('subscribers_project_email_off_idx')
+      .on(t.projectId, t.sandbox, sql`lower(${t.email})`)
+      .where(channelPreference.turnedOff(t.preferences, 'email')),
+    index('subscribers_project_sms_off_idx').on(t.projectId, t.sandbox, t.phone).where(channelPreference.turnedOff(t.preferences, 'sms')),
+    index('subscribers_project_whatsapp_off_idx').on(t.projectId, t.sandbox, t.phone).where(channelPreference.turnedOff(t.preferences, 'whatsapp')),
+    // The push audience (`channelAudience`): its count reads this index alone.
+    index('subscribers_project_push_audience_idx')
+      .on(t.projectId, t.sandbox)
+      .where(sql`${t.status} = 'active' AND ${t.endpoint} IS NOT NULL AND ${channelPreference.keptOn(t.preferences, 'push')}`),
+    // Retired devices with an address, which may still reach their person (`activePerson`'s second half): read alone.
+    index('subscribers_project_retired_idx')
+      .on(t.projectId, t.sandbox, t.email, t.phone)
+      .where(sql`${t.status} IN ('inactive', 'unsubscribed') AND (${t.email} IS NOT NULL OR ${t.phone} IS NOT NULL)`),
     index('subscribers_project_created_idx').on(t.projectId, t.createdAt, t.id),
     // lastSeenDays usually matches a large part of a project: status, sandbox, os and platform as key columns let its
     // reach count read the index alone (docs/PERFORMANCE.md, Reach).
     index('subscribers_project_last_seen_idx').on(t.projectId, t.lastSeenAt, t.status, t.sandbox, t.os, t.platform),
-    index('subscribers_project_subscribed_idx').on(t.projectId, t.subscribedAt),
+    // sandbox as a key column: the overview's growth per day reads the index alone.
+    index('subscribers_project_subscribed_idx').on(t.projectId, t.subscribedAt, t.sandbox),
     // Analytics reads two index-only scans, each already in group order: (country, city) and the device mix.
     // status and sandbox are key columns so the scans filter without touching the table; the prefixes also
     // serve list and segment filters on country and on platform.

@@ -8,6 +8,7 @@ import { startTestApp, type TestApp } from '../../../test/harness.js';
 import { createFakeBrowser, startPushService, type PushService } from '../../../test/push-service.js';
 import * as deliveryRepo from '../../delivery/delivery.repository.js';
 import { newId } from '../../shared/ids.js';
+import { channelAudience, compileSegmentFilter } from '../segments/index.js';
 
 let t: TestApp;
 let push: PushService;
@@ -49,8 +50,8 @@ async function overview(who: Tenant, query = '', headers: Record<string, string>
 const codes = (o: Overview) => o.health.map((h) => h.code).sort();
 const done = (o: Overview) => Object.fromEntries(o.checklist.map((c) => [c.step, c.done]));
 
-/** A browser subscribed through the SDK's route, on the local push service. */
-async function device(who: Tenant, headers: Record<string, string> = who.live) {
+/** A browser subscribed through the SDK's route, on the local push service: its token. */
+async function device(who: Tenant, headers: Record<string, string> = who.live): Promise<string> {
   const browser = createFakeBrowser();
   const res = await t.app.inject({
     method: 'POST',
@@ -58,6 +59,13 @@ async function device(who: Tenant, headers: Record<string, string> = who.live) {
     headers,
     payload: { projectId: who.projectId, endpoint: push.endpointFor(browser), p256dh: browser.p256dh, auth: browser.auth, userAgent: CHROME_UA },
   });
+  expect(res.statusCode, res.body).toBeLessThan(300);
+  return res.json<{ token: string }>().token;
+}
+
+/** Sets a device's contact fields as the SDK does. */
+async function update(who: Tenant, token: string, fields: Record<string, unknown>) {
+  const res = await t.app.inject({ method: 'POST', url: '/subscribers/update', headers: who.live, payload: { token, ...fields } });
   expect(res.statusCode, res.body).toBeLessThan(300);
 }
 
@@ -277,5 +285,62 @@ describe('health', () => {
     // 5,000 sent: 0.2 % bounced, 0.1 % complained — at the threshold, not above it.
     expect(o.rates.email.sent).toBe(5000);
     expect(o.health).toEqual([]);
+  });
+});
+
+describe('the audience', () => {
+  let who: Tenant;
+  beforeAll(async () => {
+    who = await createTenant(t);
+    // One address on two devices, in two cases, with a number that blocked WhatsApp.
+    await update(who, await device(who), { email: 'ada@example.com', phone: '+14155550111' });
+    await update(who, await device(who), { email: 'ADA@example.com' });
+    // An address one holder turned email off for: no holder of it is emailed.
+    await update(who, await device(who), { email: 'bo@example.com', preferences: { channels: { email: false } } });
+    await contact(who, { email: 'bo@example.com' });
+    // SMS turned off, WhatsApp kept.
+    await contact(who, { email: 'cy@example.com', phone: '+14155550112', preferences: { channels: { sms: false } } });
+    // An address unsubscribed.
+    await contact(who, { email: 'dee@example.com' });
+    const suppressed = await t.app.inject({ method: 'POST', url: `/projects/${who.projectId}/suppressions`, headers: who.live, payload: { email: 'dee@example.com', reason: 'unsubscribed' } });
+    expect(suppressed.statusCode, suppressed.body).toBe(201);
+    await t.database.pool.query(`INSERT INTO channel_addresses (project_id, sandbox, channel, address, status, status_reason) VALUES ($1, false, 'whatsapp', '+14155550111', 'opted_out', 'whatsapp_block')`, [
+      who.projectId,
+    ]);
+    // Devices unsubscribed from push: one whose address still reaches its person, one with nothing left.
+    for (const email of ['eve@example.com', undefined]) {
+      const token = await device(who);
+      if (email) await update(who, token, { email });
+      const gone = await t.app.inject({ method: 'POST', url: '/subscribers/unsubscribe', headers: who.live, payload: { token } });
+      expect(gone.statusCode, gone.body).toBe(200);
+    }
+    // Push turned off; and the sandbox, which is not the live audience.
+    await update(who, await device(who), { preferences: { channels: { push: false } } });
+    await contact(who, { email: 'zed@example.com', phone: '+14155550113' }, who.test);
+  });
+
+  it('counts on each channel exactly the recipients a campaign to everyone would snapshot', async () => {
+    const o = await overview(who);
+    expect(o.audience).toEqual({ people: 8, push: 3, email: 3, sms: 1, whatsapp: 1 });
+    const scope = { organizationId: who.orgId, projectId: who.projectId, sandbox: false };
+    for (const channel of ['push', 'email', 'sms', 'whatsapp'] as const) {
+      const messageId = newId('msg');
+      await t.database.pool.query(`INSERT INTO messages (id, project_id, channel, source, sandbox, content, options) VALUES ($1, $2, $3, 'campaign', false, '{}', '{}')`, [
+        messageId,
+        who.projectId,
+        channel,
+      ]);
+      const snapshotted = await deliveryRepo.snapshotDeliveries(t.database.db, { id: messageId, projectId: who.projectId, channel }, channelAudience(scope, channel, compileSegmentFilter({})));
+      expect(snapshotted, channel).toBe(o.audience[channel]);
+    }
+  });
+
+  it('counts as people exactly the rows an export of everyone holds', async () => {
+    const segment = await t.app.inject({ method: 'POST', url: '/segments', headers: who.live, payload: { projectId: who.projectId, name: 'Everyone', filters: {} } });
+    expect(segment.statusCode, segment.body).toBe(201);
+    const csv = await t.app.inject({ method: 'GET', url: `/segments/project/${who.projectId}/export.csv?segmentId=${segment.json<{ id: string }>().id}`, headers: who.live });
+    expect(csv.statusCode, csv.body).toBe(200);
+    const rows = csv.body.trim().split('\n').length - 1;
+    expect(rows).toBe((await overview(who)).audience.people);
   });
 });

@@ -6,7 +6,7 @@ import { subscribers, type Channel } from '../../db/schema.js';
 /** `subscribers`, or an alias of it (`alias(subscribers, 's')`) in a statement that names it so. */
 export type ReachableColumns = Record<'projectId' | 'sandbox' | 'email' | 'phone' | 'endpoint' | 'status', PgColumn>;
 
-const CHANNELS = ['push', 'email', 'sms', 'whatsapp'] as const satisfies readonly Channel[];
+const ADDRESS_CHANNELS = ['email', 'sms', 'whatsapp'] as const satisfies readonly Channel[];
 
 export interface ReachOptions {
   /**
@@ -48,8 +48,16 @@ export function reachableOn(channel: Channel, options: ReachOptions = {}, s: Rea
 
 /** Reachable on at least one channel: a person whose every channel is gone is in no audience. */
 export function reachableOnSome(options: ReachOptions = {}, s: ReachableColumns = subscribers): SQL {
+  return sql`(${reachableOn('push', options, s)} OR ${reachableAtSomeAddress(options, s)})`;
+}
+
+/**
+ * Reachable at an address (email, SMS or WhatsApp): for a retired device, whose push is gone, the same as
+ * `reachableOnSome`, and readable without its endpoint.
+ */
+export function reachableAtSomeAddress(options: ReachOptions = {}, s: ReachableColumns = subscribers): SQL {
   return sql`(${sql.join(
-    CHANNELS.map((channel) => reachableOn(channel, options, s)),
+    ADDRESS_CHANNELS.map((channel) => reachableOn(channel, options, s)),
     sql` OR `,
   )})`;
 }

@@ -2,10 +2,10 @@
 import { and, asc, count, desc, eq, gt, inArray, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/database.js';
 import { isForeignKeyViolation } from '../../db/pg-errors.js';
-import { segments, subscribers, type Channel } from '../../db/schema.js';
+import { channelPreference, segments, subscribers, type Channel } from '../../db/schema.js';
 import { reachableRows } from '../../db/tenant-scope.js';
 import type { ProjectScope, Reach } from '../tenancy.js';
-import { activePerson, reachableOn, reachableOnSome } from './reachability.js';
+import { activePerson, reachableAtSomeAddress, reachableOn } from './reachability.js';
 
 export type SegmentRow = typeof segments.$inferSelect;
 
@@ -91,7 +91,7 @@ export function audience(scope: ProjectScope, filter: SQL | undefined): SQL {
 }
 
 /** Whether the person kept `channel` on (`preferences.channels.<channel>` not false). */
-const channelAllowed = (channel: Channel) => sql`(${subscribers.preferences} -> 'channels' -> ${channel}) IS DISTINCT FROM 'false'::jsonb`;
+const channelAllowed = (channel: Channel) => channelPreference.keptOn(subscribers.preferences, channel);
 
 /**
  * No subscriber of the same environment carrying this address turned `channel` off in its preferences: what one
@@ -103,7 +103,7 @@ function keptOnByEveryHolder(channel: Exclude<Channel, 'push'>): SQL {
   return sql`NOT EXISTS (
     SELECT 1 FROM subscribers o
     WHERE o.project_id = ${subscribers.projectId} AND o.sandbox = ${subscribers.sandbox} AND o.${sql.raw(column)} IS NOT NULL AND ${address}
-      AND (o.preferences -> 'channels' -> ${channel}) = 'false'::jsonb)`;
+      AND ${channelPreference.turnedOff(sql.raw('o.preferences'), channel)})`;
 }
 
 /**
@@ -131,14 +131,15 @@ export function channelAudience(scope: ProjectScope, channel: Channel, filter: S
 export async function countAudience(db: Db, scope: ProjectScope, filter: SQL | undefined, channel?: Channel): Promise<number> {
   if (!channel) {
     // `activePerson` as two disjoint counts run side by side: the active rows, from the covering indexes alone as
-    // before (docs/PERFORMANCE.md), plus the few retired devices whose person an address still reaches.
+    // before (docs/PERFORMANCE.md), plus the few retired devices whose person an address still reaches (a retired row
+    // has no push, so its address channels alone: subscribers_project_retired_idx serves it without the table).
     const environment = and(eq(subscribers.projectId, scope.projectId), eq(subscribers.sandbox, scope.sandbox), filter);
     const [[active], [elsewhere]] = await Promise.all([
       db.select({ total: count() }).from(subscribers).where(and(environment, eq(subscribers.status, 'active'))),
       db
         .select({ total: count() })
         .from(subscribers)
-        .where(and(environment, inArray(subscribers.status, ['inactive', 'unsubscribed']), reachableOnSome())),
+        .where(and(environment, inArray(subscribers.status, ['inactive', 'unsubscribed']), reachableAtSomeAddress())),
     ]);
     return (active?.total ?? 0) + (elsewhere?.total ?? 0);
   }

@@ -395,15 +395,19 @@ export const personRow = { ...subscriberRow, name: subscriberName(subscribers), 
 export type PersonRow = SubscriberRow & { name: string | null; channels: PersonChannel[] };
 
 function orderOf({ sort, order }: ListOrder): SQL[] {
-  const direction = (value: SQL | typeof subscribers.id) => (order === 'asc' ? sql`${value} asc nulls last` : sql`${value} desc nulls last`);
-  const key = {
-    createdAt: sql`${subscribers.createdAt}`,
-    lastSeenAt: sql`${subscribers.lastSeenAt}`,
+  // Nulls last only where there may be nulls (email, name): on the NOT NULL columns the clause changes no order, yet
+  // it keeps the planner from walking subscribers_project_created_idx backwards, a sort of the whole project instead
+  // (first page at 1M: 2.5 s against ~60 ms, docs/PERFORMANCE.md "Dashboard").
+  const direction = (value: SQL | typeof subscribers.id, nullable: boolean) =>
+    sql`${value} ${sql.raw(order === 'asc' ? 'asc' : 'desc')}${sql.raw(nullable ? ' nulls last' : '')}`;
+  const [key, nullable] = {
+    createdAt: [sql`${subscribers.createdAt}`, false],
+    lastSeenAt: [sql`${subscribers.lastSeenAt}`, false],
     // The forms of subscribers_project_email_idx and subscribers_project_name_idx.
-    email: sql`lower(${subscribers.email})`,
-    name: subscriberName(subscribers),
-  }[sort];
-  return [direction(key), direction(subscribers.id)];
+    email: [sql`lower(${subscribers.email})`, true],
+    name: [subscriberName(subscribers), true],
+  }[sort] as [SQL, boolean];
+  return [direction(key, nullable), direction(subscribers.id, false)];
 }
 
 export async function listSubscribers(db: Db, scope: ProjectScope, filters: ListFilters, order: ListOrder, limit: number, offset: number) {

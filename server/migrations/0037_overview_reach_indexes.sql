@@ -1,0 +1,9 @@
+DROP INDEX "subscribers_project_email_idx";--> statement-breakpoint
+DROP INDEX "subscribers_project_subscribed_idx";--> statement-breakpoint
+CREATE INDEX "subscribers_project_email_off_idx" ON "subscribers" USING btree ("project_id","sandbox",lower("email")) WHERE ("subscribers"."preferences" -> 'channels' -> 'email') = 'false'::jsonb;--> statement-breakpoint
+CREATE INDEX "subscribers_project_sms_off_idx" ON "subscribers" USING btree ("project_id","sandbox","phone") WHERE ("subscribers"."preferences" -> 'channels' -> 'sms') = 'false'::jsonb;--> statement-breakpoint
+CREATE INDEX "subscribers_project_whatsapp_off_idx" ON "subscribers" USING btree ("project_id","sandbox","phone") WHERE ("subscribers"."preferences" -> 'channels' -> 'whatsapp') = 'false'::jsonb;--> statement-breakpoint
+CREATE INDEX "subscribers_project_push_audience_idx" ON "subscribers" USING btree ("project_id","sandbox") WHERE "subscribers"."status" = 'active' AND "subscribers"."endpoint" IS NOT NULL AND ("subscribers"."preferences" -> 'channels' -> 'push') IS DISTINCT FROM 'false'::jsonb;--> statement-breakpoint
+CREATE INDEX "subscribers_project_retired_idx" ON "subscribers" USING btree ("project_id","sandbox","email","phone") WHERE "subscribers"."status" IN ('inactive', 'unsubscribed') AND ("subscribers"."email" IS NOT NULL OR "subscribers"."phone" IS NOT NULL);--> statement-breakpoint
+CREATE INDEX "subscribers_project_email_idx" ON "subscribers" USING btree ("project_id",lower("email"),"sandbox","email");--> statement-breakpoint
+CREATE INDEX "subscribers_project_subscribed_idx" ON "subscribers" USING btree ("project_id","subscribed_at","sandbox");
