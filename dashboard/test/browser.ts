@@ -222,7 +222,9 @@ export async function sidewaysOverflow(page: Page): Promise<string[]> {
       return false;
     };
     const name = (element: Element) => `${element.tagName.toLowerCase()}${element.id ? `#${element.id}` : ''}${element.className ? `.${String(element.className).split(/\s+/).join('.')}` : ''}`;
-    const wide = Array.from(document.querySelectorAll('body *')).filter((element) => element.getBoundingClientRect().right > width + 1 && !clipped(element));
+    const past = Array.from(document.querySelectorAll('body *')).filter((element) => element.getBoundingClientRect().right > width + 1);
+    // An absolutely placed element can stick out of a scrolling region too: then every element past the edge is named.
+    const wide = past.some((element) => !clipped(element)) ? past.filter((element) => !clipped(element)) : past;
     const outermost = wide.filter((element) => !wide.includes(element.parentElement!));
     const found = outermost.slice(0, 8).map((element) => `${name(element)} (right ${Math.round(element.getBoundingClientRect().right)}): ${(element.textContent ?? '').slice(0, 40)}`);
     return [`page ${document.documentElement.scrollWidth} px wide in ${width}`, ...found];
