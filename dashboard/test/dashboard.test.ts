@@ -617,7 +617,7 @@ describe.skipIf(!chromiumPath)('dashboard in Chromium', { timeout: 60_000 }, () 
     await context.close();
   });
 
-  it('a VIEWER sees everything read-only, and a 403 is a message', async () => {
+  it('a VIEWER sees everything read-only, and is offered no page only an admin or member can use', async () => {
     const { context, page } = await newPage();
     await logIn(page, VIEWER);
     await page.getByRole('link', { name: 'Demo' }).waitFor();

@@ -26,7 +26,7 @@ type ProjectPath =
   | '/projects/$projectId/whatsapp'
   | '/projects/$projectId/keys';
 
-export interface NavItem {
+interface NavItem {
   label: string;
   to: ProjectPath;
   /** A part of a page (the settings' web push fieldset). */
@@ -35,14 +35,14 @@ export interface NavItem {
   minRole?: 'MEMBER' | 'ADMIN';
 }
 
-export interface NavGroup {
+interface NavGroup {
   title: string;
   items: NavItem[];
 }
 
-export const OVERVIEW: NavItem = { label: 'Overview', to: '/projects/$projectId/overview' };
+const OVERVIEW: NavItem = { label: 'Overview', to: '/projects/$projectId/overview' };
 
-export const NAV_GROUPS: NavGroup[] = [
+const NAV_GROUPS: NavGroup[] = [
   {
     title: 'Messages',
     items: [
@@ -99,7 +99,7 @@ export function allows(role: Role | undefined, item: NavItem): boolean {
 }
 
 /** The page the address is on, and its group: the first path segment after the project decides (a detail page is its list's). */
-export function currentPlace(pathname: string, hash: string): { item: NavItem; group: NavGroup | undefined } | undefined {
+function currentPlace(pathname: string, hash: string): { item: NavItem; group: NavGroup | undefined } | undefined {
   const segment = /^\/projects\/[^/]+\/([^/]+)/.exec(pathname)?.[1];
   if (!segment) return undefined;
   const matches = (item: NavItem) => item.to.split('/')[3] === segment && (item.hash ?? '') === hash;

@@ -284,7 +284,9 @@ function Activity({ data }: { data: Overview }) {
         <p>
           {email.sent === 0
             ? `No emails sent in the last ${data.days} days.`
-            : `Of ${plural(email.sent, 'email')} sent in the last ${data.days} days, ${number(email.delivered)} were delivered (${percent(email.delivered, email.sent)}), ` +
+            : `Of ${plural(email.sent, 'email')} sent in the last ${data.days} days, ` +
+              // Only some providers report deliveries: none reported is not "0 % delivered".
+              (email.delivered > 0 ? `${number(email.delivered)} were delivered (${percent(email.delivered, email.sent)}), ` : '') +
               `${number(email.opened)} opened (${percent(email.opened, email.sent)}) and ${number(email.clicked)} clicked (${percent(email.clicked, email.sent)}); ` +
               `${number(email.bounced)} bounced (${percent(email.bounced, email.sent)}) and ${number(email.complained)} were marked as spam (${percent(email.complained, email.sent)}).`}
         </p>
