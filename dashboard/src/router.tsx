@@ -15,6 +15,7 @@ import { eventFiltersFromSearch, EventsPage } from './pages/events';
 import { JoinPage } from './pages/join';
 import { LoginPage } from './pages/login';
 import { MembersPage } from './pages/members';
+import { overviewSearch } from './pages/overview-window';
 import { ForgotPasswordPage, ResetPasswordPage, resetSearch } from './pages/password-reset';
 import { ProjectLayout, ProjectSettingsPage } from './pages/project';
 import { ProjectsPage } from './pages/projects';
@@ -83,8 +84,15 @@ const projectHomeRoute = createRoute({
   getParentRoute: () => projectRoute,
   path: '/',
   beforeLoad: ({ params }) => {
-    throw redirect({ to: '/projects/$projectId/settings', params });
+    throw redirect({ to: '/projects/$projectId/overview', params });
   },
+});
+// Its own chunk: the charting library loads with this page only.
+const overviewRoute = createRoute({
+  getParentRoute: () => projectRoute,
+  path: '/overview',
+  component: lazyRouteComponent(() => import('./pages/overview'), 'OverviewPage'),
+  validateSearch: overviewSearch,
 });
 const projectSettingsRoute = createRoute({ getParentRoute: () => projectRoute, path: '/settings', component: ProjectSettingsPage });
 const apiKeysRoute = createRoute({ getParentRoute: () => projectRoute, path: '/keys', component: ApiKeysPage });
@@ -196,6 +204,7 @@ const routeTree = rootRoute.addChildren([
     membersRoute,
     projectRoute.addChildren([
       projectHomeRoute,
+      overviewRoute,
       projectSettingsRoute,
       apiKeysRoute,
       emailDomainsRoute,

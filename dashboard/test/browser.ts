@@ -153,7 +153,7 @@ export interface Session {
   /** Content-Security-Policy complaints of every page this session opened. */
   cspViolations: string[];
   newPage(options?: BrowserContextOptions & { permissions?: string[] }): Promise<{ context: BrowserContext; page: Page }>;
-  /** Logs `who` in through the login page and opens the Demo project. */
+  /** Logs `who` in through the login page and opens the Demo project (its overview). */
   openDemo(page: Page, who: { email: string; password: string }): Promise<void>;
   stop(): Promise<void>;
 }
@@ -194,6 +194,7 @@ export async function startSession(chromiumPath: string, extraEnv: Record<string
         await page.getByLabel('Password').fill(who.password);
         await page.getByRole('button', { name: 'Log in' }).click();
         await page.getByRole('link', { name: 'Demo' }).click();
+        await page.getByRole('heading', { name: 'Overview', level: 2 }).waitFor();
       },
       async stop() {
         await browser.close();
@@ -204,4 +205,28 @@ export async function startSession(chromiumPath: string, extraEnv: Record<string
     await herald.stop();
     throw error;
   }
+}
+
+/**
+ * Nothing when the page does not scroll sideways (`scrollWidth <= innerWidth`); else what sticks out past the right
+ * edge (outermost elements, outside any scrolling region), to say what to fix.
+ */
+export async function sidewaysOverflow(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const width = window.innerWidth;
+    if (document.documentElement.scrollWidth <= width) return [];
+    const clipped = (element: Element) => {
+      for (let parent = element.parentElement; parent && parent !== document.body; parent = parent.parentElement) {
+        if (getComputedStyle(parent).overflowX !== 'visible') return true;
+      }
+      return false;
+    };
+    const name = (element: Element) => `${element.tagName.toLowerCase()}${element.id ? `#${element.id}` : ''}${element.className ? `.${String(element.className).split(/\s+/).join('.')}` : ''}`;
+    const past = Array.from(document.querySelectorAll('body *')).filter((element) => element.getBoundingClientRect().right > width + 1);
+    // An absolutely placed element can stick out of a scrolling region too: then every element past the edge is named.
+    const wide = past.some((element) => !clipped(element)) ? past.filter((element) => !clipped(element)) : past;
+    const outermost = wide.filter((element) => !wide.includes(element.parentElement!));
+    const found = outermost.slice(0, 8).map((element) => `${name(element)} (right ${Math.round(element.getBoundingClientRect().right)}): ${(element.textContent ?? '').slice(0, 40)}`);
+    return [`page ${document.documentElement.scrollWidth} px wide in ${width}`, ...found];
+  });
 }

@@ -102,8 +102,9 @@ describe.skipIf(!chromiumPath)('dashboard in Chromium', { timeout: 60_000 }, () 
     await screenshot(page, 'projects');
 
     await page.getByRole('link', { name: 'Demo' }).click();
-    await page.getByRole('heading', { name: 'Settings' }).waitFor();
-    await page.getByRole('link', { name: 'API keys' }).click();
+    await page.getByRole('heading', { name: 'Overview', level: 2 }).waitFor();
+    await page.waitForURL(`**/app/projects/${projectId}/overview`);
+    await page.getByRole('navigation', { name: 'Project' }).getByRole('link', { name: 'API keys' }).click();
     await page.waitForURL(`**/app/projects/${projectId}/keys`);
     await page.getByRole('cell', { name: 'sdk', exact: true }).waitFor();
     await expectAccessible(page, 'API keys');
@@ -396,7 +397,7 @@ describe.skipIf(!chromiumPath)('dashboard in Chromium', { timeout: 60_000 }, () 
     await page.getByRole('alertdialog').getByRole('button', { name: 'Archive campaign' }).click();
     await expect.poll(() => page.getByTestId('campaign-status').textContent()).toBe('archived');
 
-    await page.getByRole('link', { name: 'Campaigns' }).first().click();
+    await page.getByRole('navigation', { name: 'Project' }).getByRole('link', { name: 'Push campaigns' }).click();
     await page.getByText('No campaigns match.').waitFor();
     await page.getByLabel('Status').selectOption('archived');
     await page.getByRole('button', { name: 'Apply filters' }).click();
@@ -530,7 +531,7 @@ describe.skipIf(!chromiumPath)('dashboard in Chromium', { timeout: 60_000 }, () 
   it('members: an admin sees roles and the last owner cannot be removed', async () => {
     const { context, page } = await newPage();
     await logIn(page, ADMIN);
-    await page.getByRole('link', { name: 'Members' }).click();
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Members' }).click();
     await page.getByRole('cell', { name: VIEWER.email, exact: true }).waitFor();
     await expectAccessible(page, 'members');
     expect(await page.getByRole('button', { name: `Remove ${ADMIN.email}` }).isDisabled()).toBe(true);
@@ -557,7 +558,7 @@ describe.skipIf(!chromiumPath)('dashboard in Chromium', { timeout: 60_000 }, () 
   it('members: a new address joins by the link with its own account; an existing one logs in first; a revoked link says so', async () => {
     const { context, page } = await newPage();
     await logIn(page, ADMIN);
-    await page.getByRole('link', { name: 'Members' }).click();
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Members' }).click();
     const newcomer = await invite(page, 'nina@example.com', 'MEMBER');
     await page.getByRole('cell', { name: 'nina@example.com', exact: true }).waitFor();
     await expectAccessible(page, 'members with an open invitation');
@@ -616,7 +617,7 @@ describe.skipIf(!chromiumPath)('dashboard in Chromium', { timeout: 60_000 }, () 
     await context.close();
   });
 
-  it('a VIEWER sees everything read-only, and a 403 is a message', async () => {
+  it('a VIEWER sees everything read-only, and is offered no page only an admin or member can use', async () => {
     const { context, page } = await newPage();
     await logIn(page, VIEWER);
     await page.getByRole('link', { name: 'Demo' }).waitFor();
@@ -628,10 +629,12 @@ describe.skipIf(!chromiumPath)('dashboard in Chromium', { timeout: 60_000 }, () 
     expect(await page.getByLabel('Name').isDisabled()).toBe(true);
     expect(await page.getByRole('button', { name: 'Save settings' }).count()).toBe(0);
 
-    // API keys are an ADMIN's business: the server's 403 is shown as a message.
-    await page.getByRole('link', { name: 'API keys' }).click();
-    await expect.poll(() => page.getByRole('alert').first().textContent()).toMatch(/permission/i);
+    // API keys are an ADMIN's business: no link to them, and their address says so without asking the server.
+    expect(await page.getByRole('navigation', { name: 'Project' }).getByRole('link', { name: 'API keys' }).count()).toBe(0);
+    await page.goto(`${herald.url}/app/projects/${projectId}/keys`);
+    await page.getByText('API keys is for owners and admins of the organization; your role is viewer.').waitFor();
     expect(await page.getByRole('button', { name: 'Create key' }).count()).toBe(0);
+    expect(await page.getByRole('button', { name: 'Try again' }).count()).toBe(0);
     await expectAccessible(page, 'API keys refused');
 
     await page.goto(`${herald.url}/app/projects/${projectId}/subscribers`);
@@ -653,10 +656,10 @@ describe.skipIf(!chromiumPath)('dashboard in Chromium', { timeout: 60_000 }, () 
     expect(await page.getByRole('button', { name: /Save draft|Send now|Schedule/ }).count()).toBe(0);
 
     await page.goto(`${herald.url}/app/projects/${projectId}/import`);
-    await page.getByText('A viewer cannot import contacts.').waitFor();
+    await page.getByText('Import contacts is for members, admins and owners of the organization; your role is viewer.').waitFor();
     expect(await page.getByRole('button', { name: 'Import' }).count()).toBe(0);
 
-    await page.getByRole('link', { name: 'Members' }).click();
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Members' }).click();
     await page.getByRole('cell', { name: ADMIN.email, exact: true }).waitFor();
     expect(await page.getByRole('button', { name: /^Remove/ }).count()).toBe(0);
     expect(await page.getByRole('combobox', { name: /^Role of/ }).count()).toBe(0);

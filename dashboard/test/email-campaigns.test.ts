@@ -88,7 +88,7 @@ describe.skipIf(!chromiumPath)('email campaigns in Chromium', { timeout: 90_000 
   it('builds a draft from a template with a live preview for a chosen subscriber, a 422 beside its part, and the email reach', async () => {
     const { context, page } = await session.newPage();
     await session.openDemo(page, ADMIN);
-    await page.getByRole('link', { name: 'Email campaigns' }).click();
+    await page.getByRole('navigation', { name: 'Project' }).getByRole('link', { name: 'Email campaigns' }).click();
     await page.waitForURL(`**/app/projects/${projectId}/email-campaigns`);
     await page.getByText('No email campaigns match.').waitFor();
     await expectAccessible(page, 'email campaigns, empty');

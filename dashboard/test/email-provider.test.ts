@@ -37,7 +37,7 @@ describe.skipIf(!chromiumPath)('email settings in Chromium', { timeout: 60_000 }
   }
 
   async function openEmailProvider(page: Page) {
-    await page.getByRole('link', { name: 'Email provider' }).click();
+    await page.getByRole('navigation', { name: 'Project' }).getByRole('link', { name: 'Email provider' }).click();
     await page.waitForURL(`**/app/projects/${projectId}/email-provider`);
     await page.getByRole('heading', { name: 'Email provider', level: 2 }).waitFor();
   }

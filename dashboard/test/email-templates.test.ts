@@ -43,7 +43,7 @@ describe.skipIf(!chromiumPath)('email templates in Chromium', { timeout: 60_000 
     const { context, page } = await newPage();
     await logIn(page, ADMIN);
     await page.getByRole('link', { name: 'Demo' }).click();
-    await page.getByRole('link', { name: 'Email templates' }).click();
+    await page.getByRole('navigation', { name: 'Project' }).getByRole('link', { name: 'Email templates' }).click();
     await page.getByText('No email templates yet.').waitFor();
     await expectAccessible(page, 'email templates, empty');
     await page.getByRole('link', { name: 'New template' }).click();

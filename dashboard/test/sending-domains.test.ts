@@ -36,7 +36,7 @@ describe.skipIf(!chromiumPath)('sending domains in Chromium', { timeout: 60_000 
 
   async function openDomains(page: Page, who: { email: string; password: string }) {
     await session.openDemo(page, who);
-    await page.getByRole('link', { name: 'Sending domains' }).click();
+    await page.getByRole('navigation', { name: 'Project' }).getByRole('link', { name: 'Sending domains' }).click();
     await page.waitForURL(`**/app/projects/${projectId}/domains`);
     await page.getByRole('heading', { name: 'Sending domains' }).waitFor();
   }

@@ -36,7 +36,7 @@ describe.skipIf(!chromiumPath)('the SMS tab in Chromium', { timeout: 60_000 }, (
   async function signIn(who: { email: string; password: string }): Promise<{ context: BrowserContext; page: Page }> {
     const opened = await session.newPage({ permissions: ['clipboard-read', 'clipboard-write'] });
     await session.openDemo(opened.page, who);
-    await opened.page.getByRole('link', { name: 'SMS', exact: true }).click();
+    await opened.page.getByRole('navigation', { name: 'Project' }).getByRole('link', { name: 'SMS', exact: true }).click();
     await opened.page.waitForURL(`**/app/projects/${projectId}/sms`);
     await opened.page.getByRole('heading', { name: 'SMS', level: 2 }).waitFor();
     return opened;
@@ -149,7 +149,7 @@ describe.skipIf(!chromiumPath)('the SMS tab in Chromium', { timeout: 60_000 }, (
     expect((await row.getByRole('cell').allTextContents()).slice(0, 3)).toEqual([STOPPED, 'sent STOP (or a synonym)', 'recipient']);
     await expectAccessible(page, 'the SMS tab with an opted-out number');
 
-    await page.getByRole('link', { name: 'Transactional sends' }).click();
+    await page.getByRole('navigation', { name: 'Project' }).getByRole('link', { name: 'Transactional log' }).click();
     const sent = page.getByRole('row').filter({ hasText: '+14155559876' });
     expect(await sent.getByRole('cell').nth(2).textContent()).toBe('sent · 1 segment (GSM-7)');
     const refused = page.getByRole('row').filter({ hasText: STOPPED });

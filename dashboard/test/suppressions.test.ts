@@ -32,7 +32,7 @@ describe.skipIf(!chromiumPath)('the suppression list in Chromium', { timeout: 60
 
   async function openSuppressions(page: Page, who: { email: string; password: string }) {
     await session.openDemo(page, who);
-    await page.getByRole('link', { name: 'Suppressions' }).click();
+    await page.getByRole('navigation', { name: 'Project' }).getByRole('link', { name: 'Suppressions' }).click();
     await page.waitForURL(`**/app/projects/${projectId}/suppressions`);
     await page.getByRole('heading', { name: 'Suppression list' }).waitFor();
   }

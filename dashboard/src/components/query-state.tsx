@@ -47,9 +47,12 @@ export function QueryState<T>({ query, isEmpty, empty, children }: QueryStatePro
     return (
       <div role="alert" className="error">
         <p>{errorText(query.error)}</p>
-        <button type="button" onClick={() => void query.refetch()}>
-          Try again
-        </button>
+        {/* Asking again changes nothing for a refusal or a missing thing. */}
+        {!(query.error instanceof ApiError && (query.error.status === 403 || query.error.status === 404)) && (
+          <button type="button" onClick={() => void query.refetch()}>
+            Try again
+          </button>
+        )}
       </div>
     );
   }

@@ -1,7 +1,7 @@
-// One project: its tabs (settings, API keys, sending domains, subscribers…) and its settings form.
+// One project: its frame (sidebar, name, the page) and its settings form.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, Outlet, useNavigate, useParams } from '@tanstack/react-router';
-import { useState, type FormEvent } from 'react';
+import { useEffect, useState, type FormEvent } from 'react';
 import { api, unwrap, type Body, type Schemas } from '../api/client';
 import { useMembership } from '../auth/me';
 import { Confirm } from '../components/confirm';
@@ -10,6 +10,7 @@ import { Field, FormError, TextAreaField } from '../components/field';
 import { QueryState } from '../components/query-state';
 import { termHelp } from '../components/provider-terms';
 import { SdkSnippet } from '../components/sdk-snippet';
+import { allows, ProjectNav, useCurrentPlace } from '../components/project-nav';
 
 export function useProject(projectId: string) {
   return useQuery({ queryKey: ['project', projectId], queryFn: () => unwrap(api.GET('/projects/{id}', { params: { path: { id: projectId } } })) });
@@ -18,72 +19,32 @@ export function useProject(projectId: string) {
 export function ProjectLayout() {
   const { projectId } = useParams({ from: '/signed-in/projects/$projectId' });
   const project = useProject(projectId);
+  const { role } = useMembership();
+  const place = useCurrentPlace();
+  const name = project.data?.name;
+  useEffect(() => {
+    document.title = [place?.item.label, name, 'Herald'].filter(Boolean).join(' · ');
+  }, [place, name]);
   return (
     <QueryState query={project}>
       {(p) => (
-        <section>
-          <p className="breadcrumb">
-            <Link to="/projects">Projects</Link> / {p.name}
-          </p>
-          <h1>{p.name}</h1>
-          <nav className="tabs" aria-label="Project">
-            <Link to="/projects/$projectId/settings" params={{ projectId }} activeProps={{ 'aria-current': 'page' }}>
-              Settings
-            </Link>
-            <Link to="/projects/$projectId/keys" params={{ projectId }} activeProps={{ 'aria-current': 'page' }}>
-              API keys
-            </Link>
-            <Link to="/projects/$projectId/domains" params={{ projectId }} activeProps={{ 'aria-current': 'page' }}>
-              Sending domains
-            </Link>
-            <Link to="/projects/$projectId/email-provider" params={{ projectId }} activeProps={{ 'aria-current': 'page' }}>
-              Email provider
-            </Link>
-            <Link to="/projects/$projectId/suppressions" params={{ projectId }} activeProps={{ 'aria-current': 'page' }}>
-              Suppressions
-            </Link>
-            <Link to="/projects/$projectId/sms" params={{ projectId }} activeProps={{ 'aria-current': 'page' }}>
-              SMS
-            </Link>
-            <Link to="/projects/$projectId/subscribers" params={{ projectId }} activeProps={{ 'aria-current': 'page' }}>
-              Subscribers
-            </Link>
-            <Link to="/projects/$projectId/campaigns" params={{ projectId }} activeProps={{ 'aria-current': 'page' }}>
-              Campaigns
-            </Link>
-            <Link to="/projects/$projectId/email-campaigns" params={{ projectId }} activeProps={{ 'aria-current': 'page' }}>
-              Email campaigns
-            </Link>
-            <Link to="/projects/$projectId/segments" params={{ projectId }} activeProps={{ 'aria-current': 'page' }}>
-              Segments
-            </Link>
-            <Link to="/projects/$projectId/email-templates" params={{ projectId }} activeProps={{ 'aria-current': 'page' }}>
-              Email templates
-            </Link>
-            <Link to="/projects/$projectId/whatsapp" params={{ projectId }} activeProps={{ 'aria-current': 'page' }}>
-              WhatsApp
-            </Link>
-            <Link to="/projects/$projectId/whatsapp-templates" params={{ projectId }} activeProps={{ 'aria-current': 'page' }}>
-              WhatsApp templates
-            </Link>
-            <Link to="/projects/$projectId/automations" params={{ projectId }} activeProps={{ 'aria-current': 'page' }}>
-              Automations
-            </Link>
-            <Link to="/projects/$projectId/events" params={{ projectId }} activeProps={{ 'aria-current': 'page' }}>
-              Events
-            </Link>
-            <Link to="/projects/$projectId/import" params={{ projectId }} activeProps={{ 'aria-current': 'page' }}>
-              Import contacts
-            </Link>
-            <Link to="/projects/$projectId/audience" params={{ projectId }} activeProps={{ 'aria-current': 'page' }}>
-              Audience
-            </Link>
-            <Link to="/projects/$projectId/transactional" params={{ projectId }} activeProps={{ 'aria-current': 'page' }}>
-              Transactional sends
-            </Link>
-          </nav>
-          <Outlet />
-        </section>
+        <div className="project-frame">
+          <ProjectNav projectId={projectId} />
+          <section className="project-page">
+            <p className="breadcrumb">
+              <Link to="/projects">Projects</Link> / {p.name}
+            </p>
+            <h1>{p.name}</h1>
+            {place && !allows(role, place.item) ? (
+              <p className="notice">
+                {place.item.label} is for {place.item.minRole === 'ADMIN' ? 'owners and admins' : 'members, admins and owners'} of the organization; your role is{' '}
+                {role?.toLowerCase()}.
+              </p>
+            ) : (
+              <Outlet />
+            )}
+          </section>
+        </div>
       )}
     </QueryState>
   );
@@ -231,7 +192,7 @@ function SettingsForm({ project, saved, setSaved }: { project: Project; saved: b
           </div>
         )}
       </fieldset>
-      <fieldset disabled={!isAdmin}>
+      <fieldset disabled={!isAdmin} id="web-push">
         <legend>Web push</legend>
         <div className="field">
           <span className="label">VAPID public key</span>

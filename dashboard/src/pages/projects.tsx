@@ -37,7 +37,7 @@ export function ProjectsPage() {
                 {list.data.map((project) => (
                   <tr key={project.id}>
                     <td>
-                      <Link to="/projects/$projectId/settings" params={{ projectId: project.id }}>
+                      <Link to="/projects/$projectId/overview" params={{ projectId: project.id }}>
                         {project.name}
                       </Link>
                     </td>
@@ -64,7 +64,7 @@ function CreateProject() {
     mutationFn: (name: string) => unwrap(api.POST('/projects', { body: { name } })),
     onSuccess: async (project) => {
       await queryClient.invalidateQueries({ queryKey: ['projects'] });
-      await navigate({ to: '/projects/$projectId/settings', params: { projectId: project.id } });
+      await navigate({ to: '/projects/$projectId/overview', params: { projectId: project.id } });
     },
   });
   const submit = (event: FormEvent<HTMLFormElement>) => {
