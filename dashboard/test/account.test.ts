@@ -161,6 +161,7 @@ describe.skipIf(!chromiumPath)('account pages in Chromium', { timeout: 60_000 },
     const { context, page } = await session.newPage();
     await logIn(page, ADMIN);
     await page.getByRole('link', { name: 'Doomed shop' }).click();
+    await page.getByRole('navigation', { name: 'Project' }).getByRole('link', { name: 'Project', exact: true }).click();
     await page.getByRole('heading', { name: 'Delete this project' }).waitFor();
     await page.getByRole('button', { name: 'Delete project' }).click();
     const dialog = page.getByRole('alertdialog');

@@ -222,7 +222,7 @@ export async function sidewaysOverflow(page: Page): Promise<string[]> {
       return false;
     };
     const name = (element: Element) => `${element.tagName.toLowerCase()}${element.id ? `#${element.id}` : ''}${element.className ? `.${String(element.className).split(/\s+/).join('.')}` : ''}`;
-    const past = Array.from(document.querySelectorAll('body *')).filter((element) => element.getBoundingClientRect().right > width + 1);
+    const past = Array.from(document.querySelectorAll('body *')).filter((element) => element.getBoundingClientRect().right > width);
     // An absolutely placed element can stick out of a scrolling region too: then every element past the edge is named.
     const wide = past.some((element) => !clipped(element)) ? past.filter((element) => !clipped(element)) : past;
     const outermost = wide.filter((element) => !wide.includes(element.parentElement!));

@@ -13,6 +13,7 @@ export function Layout() {
   const queryClient = useQueryClient();
   const navigate = useNavigate();
   const switcher = useId();
+  const member = me.data?.organizations.some((org) => org.id === orgId) ?? false;
   if (!token) return <Navigate to="/login" />;
 
   const switchTo = (id: string) => {
@@ -57,17 +58,20 @@ export function Layout() {
         </div>
       </header>
       <main className="content">
-        <QueryState query={me}>
-          {(user) =>
-            user.organizations.length === 0 ? (
-              <p className="empty">You are not a member of any organization yet. Ask an owner or admin to add you.</p>
-            ) : !user.organizations.some((org) => org.id === orgId) ? (
-              <OrganizationPicker organizations={user.organizations} onPick={switchTo} />
-            ) : (
-              <Outlet />
-            )
-          }
-        </QueryState>
+        {/* The organization chosen last is assumed while the user is read, so a page's own requests start at once. */}
+        {(me.isPending && orgId) || member ? (
+          <Outlet />
+        ) : (
+          <QueryState query={me}>
+            {(user) =>
+              user.organizations.length === 0 ? (
+                <p className="empty">You are not a member of any organization yet. Ask an owner or admin to add you.</p>
+              ) : (
+                <OrganizationPicker organizations={user.organizations} onPick={switchTo} />
+              )
+            }
+          </QueryState>
+        )}
       </main>
     </div>
   );

@@ -25,28 +25,27 @@ export function ProjectLayout() {
   useEffect(() => {
     document.title = [place?.item.label, name, 'Herald'].filter(Boolean).join(' · ');
   }, [place, name]);
+  // The frame and the page render while the project is read: the page's own requests start at once, not after it.
   return (
-    <QueryState query={project}>
-      {(p) => (
-        <div className="project-frame">
-          <ProjectNav projectId={projectId} />
-          <section className="project-page">
-            <p className="breadcrumb">
-              <Link to="/projects">Projects</Link> / {p.name}
-            </p>
-            <h1>{p.name}</h1>
-            {place && !allows(role, place.item) ? (
-              <p className="notice">
-                {place.item.label} is for {place.item.minRole === 'ADMIN' ? 'owners and admins' : 'members, admins and owners'} of the organization; your role is{' '}
-                {role?.toLowerCase()}.
-              </p>
-            ) : (
-              <Outlet />
-            )}
-          </section>
-        </div>
-      )}
-    </QueryState>
+    <div className="project-frame">
+      <ProjectNav projectId={projectId} />
+      <section className="project-page">
+        <p className="breadcrumb">
+          <Link to="/projects">Projects</Link> / {name}
+        </p>
+        <h1>{name ?? 'Project'}</h1>
+        {project.isError ? (
+          <QueryState query={project}>{() => null}</QueryState>
+        ) : place && role !== undefined && !allows(role, place.item) ? (
+          <p className="notice">
+            {place.item.label} is for {place.item.minRole === 'ADMIN' ? 'owners and admins' : 'members, admins and owners'} of the organization; your role is{' '}
+            {role.toLowerCase()}.
+          </p>
+        ) : (
+          <Outlet />
+        )}
+      </section>
+    </div>
   );
 }
 

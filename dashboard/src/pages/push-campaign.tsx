@@ -37,7 +37,7 @@ const builder: BuilderChannel<Campaign, CampaignForm, CampaignBody> = {
               <Field label="Icon URL" field="content.iconUrl" error={error} type="url" value={form.iconUrl} onChange={(e) => set({ iconUrl: e.target.value })} />
               <Field label="Image URL" field="content.imageUrl" error={error} type="url" value={form.imageUrl} onChange={(e) => set({ imageUrl: e.target.value })} />
             </div>
-            <div>
+            <div className="preview-column">
               <NotificationPreview content={{ ...content, title: content.title || 'Title', body: content.body || 'Body' }} origin={originOf(form.clickUrl)} />
               <PushTestButton projectId={projectId} notification={content} />
             </div>
