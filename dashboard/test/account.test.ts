@@ -5,7 +5,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDnsServer, type DnsServer } from '../../server/test/dns-server.js';
 import { startSmtpPeer, type SmtpPeer } from '../../server/test/smtp-peer.js';
-import { ADMIN, api, expectAccessible, findChromium, screenshot, startSession, VIEWER, type Herald, type Session } from './browser.js';
+import { ADMIN, api, expectAccessible, emailThroughPeer, findChromium, screenshot, startSession, VIEWER, type Herald, type Session } from './browser.js';
 
 const chromiumPath = findChromium();
 const DOMAIN = 'mail.example.com';
@@ -24,17 +24,7 @@ describe.skipIf(!chromiumPath)('account pages in Chromium', { timeout: 60_000 },
     peer = await startSmtpPeer();
     session = await startSession(chromiumPath!, { DNS_SERVERS: dns.address });
     ({ herald, auth } = session);
-    const { projectId } = session;
-    const domain = await api<{ id: string; records: { name: string; value: string; checked: boolean }[] }>(
-      herald,
-      'POST',
-      `/projects/${projectId}/email-domains`,
-      { domain: DOMAIN },
-      auth,
-    );
-    for (const record of domain.records) if (record.checked) dns.setTxt(record.name, record.value);
-    await api(herald, 'POST', `/projects/${projectId}/email-domains/${domain.id}/verify`, undefined, auth);
-    await api(herald, 'PUT', `/projects/${projectId}/channels/email`, { provider: 'smtp', settings: { host: peer.host, port: peer.port, secure: false } }, auth);
+    await emailThroughPeer(session, dns, peer, DOMAIN);
   }, 120_000);
 
   afterAll(async () => {

@@ -10,7 +10,9 @@ import { promisify } from 'node:util';
 import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
 import { expect } from 'vitest';
 import { freePort } from '../../server/src/db/embedded-postgres.js';
+import type { DnsServer } from '../../server/test/dns-server.js';
 import { createTestDatabase, type TestDatabase } from '../../server/test/harness.js';
+import type { SmtpPeer } from '../../server/test/smtp-peer.js';
 
 import { launch } from './chromium.js';
 
@@ -229,4 +231,24 @@ export async function sidewaysOverflow(page: Page): Promise<string[]> {
     const found = outermost.slice(0, 8).map((element) => `${name(element)} (right ${Math.round(element.getBoundingClientRect().right)}): ${(element.textContent ?? '').slice(0, 40)}`);
     return [`page ${document.documentElement.scrollWidth} px wide in ${width}`, ...found];
   });
+}
+
+/** The project emails through the local SMTP peer, from `domain` verified against the local DNS server. */
+export async function emailThroughPeer(
+  { herald, auth, projectId }: { herald: Herald; auth: Record<string, string>; projectId: string },
+  dns: DnsServer,
+  peer: SmtpPeer,
+  domain: string,
+): Promise<{ id: string }> {
+  const added = await api<{ id: string; records: { name: string; value: string; checked: boolean }[] }>(
+    herald,
+    'POST',
+    `/projects/${projectId}/email-domains`,
+    { domain },
+    auth,
+  );
+  for (const record of added.records) if (record.checked) dns.setTxt(record.name, record.value);
+  await api(herald, 'POST', `/projects/${projectId}/email-domains/${added.id}/verify`, undefined, auth);
+  await api(herald, 'PUT', `/projects/${projectId}/channels/email`, { provider: 'smtp', settings: { host: peer.host, port: peer.port, secure: false } }, auth);
+  return added;
 }

@@ -5,7 +5,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDnsServer, type DnsServer } from '../../server/test/dns-server.js';
 import { startSmtpPeer, type SmtpPeer } from '../../server/test/smtp-peer.js';
-import { ADMIN, api, expectAccessible, findChromium, screenshot, startSession, type Herald, type Session } from './browser.js';
+import { ADMIN, api, expectAccessible, emailThroughPeer, findChromium, screenshot, startSession, type Herald, type Session } from './browser.js';
 
 const chromiumPath = findChromium();
 if (!chromiumPath) {
@@ -37,16 +37,7 @@ describe.skipIf(!chromiumPath)('the visual email editor in Chromium', { timeout:
     peer = await startSmtpPeer();
     session = await startSession(chromiumPath!, { DNS_SERVERS: dns.address });
     ({ herald, auth, projectId } = session);
-    const domain = await api<{ id: string; records: { name: string; value: string; checked: boolean }[] }>(
-      herald,
-      'POST',
-      `/projects/${projectId}/email-domains`,
-      { domain: DOMAIN },
-      auth,
-    );
-    for (const record of domain.records) if (record.checked) dns.setTxt(record.name, record.value);
-    await api(herald, 'POST', `/projects/${projectId}/email-domains/${domain.id}/verify`, undefined, auth);
-    await api(herald, 'PUT', `/projects/${projectId}/channels/email`, { provider: 'smtp', settings: { host: peer.host, port: peer.port, secure: false } }, auth);
+    await emailThroughPeer(session, dns, peer, DOMAIN);
   }, 120_000);
 
   afterAll(async () => {

@@ -4,18 +4,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDnsServer, type DnsServer } from '../../server/test/dns-server.js';
 import { startSmtpPeer, type SmtpPeer } from '../../server/test/smtp-peer.js';
-import { api, expectAccessible, findChromium, screenshot, startSession, VIEWER, type Herald, type Session } from './browser.js';
+import { api, expectAccessible, emailThroughPeer, findChromium, screenshot, startSession, VIEWER, type Herald, type Session } from './browser.js';
 
 const chromiumPath = findChromium();
 const DOMAIN = 'news.example.com';
 const BROWSER = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Safari/605.1.15';
 // Apple Mail Privacy Protection's proxy fetches images with this bare agent (machine signal `apple_mpp`).
 const APPLE_PROXY = 'Mozilla/5.0';
-
-interface EmailDomain {
-  id: string;
-  records: { name: string; value: string; checked: boolean }[];
-}
 
 describe.skipIf(!chromiumPath)("a subscriber's email events in Chromium", { timeout: 90_000 }, () => {
   let session: Session;
@@ -30,10 +25,7 @@ describe.skipIf(!chromiumPath)("a subscriber's email events in Chromium", { time
     peer = await startSmtpPeer();
     session = await startSession(chromiumPath!, { DNS_SERVERS: dns.address });
     ({ herald, auth, projectId } = session);
-    const domain = await api<EmailDomain>(herald, 'POST', `/projects/${projectId}/email-domains`, { domain: DOMAIN }, auth);
-    for (const record of domain.records) if (record.checked) dns.setTxt(record.name, record.value);
-    await api(herald, 'POST', `/projects/${projectId}/email-domains/${domain.id}/verify`, undefined, auth);
-    await api(herald, 'PUT', `/projects/${projectId}/channels/email`, { provider: 'smtp', settings: { host: peer.host, port: peer.port, secure: false } }, auth);
+    await emailThroughPeer(session, dns, peer, DOMAIN);
   }, 120_000);
 
   afterAll(async () => {

@@ -36,10 +36,15 @@ export function ProjectLayout() {
         <h1>{name ?? 'Project'}</h1>
         {project.isError ? (
           <QueryState query={project}>{() => null}</QueryState>
-        ) : place && role !== undefined && !allows(role, place.item) ? (
+        ) : place?.item.minRole && role === undefined ? (
+          // A page kept from some roles waits for the user's: it must not ask the server what the role forbids.
+          <p role="status" className="muted">
+            Loading…
+          </p>
+        ) : place && !allows(role, place.item) ? (
           <p className="notice">
             {place.item.label} is for {place.item.minRole === 'ADMIN' ? 'owners and admins' : 'members, admins and owners'} of the organization; your role is{' '}
-            {role.toLowerCase()}.
+            {role?.toLowerCase()}.
           </p>
         ) : (
           <Outlet />
