@@ -1,5 +1,6 @@
 // The route tree, in code: every path, its parameters and search parameters are typed for Link and navigate.
 import { createRootRoute, createRoute, createRouter, lazyRouteComponent, Link, Outlet, redirect } from '@tanstack/react-router';
+import { queryClient } from './api/query-client';
 import { session } from './auth/session';
 import { Layout } from './components/layout';
 import { ApiKeysPage } from './pages/api-keys';
@@ -15,7 +16,7 @@ import { eventFiltersFromSearch, EventsPage } from './pages/events';
 import { JoinPage } from './pages/join';
 import { LoginPage } from './pages/login';
 import { MembersPage } from './pages/members';
-import { overviewSearch } from './pages/overview-window';
+import { overviewQuery, overviewSearch } from './pages/overview-window';
 import { ForgotPasswordPage, ResetPasswordPage, resetSearch } from './pages/password-reset';
 import { ProjectLayout, ProjectSettingsPage } from './pages/project';
 import { ProjectsPage } from './pages/projects';
@@ -93,6 +94,11 @@ const overviewRoute = createRoute({
   path: '/overview',
   component: lazyRouteComponent(() => import('./pages/overview'), 'OverviewPage'),
   validateSearch: overviewSearch,
+  // The figures are asked for while the page's code and charts load, not after.
+  loaderDeps: ({ search }) => ({ days: search.days ?? 30 }),
+  loader: ({ params, deps }) => {
+    void queryClient.prefetchQuery(overviewQuery(params.projectId, deps.days));
+  },
 });
 const projectSettingsRoute = createRoute({ getParentRoute: () => projectRoute, path: '/settings', component: ProjectSettingsPage });
 const apiKeysRoute = createRoute({ getParentRoute: () => projectRoute, path: '/keys', component: ApiKeysPage });

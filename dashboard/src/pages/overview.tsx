@@ -3,13 +3,13 @@
 import { useQuery } from '@tanstack/react-query';
 import { Link, useParams, useSearch } from '@tanstack/react-router';
 import { useMemo, type ReactNode } from 'react';
-import { api, unwrap, type Schemas } from '../api/client';
+import type { Schemas } from '../api/client';
 import { useMembership } from '../auth/me';
 import { dateTime } from '../components/format';
 import { LineChart, type Series } from '../components/line-chart';
 import { QueryState } from '../components/query-state';
 import { SdkSnippet } from '../components/sdk-snippet';
-import { WINDOWS } from './overview-window';
+import { overviewQuery, WINDOWS } from './overview-window';
 
 type Overview = Schemas['ProjectOverview'];
 type Health = Overview['health'][number];
@@ -45,11 +45,7 @@ export function OverviewPage() {
   const { projectId } = useParams({ from: '/signed-in/projects/$projectId/overview' });
   const search = useSearch({ from: '/signed-in/projects/$projectId/overview' });
   const days = search.days ?? 30;
-  const overview = useQuery({
-    queryKey: ['overview', projectId, days],
-    queryFn: () => unwrap(api.GET('/projects/{projectId}/overview', { params: { path: { projectId }, query: { days } } })),
-    refetchInterval: 60_000,
-  });
+  const overview = useQuery(overviewQuery(projectId, days));
   return (
     <section aria-labelledby="overview-title">
       <div className="row align-center">
