@@ -6,7 +6,7 @@ import { createTenant } from './fixtures.js';
 import { createTestDatabase, startTestApp, TEST_JWT_SECRET, type TestApp, type TestDatabase } from './harness.js';
 import { startPushService, type PushService } from './push-service.js';
 import { seedPushRecipients } from './subscriber-seed.js';
-import { CRASH_TEST_WORKER_ENV, startWorkerProcess, stopAllWorkers } from './worker-processes.js';
+import { CRASH_TEST_WORKER_ENV, pauseHoldingDeliveries, startWorkerProcess, stopAllWorkers } from './worker-processes.js';
 
 const RECIPIENTS = 3000;
 const KILL_AT = 0.3;
@@ -68,6 +68,8 @@ it(
       if (Date.now() - startedAt > SETTLE_TIMEOUT_MS) throw new Error(`only ${accepted()} pushes accepted before the kill`);
       await sleep(5);
     }
+    const [message] = await query<{ id: string }>(`SELECT id FROM messages WHERE campaign_id = $1`, [campaign.id]);
+    await pauseHoldingDeliveries(victim, t.database.pool, message!.id);
     const acceptedAtKill = accepted();
     await victim.kill();
     const restarted = start('campaign-restarted');

@@ -7,7 +7,7 @@ import { createTenant } from './fixtures.js';
 import { createTestDatabase, startTestApp, TEST_JWT_SECRET, type TestApp, type TestDatabase } from './harness.js';
 import { startPushService, type PushService, type ReceivedPush } from './push-service.js';
 import { seedPushRecipients } from './subscriber-seed.js';
-import { CRASH_TEST_WORKER_ENV, startWorkerProcess, stopAllWorkers } from './worker-processes.js';
+import { CRASH_TEST_WORKER_ENV, pauseHoldingDeliveries, startWorkerProcess, stopAllWorkers } from './worker-processes.js';
 
 const RECIPIENTS = 4000;
 /** The kill is ordered once this share of recipients got their push. */
@@ -86,8 +86,8 @@ it(
       if (Date.now() - startedAt > SETTLE_TIMEOUT_MS) throw new Error(`only ${accepted()} pushes accepted before the kill`);
       await sleep(5);
     }
-    // Frozen first, so the port list is complete at the moment of death.
-    victim.pause();
+    // Frozen first, holding deliveries, so the port list is complete at the moment of death.
+    await pauseHoldingDeliveries(victim, t.database.pool, messageId);
     sampling = false;
     await sampler;
     for (const port of await victim.tcpPortsTo(peerPort)) victimPorts.add(port);

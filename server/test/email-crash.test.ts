@@ -7,7 +7,7 @@ import { newId } from '../src/shared/ids.js';
 import { createTenant, type Tenant } from './fixtures.js';
 import { createTestDatabase, startTestApp, TEST_JWT_SECRET, type TestApp, type TestDatabase } from './harness.js';
 import { startSmtpPeer, type ReceivedMail, type SmtpPeer } from './smtp-peer.js';
-import { CRASH_TEST_WORKER_ENV, startWorkerProcess, stopAllWorkers, type WorkerProcess } from './worker-processes.js';
+import { CRASH_TEST_WORKER_ENV, pauseHoldingDeliveries, startWorkerProcess, stopAllWorkers, type WorkerProcess } from './worker-processes.js';
 
 const RECIPIENTS = 3000;
 /** The kill is ordered once this share of recipients got their email. */
@@ -116,13 +116,13 @@ it(
       if (Date.now() - startedAt > SETTLE_TIMEOUT_MS) throw new Error(`only ${accepted()} emails accepted before the kill`);
       await sleep(5);
     }
-    // Frozen first, so the port list is complete at the moment of death; the messages it had sent in full are
-    // answered before it dies (it cannot read the answers), so whether one was accepted before the kill is no race.
-    victim.pause();
+    // Frozen first, holding deliveries, so the port list is complete at the moment of death; the messages it had sent
+    // in full are answered while it is frozen (it cannot read the answers), so whether one was accepted before the
+    // kill is no race.
+    await pauseHoldingDeliveries(victim, t.database.pool, messageId);
     sampling = false;
     await sampler;
     for (const port of await victim.tcpPortsTo(peer.port)) victimPorts.add(port);
-    await sleep(SMTP_DELAY_MS + 200);
     const acceptedAtKill = accepted();
     await victim.kill();
     const killedAt = Date.now();

@@ -23,6 +23,8 @@ export interface WorkerProcess {
   ready(): Promise<void>;
   /** SIGSTOP: frozen in place, so its state (its sockets) can be read before it is killed. */
   pause(): void;
+  /** SIGCONT: running again after `pause`. */
+  resume(): void;
   /** kill -9, and wait until it is gone. */
   kill(): Promise<void>;
   /** SIGTERM (a clean drain), SIGKILL if it has not exited in time. */
@@ -40,6 +42,8 @@ export interface WorkerProcessOptions {
   execArgv?: string[];
 }
 
+const CRASH_TEST_LEASE_MS = 3000;
+
 /**
  * Settings of the worker processes in crash tests: a short lease brings a dead worker's rows back quickly, small
  * batches put a kill in the middle of one.
@@ -47,7 +51,7 @@ export interface WorkerProcessOptions {
 export const CRASH_TEST_WORKER_ENV: Record<string, string> = {
   ALLOW_INSECURE_PUSH_ENDPOINTS: 'true',
   PUBLIC_URL: 'https://herald.example.com',
-  DELIVERY_LEASE: '3s',
+  DELIVERY_LEASE: `${CRASH_TEST_LEASE_MS / 1000}s`,
   DELIVERY_BATCH_SIZE: '50',
   DELIVERY_POLL_INTERVAL_MS: '200',
   DB_POOL_MAX: '5',
@@ -107,6 +111,9 @@ export function startWorkerProcess(options: WorkerProcessOptions): WorkerProcess
     pause() {
       child.kill('SIGSTOP');
     },
+    resume() {
+      child.kill('SIGCONT');
+    },
     async kill() {
       if (!gone()) child.kill('SIGKILL');
       await exited;
@@ -152,4 +159,26 @@ async function tcpPortsOf(pid: number, remotePort: number): Promise<number[]> {
     }
   }
   return ports;
+}
+
+/**
+ * Freezes `worker` at a moment it holds claimed deliveries of `messageId`, so a kill that follows lands mid-batch, and
+ * returns how many it holds. A running worker renews its leases every third of the lease; a frozen one does not, so
+ * once a frozen worker's last renewal is half a lease old, the rows still `sending` whose lease ends sooner than any
+ * renewed lease could are its. A worker caught between two batches runs a moment longer and is frozen again.
+ */
+export async function pauseHoldingDeliveries(worker: WorkerProcess, pool: pg.Pool, messageId: string, attempts = 10): Promise<number> {
+  for (let attempt = 1; attempt <= attempts; attempt++) {
+    worker.pause();
+    await new Promise((resolve) => setTimeout(resolve, CRASH_TEST_LEASE_MS / 2));
+    const { rows } = await pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM deliveries
+       WHERE message_id = $1 AND status = 'sending' AND lease_until < now() + make_interval(secs => $2)`,
+      [messageId, (0.6 * CRASH_TEST_LEASE_MS) / 1000],
+    );
+    if (rows[0]!.n > 0) return rows[0]!.n;
+    worker.resume();
+    await new Promise((resolve) => setTimeout(resolve, 20 + Math.random() * 200));
+  }
+  throw new Error(`${worker.name} held no deliveries in ${attempts} tries:\n${worker.output()}`);
 }
