@@ -427,14 +427,14 @@ function GoalFields({ goal, setGoal, details }: { goal: GoalForm; setGoal: (goal
         When a person enrolled performs this event, they leave the flow at once and count as converted in the stats. Leave the event empty for no goal.
       </p>
       <Field
-        label="Goal event name"
+        label="Goal event"
         field="goal.event"
         error={error}
         value={goal.event}
         placeholder="order.completed"
         onChange={(e) => setGoal({ ...goal, event: e.target.value })}
       />
-      <ConditionRows legend="Goal event property conditions (all must hold)" prefix="goal.conditions" rows={goal.conditions} setRows={(conditions) => setGoal({ ...goal, conditions })} error={error} />
+      <ConditionRows legend="Goal properties (all must hold)" prefix="goal.conditions" rows={goal.conditions} setRows={(conditions) => setGoal({ ...goal, conditions })} error={error} />
       <Problems details={unshown(details.filter((d) => belongsTo(d.field, 'goal')), ['goal.event', 'goal.conditions'])} />
     </fieldset>
   );
