@@ -167,7 +167,7 @@ describe.skipIf(!chromiumPath)('automations and events in Chromium', { timeout: 
     await page.getByRole('heading', { name: 'Enrollments of Abandoned cart' }).waitFor();
     const table = page.getByRole('table', { name: 'Enrollments' });
     const rows = async () => (await table.getByRole('row').allInnerTexts()).slice(1).map((row) => row.split('\t').slice(0, 4).join(' | '));
-    await expect.poll(rows).toEqual(['shopper-1 | waiting (in a delay) | 1 | wait-1d']);
+    await expect.poll(rows).toEqual(['shopper-1 | waiting (in a delay, or for an event) | 1 | wait-1d']);
 
     await page.getByRole('button', { name: 'History of shopper-1' }).click();
     const history = page.getByRole('table', { name: 'Step history of shopper-1' });
@@ -203,7 +203,7 @@ describe.skipIf(!chromiumPath)('automations and events in Chromium', { timeout: 
     expect((await postEvent({ name: 'cart.abandoned', externalId: 'shopper-1', properties: { total: 20 }, eventId: 'cart-2' })).data[0]!.enrolled).toBe(1);
     await expect.poll(titlesPushed).toEqual(['You left something behind', 'Your cart misses you']);
     await page.getByRole('button', { name: 'Clear' }).click();
-    await expect.poll(rows).toEqual(['shopper-1 | waiting (in a delay) | 2 | wait-1d']);
+    await expect.poll(rows).toEqual(['shopper-1 | waiting (in a delay, or for an event) | 2 | wait-1d']);
     await context.close();
   });
 
@@ -258,7 +258,7 @@ describe.skipIf(!chromiumPath)('automations and events in Chromium', { timeout: 
     await form.getByLabel('Name', { exact: true }).fill('Order follow-up');
     await form.getByLabel('Enrolls people when').selectOption({ label: 'An event is reported' });
     await form.getByLabel('Event name').fill('order.paid');
-    await form.getByRole('button', { name: 'Add condition' }).click();
+    await form.getByRole('group', { name: 'Trigger' }).getByRole('button', { name: 'Add condition' }).click();
     const trigger = form.getByRole('group', { name: 'Event property conditions (all must hold): condition 1' });
     await trigger.getByLabel('Property').fill('total');
     await trigger.getByLabel('Operator').selectOption({ label: '≥' });
@@ -377,9 +377,10 @@ describe.skipIf(!chromiumPath)('automations and events in Chromium', { timeout: 
     const wait = stepForm(page, 'wait-until-1');
     await wait.getByLabel('Event name').fill('project.created');
     await wait.getByRole('button', { name: 'Add condition' }).click();
-    await wait.getByLabel('Property').fill('members');
-    await wait.getByLabel('Operator').selectOption({ label: '≥' });
-    await wait.getByLabel('Value').fill('2');
+    const waitCondition = wait.getByRole('group', { name: 'Event property conditions (all must hold): condition 1' });
+    await waitCondition.getByLabel('Property').fill('members');
+    await waitCondition.getByLabel('Operator').selectOption({ label: '≥' });
+    await waitCondition.getByLabel('Value').fill('2');
     await wait.getByLabel('Wait at most').fill('3d');
     await wait.getByLabel('If the time runs out, go to').selectOption({ label: 'push-2 (Push)' });
     await stepForm(page, 'push-2').getByLabel('Title').fill('Need a hand?');

@@ -1161,7 +1161,7 @@ export interface paths {
         };
         /**
          * An automation's enrollments, newest first
-         * @description States: active (a step is due), waiting (in a delay), completed, exited (an exit step, or the automation archived), failed (reason says why). Each enrollment carries `subscriber`, the person it is about (name, email, phone, external id, device), for a list to name them.
+         * @description States: active (a step is due), waiting (in a delay or a wait-until step), completed, converted (reached the goal), exited (an exit step, or the automation archived), failed (reason says why). Each enrollment carries `subscriber`, the person it is about (name, email, phone, external id, device), for a list to name them.
          */
         get: {
             parameters: {

@@ -179,7 +179,7 @@ export async function automationRoutes(app: App, automations: AutomationService)
         tags,
         summary: "An automation's enrollments, newest first",
         description:
-          'States: active (a step is due), waiting (in a delay), completed, exited (an exit step, or the automation archived), failed (reason says why). ' +
+          'States: active (a step is due), waiting (in a delay or a wait-until step), completed, converted (reached the goal), exited (an exit step, or the automation archived), failed (reason says why). ' +
           'Each enrollment carries `subscriber`, the person it is about (name, email, phone, external id, device), for a list to name them.',
         params: idParams,
         querystring: enrollmentsQuery,
