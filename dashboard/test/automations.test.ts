@@ -1,7 +1,8 @@
 // Automations and events in Chromium against `herald serve` and a local push service: a starter cloned and edited (a
 // broken link refused on its step), activated, an event enrolling a subscriber whose push goes out, the stats on the
 // flow, a new version while an enrollment keeps its own, the enrollments view, the events page, a flow written from
-// scratch with every step type, the state changes, and a VIEWER's read-only pages. Skipped without a Chromium.
+// scratch with every step type, a wait-until step and a goal whose conversion shows in the stats, the state changes,
+// and a VIEWER's read-only pages. Skipped without a Chromium.
 import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHROME_UA } from '../../server/test/fixtures.js';
@@ -144,7 +145,7 @@ describe.skipIf(!chromiumPath)('automations and events in Chromium', { timeout: 
     await expect.poll(() => statsOf(node(page, 'reminder-push')), { timeout: 15_000 }).toEqual([1, 1, 0, 1]);
     expect(await statsOf(node(page, 'wait-1d'))).toEqual([1, 0]);
     expect(await statsOf(node(page, 'big-cart'))).toEqual([0, 0]);
-    expect(await page.getByLabel('Enrollment totals').getByRole('definition').allTextContents()).toEqual(['1', '0', '1', '0', '0', '0', '0%']);
+    expect(await page.getByLabel('Enrollment totals').getByRole('definition').allTextContents()).toEqual(['1', '0', '1', '0', '0', '0', '0', '0%', '0%']);
     await page.getByRole('link', { name: 'Enrollments (1)' }).waitFor();
     await expectAccessible(page, 'an active automation with its stats');
     await screenshot(page, 'automation-editor');
@@ -166,7 +167,7 @@ describe.skipIf(!chromiumPath)('automations and events in Chromium', { timeout: 
     await page.getByRole('heading', { name: 'Enrollments of Abandoned cart' }).waitFor();
     const table = page.getByRole('table', { name: 'Enrollments' });
     const rows = async () => (await table.getByRole('row').allInnerTexts()).slice(1).map((row) => row.split('\t').slice(0, 4).join(' | '));
-    await expect.poll(rows).toEqual(['shopper-1 | waiting (in a delay) | 1 | wait-1d']);
+    await expect.poll(rows).toEqual(['shopper-1 | waiting (in a delay, or for an event) | 1 | wait-1d']);
 
     await page.getByRole('button', { name: 'History of shopper-1' }).click();
     const history = page.getByRole('table', { name: 'Step history of shopper-1' });
@@ -202,7 +203,7 @@ describe.skipIf(!chromiumPath)('automations and events in Chromium', { timeout: 
     expect((await postEvent({ name: 'cart.abandoned', externalId: 'shopper-1', properties: { total: 20 }, eventId: 'cart-2' })).data[0]!.enrolled).toBe(1);
     await expect.poll(titlesPushed).toEqual(['You left something behind', 'Your cart misses you']);
     await page.getByRole('button', { name: 'Clear' }).click();
-    await expect.poll(rows).toEqual(['shopper-1 | waiting (in a delay) | 2 | wait-1d']);
+    await expect.poll(rows).toEqual(['shopper-1 | waiting (in a delay, or for an event) | 2 | wait-1d']);
     await context.close();
   });
 
@@ -257,7 +258,7 @@ describe.skipIf(!chromiumPath)('automations and events in Chromium', { timeout: 
     await form.getByLabel('Name', { exact: true }).fill('Order follow-up');
     await form.getByLabel('Enrolls people when').selectOption({ label: 'An event is reported' });
     await form.getByLabel('Event name').fill('order.paid');
-    await form.getByRole('button', { name: 'Add condition' }).click();
+    await form.getByRole('group', { name: 'Trigger' }).getByRole('button', { name: 'Add condition' }).click();
     const trigger = form.getByRole('group', { name: 'Event property conditions (all must hold): condition 1' });
     await trigger.getByLabel('Property').fill('total');
     await trigger.getByLabel('Operator').selectOption({ label: '≥' });
@@ -348,6 +349,73 @@ describe.skipIf(!chromiumPath)('automations and events in Chromium', { timeout: 
     await page.getByRole('group', { name: 'If false' }).getByRole('group', { name: 'Step whatsapp-1' }).waitFor();
     expect(await page.getByRole('group', { name: 'If true' }).getByRole('group', { name: 'Step exit-1' }).count()).toBe(0);
     await node(page, 'exit-1').waitFor();
+    await context.close();
+  });
+
+  it('a wait-until step and a goal written in the editor; the goal event converts the person, shown in the stats', async () => {
+    const buyer = createFakeBrowser();
+    const { id: buyerId } = await api<{ id: string }>(herald, 'POST', '/subscribers', { projectId, endpoint: push.endpointFor(buyer), p256dh: buyer.p256dh, auth: buyer.auth, userAgent: CHROME_UA }, liveKey);
+    const { context, page } = await signIn(ADMIN);
+    await openTab(page, 'Automations');
+    await page.getByRole('link', { name: 'New automation' }).click();
+    const form = page.getByRole('form', { name: 'Automation' });
+    await form.getByLabel('Name', { exact: true }).fill('Trial nurture');
+    await form.getByLabel('Enrolls people when').selectOption({ label: 'An event is reported' });
+    await form.getByRole('group', { name: 'Trigger' }).getByLabel('Event name').fill('trial.started');
+    await form.getByLabel('Goal event').fill('plan.upgraded');
+    await form.getByRole('group', { name: 'Goal properties (all must hold)' }).getByRole('button', { name: 'Add condition' }).click();
+    const goalCondition = form.getByRole('group', { name: 'Goal properties (all must hold): condition 1' });
+    await goalCondition.getByLabel('Property').fill('plan');
+    await goalCondition.getByLabel('Operator').selectOption({ label: 'is one of' });
+    await goalCondition.getByLabel('Value').fill('pro, team');
+    await stepForm(page, 'push-1').getByLabel('Title').fill('Welcome to your trial');
+    await stepForm(page, 'push-1').getByLabel('Body').fill('Set up your first project');
+    for (const type of ['Wait until', 'Push']) {
+      await page.getByLabel('New step').selectOption({ label: type });
+      await page.getByRole('button', { name: 'Add step' }).click();
+    }
+    const wait = stepForm(page, 'wait-until-1');
+    await wait.getByLabel('Event name').fill('project.created');
+    await wait.getByRole('button', { name: 'Add condition' }).click();
+    const waitCondition = wait.getByRole('group', { name: 'Event property conditions (all must hold): condition 1' });
+    await waitCondition.getByLabel('Property').fill('members');
+    await waitCondition.getByLabel('Operator').selectOption({ label: '≥' });
+    await waitCondition.getByLabel('Value').fill('2');
+    await wait.getByLabel('Wait at most').fill('3d');
+    await wait.getByLabel('If the time runs out, go to').selectOption({ label: 'push-2 (Push)' });
+    await stepForm(page, 'push-2').getByLabel('Title').fill('Need a hand?');
+    await stepForm(page, 'push-2').getByLabel('Body').fill('Reply to this and we will help');
+    await page.getByRole('button', { name: 'Create automation' }).click();
+    await page.getByRole('heading', { name: 'Trial nurture' }).waitFor();
+    await page.getByText('Converted on event plan.upgraded where plan is one of').waitFor();
+    // The graph: the wait's two outcomes side by side.
+    await page.getByRole('group', { name: 'If the event comes' }).getByText('End').waitFor();
+    await page.getByRole('group', { name: 'If the time runs out' }).getByRole('group', { name: 'Step push-2' }).waitFor();
+    const automationId = page.url().split('/').at(-1)!;
+    const saved = await automation(automationId);
+    expect(saved).toMatchObject({
+      goal: { event: 'plan.upgraded', conditions: [{ path: 'plan', operator: 'in', value: ['pro', 'team'] }] },
+      steps: [
+        { id: 'push-1', next: 'wait-until-1' },
+        { id: 'wait-until-1', type: 'wait_until', event: 'project.created', conditions: [{ path: 'members', operator: 'gte', value: 2 }], timeout: '3d', matchedBranch: null, timeoutBranch: 'push-2' },
+        { id: 'push-2', next: null },
+      ],
+    });
+
+    await api(herald, 'POST', `/automations/${automationId}/activate`, undefined, auth);
+    await postEvent({ name: 'trial.started', subscriberId: buyerId });
+    await expect.poll(() => push.requestsFor(buyer.id).length, { timeout: 15_000 }).toBe(1);
+    await expect.poll(async () => (await api<{ data: { state: string }[] }>(herald, 'GET', `/automations/${automationId}/enrollments`, undefined, auth)).data[0]?.state).toBe('waiting');
+    await postEvent({ name: 'plan.upgraded', subscriberId: buyerId, properties: { plan: 'pro' } });
+    await page.reload();
+    // Enrolled, active, waiting, completed, converted, exited, failed, completion, goal conversion.
+    await expect
+      .poll(async () => page.getByLabel('Enrollment totals').getByRole('definition').allTextContents(), { timeout: 15_000 })
+      .toEqual(['1', '0', '0', '0', '1', '0', '0', '0%', '100%']);
+    await page.locator('summary', { hasText: 'Numbers' }).click();
+    const row = page.getByRole('table', { name: 'Per-step stats' }).getByRole('row').filter({ hasText: 'wait-until-1' });
+    expect(await row.getByRole('cell').allTextContents()).toEqual(['wait-until-1', 'wait_until', '1', '0', '0', '0', '1']);
+    await expectAccessible(page, 'a wait-until step and a goal with a conversion');
     await context.close();
   });
 

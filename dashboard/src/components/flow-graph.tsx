@@ -1,5 +1,5 @@
-// An automation's flow drawn as boxes from the entry step down, a condition's branches side by side, with each
-// step's stats (entered, sent, clicked, completed) on its box.
+// An automation's flow drawn as boxes from the entry step down, the branches of a condition or a wait-until step side
+// by side, with each step's stats (entered, sent, clicked, completed, converted once someone did) on its box.
 import { createContext, useContext } from 'react';
 import type { Schemas } from '../api/client';
 import { flowLayout, STEP_LABEL, stepText, type FlowNode, type SegmentNames, type Step } from '../pages/automation-model';
@@ -20,8 +20,8 @@ function StepBox({ step, stats, entry }: { step: Step; stats: StepStats | undefi
       <p className="flow-step-text">{stepText(step, segmentName)}</p>
       {stats && (
         <dl className="flow-stats" aria-label={`Stats of ${step.id}`}>
-          {(['entered', 'sent', 'clicked', 'completed'] as const)
-            .filter((key) => key === 'entered' || key === 'completed' || step.type.startsWith('send_'))
+          {(['entered', 'sent', 'clicked', 'completed', 'converted'] as const)
+            .filter((key) => key === 'entered' || key === 'completed' || (key === 'converted' ? stats.converted > 0 : step.type.startsWith('send_')))
             .map((key) => (
               <div key={key}>
                 <dt>{key}</dt>
@@ -44,12 +44,12 @@ function Chain({ nodes, stats, entryId }: { nodes: FlowNode[]; stats: Map<string
             <StepBox step={node.step} stats={stats?.get(node.step.id)} entry={node.step.id === entryId} />
           ) : node.kind === 'branches' ? (
             <div className="flow-branches">
-              <div className="flow-branch" role="group" aria-label="If true">
-                <p className="flow-branch-label">If true</p>
+              <div className="flow-branch" role="group" aria-label={node.labels[0]}>
+                <p className="flow-branch-label">{node.labels[0]}</p>
                 <Chain nodes={node.yes} stats={stats} entryId={entryId} />
               </div>
-              <div className="flow-branch" role="group" aria-label="If false">
-                <p className="flow-branch-label">If false</p>
+              <div className="flow-branch" role="group" aria-label={node.labels[1]}>
+                <p className="flow-branch-label">{node.labels[1]}</p>
                 <Chain nodes={node.no} stats={stats} entryId={entryId} />
               </div>
             </div>

@@ -16,8 +16,10 @@ import {
   EMPTY_CONDITION,
   EMPTY_TRIGGER,
   formOf,
+  goalText,
   moveStep,
   newStep,
+  NO_GOAL,
   OPERATOR_LABEL,
   OPERATORS,
   problemsOf,
@@ -31,6 +33,7 @@ import {
   type Automation,
   type ConditionRow,
   type FlowForm,
+  type GoalForm,
   type Link as StepLink,
   type StepForm,
   type StepType,
@@ -50,7 +53,7 @@ export function NewAutomationPage() {
     <section aria-labelledby="automation-title">
       <Breadcrumb projectId={projectId} />
       <h2 id="automation-title">New automation</h2>
-      <FlowEditor projectId={projectId} initial={{ name: '', trigger: EMPTY_TRIGGER, steps: [newStep('send_push', [])] }} />
+      <FlowEditor projectId={projectId} initial={{ name: '', trigger: EMPTY_TRIGGER, goal: NO_GOAL, steps: [newStep('send_push', [])] }} />
     </section>
   );
 }
@@ -94,6 +97,7 @@ export function AutomationPage() {
             <h2 id="automation-title">{a.name}</h2>
             <p>
               <StateBadge state={a.state} /> version {a.version} · {triggerText(a.trigger)}
+              {a.goal && ` · ${goalText(a.goal)}`}
               {a.sandbox && <span className="badge test"> test (sandbox)</span>}
               {a.activatedAt && <span className="muted"> · activated {dateTime(a.activatedAt)}</span>}
             </p>
@@ -139,6 +143,7 @@ function StatsTable({ stats }: { stats: Stats }) {
             <th scope="col">Sent</th>
             <th scope="col">Clicked</th>
             <th scope="col">Completed</th>
+            <th scope="col">Converted</th>
           </tr>
         </thead>
         <tbody>
@@ -150,11 +155,15 @@ function StatsTable({ stats }: { stats: Stats }) {
               <td>{step.sent}</td>
               <td>{step.clicked}</td>
               <td>{step.completed}</td>
+              <td>{step.converted}</td>
             </tr>
           ))}
         </tbody>
       </table>
-      <p className="muted">Conversion: {percent(stats.totals.conversion)} of enrollments completed the flow.</p>
+      <p className="muted">
+        Completion: {percent(stats.totals.conversion)} of enrollments completed the flow. Goal conversion: {percent(stats.totals.goalConversion)} reached the goal (
+        {stats.totals.converted} {stats.totals.converted === 1 ? 'person' : 'people'}); a step’s “converted” counts those who reached it after entering the step.
+      </p>
     </details>
   );
 }
@@ -259,6 +268,7 @@ function FlowEditor({
             <Field label="Name" field="name" error={formError} value={form.name} onChange={(e) => setForm({ ...form, name: e.target.value })} />
           </div>
           <TriggerFields trigger={form.trigger} setTrigger={(trigger) => setForm({ ...form, trigger })} details={problems.form} />
+          <GoalFields goal={form.goal} setGoal={(goal) => setForm({ ...form, goal })} details={problems.form} />
           <section className="card" aria-labelledby="steps-title">
             <h3 id="steps-title">Steps</h3>
             <p className="muted">
@@ -297,7 +307,7 @@ function FlowEditor({
             )}
           </section>
         </fieldset>
-        <Problems details={unshown(problems.form, ['name', 'trigger'])} />
+        <Problems details={unshown(problems.form, ['name', 'trigger', 'goal'])} />
         {failure instanceof ApiError && failure.status === 422 ? (
           <p role="alert" className="error">
             {activating ? 'Not activated' : 'Not saved'}: the problems are shown on the {problems.steps.size > 0 ? 'steps and fields' : 'fields'} they concern.
@@ -407,6 +417,29 @@ function TriggerFields({ trigger, setTrigger, details }: { trigger: TriggerForm;
   );
 }
 
+/** The goal: an event (with property conditions) that ends an enrollment as converted; no event, no goal. */
+function GoalFields({ goal, setGoal, details }: { goal: GoalForm; setGoal: (goal: GoalForm) => void; details: Detail[] }) {
+  const error = errorOf(details);
+  return (
+    <fieldset className="card">
+      <legend>Goal (optional)</legend>
+      <p className="muted">
+        When a person enrolled performs this event, they leave the flow at once and count as converted in the stats. Leave the event empty for no goal.
+      </p>
+      <Field
+        label="Goal event"
+        field="goal.event"
+        error={error}
+        value={goal.event}
+        placeholder="order.completed"
+        onChange={(e) => setGoal({ ...goal, event: e.target.value })}
+      />
+      <ConditionRows legend="Goal properties (all must hold)" prefix="goal.conditions" rows={goal.conditions} setRows={(conditions) => setGoal({ ...goal, conditions })} error={error} />
+      <Problems details={unshown(details.filter((d) => belongsTo(d.field, 'goal')), ['goal.event', 'goal.conditions'])} />
+    </fieldset>
+  );
+}
+
 /** A list of property conditions (path, operator, value), with its 422s beside each part (or under the list). */
 function ConditionRows({
   legend,
@@ -509,7 +542,7 @@ function StepFields({
 }) {
   const error = errorOf(details);
   const shown = ['id'];
-  const link = (label: string, key: 'next' | 'trueBranch' | 'falseBranch', current: StepLink) => {
+  const link = (label: string, key: 'next' | 'trueBranch' | 'falseBranch' | 'matchedBranch' | 'timeoutBranch', current: StepLink) => {
     shown.push(key);
     return <LinkField label={label} field={key} link={current} step={step} steps={steps} error={error} onChange={(to) => setStep({ ...step, [key]: to } as StepForm)} />;
   };
@@ -637,6 +670,31 @@ function StepFields({
           <div className="row">
             {link('If true, go to', 'trueBranch', step.trueBranch)}
             {link('If false, go to', 'falseBranch', step.falseBranch)}
+          </div>
+        </>
+      );
+      break;
+    case 'wait_until':
+      shown.push('conditions');
+      content = (
+        <>
+          {field('Event name', 'event', step.event, (event) => setStep({ ...step, event }), {
+            placeholder: 'order.completed',
+            hint: 'Only an event the person performs after reaching this step counts.',
+          })}
+          <ConditionRows
+            legend="Event property conditions (all must hold)"
+            prefix="conditions"
+            rows={step.conditions}
+            setRows={(conditions) => setStep({ ...step, conditions })}
+            error={error}
+          />
+          {field('Wait at most', 'timeout', step.timeout, (timeout) => setStep({ ...step, timeout }), {
+            hint: 'A number and a unit: 30m (minutes), 2h (hours), 1d (days) or 2w (weeks); at most 365 days.',
+          })}
+          <div className="row">
+            {link('If the event comes, go to', 'matchedBranch', step.matchedBranch)}
+            {link('If the time runs out, go to', 'timeoutBranch', step.timeoutBranch)}
           </div>
         </>
       );

@@ -20,18 +20,27 @@ export type EnrollmentFilters = Pick<EnrollmentQuery, 'state' | 'subscriberId' |
 type Enrollment = Schemas['Enrollment'];
 type State = Enrollment['state'];
 
-const STATES = everyValue<State>()('active', 'waiting', 'completed', 'exited', 'failed');
+const STATES = everyValue<State>()('active', 'waiting', 'completed', 'converted', 'exited', 'failed');
 
 export const STATE_TEXT: Record<State, string> = {
   active: 'active (a step is due)',
-  waiting: 'waiting (in a delay)',
+  waiting: 'waiting (in a delay, or for an event)',
   completed: 'completed',
+  converted: 'converted (reached the goal)',
   exited: 'exited',
   failed: 'failed',
 };
 
 /** A step's outcome in words; `skipped:…` and `failed:…` through the reason map. */
-const OUTCOME_TEXT: Record<string, string> = { sent: 'sent', waited: 'waited', exited: 'exited', true: 'condition true', false: 'condition false' };
+const OUTCOME_TEXT: Record<string, string> = {
+  sent: 'sent',
+  waited: 'waited',
+  exited: 'exited',
+  true: 'condition true',
+  false: 'condition false',
+  matched: 'the event came',
+  timed_out: 'the wait timed out',
+};
 
 const who = (enrollment: Enrollment) => (enrollment.subscriber ? personLabel(enrollment.subscriber) : 'a deleted subscriber');
 

@@ -64,6 +64,21 @@ describe('form ⇄ body', () => {
     expect(body.steps.find((s) => s.id === 'mail')).toEqual({ id: 'mail', type: 'send_email', content: { templateId: 'etp_1', from: { email: 'a@news.example.com', name: 'A' } }, next: 'out' });
   });
 
+  it('gives back a wait-until step and the goal as they came, and no goal as null', () => {
+    const waiting: Step[] = [
+      { id: 'wait', type: 'wait_until', event: 'order.completed', conditions: [{ path: 'total', operator: 'gte', value: 50 }], timeout: '2d', matchedBranch: 'thanks', timeoutBranch: null },
+      { id: 'thanks', type: 'send_push', content: { title: 'Thanks', body: 'x' }, next: null },
+    ];
+    const goal = { event: 'plan.upgraded', conditions: [{ path: 'plan', operator: 'in' as const, value: ['pro', 'team'] }] };
+    const body = toBody(formOf({ ...automation, steps: waiting, goal }));
+    expect(body.steps).toEqual(waiting);
+    expect(body.goal).toEqual(goal);
+    expect(toBody(formOf(automation)).goal).toBeNull();
+    expect(stepText(waiting[0]!)).toBe('Wait up to 2 days for event order.completed where total ≥ 50');
+    const [, branches] = flowLayout(waiting).nodes;
+    expect(branches).toMatchObject({ kind: 'branches', labels: ['If the event comes', 'If the time runs out'], no: [{ kind: 'end' }] });
+  });
+
   it('round-trips each trigger type', () => {
     for (const trigger of [
       { type: 'subscriber_added' },

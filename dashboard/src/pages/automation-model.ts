@@ -9,6 +9,7 @@ import { EMPTY as NO_FILTERS, fromFilters, toFilters, type BuilderState } from '
 export type Automation = Schemas['Automation'];
 export type Step = Schemas['AutomationStep'];
 export type Trigger = Schemas['AutomationTrigger'];
+export type Goal = Schemas['AutomationGoal'];
 export type StepType = Step['type'];
 export type TriggerType = Trigger['type'];
 type PropertyCondition = Schemas['PropertyCondition'];
@@ -20,7 +21,7 @@ type EmailContent = StepOf<'send_email'>['content'];
 type WhatsAppContent = StepOf<'send_whatsapp'>['content'];
 
 export const TRIGGER_TYPES = everyValue<TriggerType>()('subscriber_added', 'subscriber_inactive', 'event', 'schedule');
-export const STEP_TYPES = everyValue<StepType>()('send_push', 'send_email', 'send_sms', 'send_whatsapp', 'delay', 'condition', 'exit');
+export const STEP_TYPES = everyValue<StepType>()('send_push', 'send_email', 'send_sms', 'send_whatsapp', 'delay', 'condition', 'wait_until', 'exit');
 export const OPERATORS = everyValue<Operator>()('eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'contains', 'in', 'exists', 'not_exists');
 
 export const TRIGGER_LABEL: Record<TriggerType, string> = {
@@ -37,6 +38,7 @@ export const STEP_LABEL: Record<StepType, string> = {
   send_whatsapp: 'WhatsApp',
   delay: 'Delay',
   condition: 'Condition',
+  wait_until: 'Wait until',
   exit: 'Exit',
 };
 
@@ -92,7 +94,23 @@ export type StepForm =
       segmentId: string;
       subscriber: BuilderState;
     }
+  | {
+      key: string;
+      id: string;
+      type: 'wait_until';
+      event: string;
+      conditions: ConditionRow[];
+      timeout: string;
+      matchedBranch: Link;
+      timeoutBranch: Link;
+    }
   | { key: string; id: string; type: 'exit' };
+
+/** The automation's goal: no event named, no goal. */
+export interface GoalForm {
+  event: string;
+  conditions: ConditionRow[];
+}
 
 export interface TriggerForm {
   type: TriggerType;
@@ -107,8 +125,11 @@ export interface TriggerForm {
 export interface FlowForm {
   name: string;
   trigger: TriggerForm;
+  goal: GoalForm;
   steps: StepForm[];
 }
+
+export const NO_GOAL: GoalForm = { event: '', conditions: [] };
 
 let keys = 0;
 /** A step's key in the form: stable while its id is edited and the steps move. */
@@ -196,6 +217,7 @@ const ID_BASE: Record<StepType, string> = {
   send_whatsapp: 'whatsapp',
   delay: 'wait',
   condition: 'condition',
+  wait_until: 'wait-until',
   exit: 'exit',
 };
 
@@ -217,6 +239,8 @@ export function newStep(type: StepType, steps: readonly StepForm[]): StepForm {
       return { ...base, type, next: END, duration: '1d' };
     case 'condition':
       return { ...base, type, trueBranch: END, falseBranch: END, event: [], attributes: [], segmentId: '', subscriber: NO_FILTERS };
+    case 'wait_until':
+      return { ...base, type, event: '', conditions: [], timeout: '1d', matchedBranch: END, timeoutBranch: END };
     case 'exit':
       return { ...base, type };
   }
@@ -252,6 +276,7 @@ export function moveStep(steps: readonly StepForm[], key: string, by: -1 | 1): S
 
 function mapLinks(step: StepForm, relink: (link: Link) => Link): StepForm {
   if (step.type === 'condition') return { ...step, trueBranch: relink(step.trueBranch), falseBranch: relink(step.falseBranch) };
+  if (step.type === 'wait_until') return { ...step, matchedBranch: relink(step.matchedBranch), timeoutBranch: relink(step.timeoutBranch) };
   if (step.type === 'exit') return step;
   return { ...step, next: relink(step.next) };
 }
@@ -321,6 +346,16 @@ export function stepFormsOf(steps: readonly Step[]): StepForm[] {
           segmentId: step.criteria.segmentId ?? '',
           subscriber: fromFilters(step.criteria.subscriber ?? {}),
         };
+      case 'wait_until':
+        return {
+          ...base,
+          type: step.type,
+          event: step.event,
+          conditions: (step.conditions ?? []).map(conditionRowOf),
+          timeout: step.timeout,
+          matchedBranch: linkTo(step.matchedBranch, keyOf),
+          timeoutBranch: linkTo(step.timeoutBranch, keyOf),
+        };
       case 'exit':
         return { ...base, type: step.type };
     }
@@ -381,18 +416,34 @@ export function toSteps(steps: readonly StepForm[]): Step[] {
           falseBranch: idOf(step.falseBranch, steps),
         };
       }
+      case 'wait_until':
+        return {
+          id,
+          type: step.type,
+          event: step.event.trim(),
+          ...(step.conditions.length > 0 && { conditions: step.conditions.map(toCondition) }),
+          timeout: step.timeout.trim(),
+          matchedBranch: idOf(step.matchedBranch, steps),
+          timeoutBranch: idOf(step.timeoutBranch, steps),
+        };
       case 'exit':
         return { id, type: step.type };
     }
   });
 }
 
-export function formOf(automation: Pick<Automation, 'name' | 'trigger' | 'steps'>): FlowForm {
-  return { name: automation.name, trigger: triggerFormOf(automation.trigger), steps: stepFormsOf(automation.steps) };
+export function formOf(automation: Pick<Automation, 'name' | 'trigger' | 'steps'> & { goal?: Goal | null }): FlowForm {
+  const goal = automation.goal ? { event: automation.goal.event, conditions: (automation.goal.conditions ?? []).map(conditionRowOf) } : NO_GOAL;
+  return { name: automation.name, trigger: triggerFormOf(automation.trigger), goal, steps: stepFormsOf(automation.steps) };
+}
+
+export function toGoal(form: GoalForm): Goal | null {
+  if (form.event.trim() === '' && form.conditions.length === 0) return null;
+  return { event: form.event.trim(), ...(form.conditions.length > 0 && { conditions: form.conditions.map(toCondition) }) };
 }
 
 export function toBody(form: FlowForm): Omit<AutomationBody, 'projectId'> {
-  return { name: form.name, trigger: toTrigger(form.trigger), steps: toSteps(form.steps) };
+  return { name: form.name, trigger: toTrigger(form.trigger), goal: toGoal(form.goal), steps: toSteps(form.steps) };
 }
 
 type Detail = NonNullable<Envelope['details']>[number];
@@ -427,6 +478,7 @@ const STEP_ACTION: Record<StepType, string> = {
   send_whatsapp: 'Send WhatsApp',
   delay: 'Delay',
   condition: 'Condition',
+  wait_until: 'Wait until',
   exit: 'Exit',
 };
 
@@ -478,6 +530,10 @@ export function triggerText(trigger: Trigger): string {
   }
 }
 
+export function goalText(goal: Goal): string {
+  return `Converted on event ${goal.event}${goal.conditions?.length ? ` where ${goal.conditions.map(conditionText).join(' and ')}` : ''}`;
+}
+
 /** A saved segment's name by its id, where the page knows it. */
 export type SegmentNames = (id: string) => string | undefined;
 
@@ -509,26 +565,29 @@ export function stepText(step: Step, segmentName?: SegmentNames): string {
       return `Wait ${durationText(step.duration)}`;
     case 'condition':
       return `If ${criteriaText(step.criteria, segmentName)}`;
+    case 'wait_until':
+      return `Wait up to ${durationText(step.timeout)} for event ${step.event}${step.conditions?.length ? ` where ${step.conditions.map(conditionText).join(' and ')}` : ''}`;
     case 'exit':
       return 'Exit the flow';
   }
 }
 
 /**
- * The flow as the graph draws it, from the entry step: steps in order, a condition's two branches side by side until
+ * The flow as the graph draws it, from the entry step: steps in order, the two branches of a condition or a wait-until step side by side until
  * the step where they meet (drawn once, after them), the end of each path, and a link to a step drawn elsewhere (or
  * missing) instead of drawing it twice.
  */
 export type FlowNode =
   | { kind: 'step'; step: Step }
-  | { kind: 'branches'; yes: FlowNode[]; no: FlowNode[] }
+  | { kind: 'branches'; labels: [string, string]; yes: FlowNode[]; no: FlowNode[] }
   | { kind: 'goto'; id: string; missing: boolean }
   | { kind: 'end' };
 
 export function flowLayout(steps: readonly Step[]): { nodes: FlowNode[]; unreached: Step[] } {
   const byId = new Map<string, Step>();
   for (const step of steps) if (!byId.has(step.id)) byId.set(step.id, step);
-  const successors = (step: Step): (string | null)[] => (step.type === 'condition' ? [step.trueBranch, step.falseBranch] : step.type === 'exit' ? [] : [step.next]);
+  const successors = (step: Step): (string | null)[] =>
+    step.type === 'condition' ? [step.trueBranch, step.falseBranch] : step.type === 'wait_until' ? [step.matchedBranch, step.timeoutBranch] : step.type === 'exit' ? [] : [step.next];
   const reach = (from: string): Set<string> => {
     const seen = new Set<string>();
     const stack = [from];
@@ -560,13 +619,15 @@ export function flowLayout(steps: readonly Step[]): { nodes: FlowNode[]; unreach
       placed.add(id);
       nodes.push({ kind: 'step', step });
       if (step.type === 'exit') return nodes;
-      if (step.type !== 'condition') {
+      if (step.type !== 'condition' && step.type !== 'wait_until') {
         id = step.next;
         continue;
       }
-      const meet = meeting(step.trueBranch, step.falseBranch);
+      const [yes, no] = successors(step) as [string | null, string | null];
+      const meet = meeting(yes, no);
       const inner = meet === undefined ? stops : new Set([...stops, meet]);
-      nodes.push({ kind: 'branches', yes: chain(step.trueBranch, inner), no: chain(step.falseBranch, inner) });
+      const labels: [string, string] = step.type === 'condition' ? ['If true', 'If false'] : ['If the event comes', 'If the time runs out'];
+      nodes.push({ kind: 'branches', labels, yes: chain(yes, inner), no: chain(no, inner) });
       if (meet === undefined) return nodes;
       id = meet;
     }

@@ -115,9 +115,11 @@ export function TotalsList({ totals }: { totals: Totals }) {
     ['Active', totals.active],
     ['Waiting', totals.waiting],
     ['Completed', totals.completed],
+    ['Converted', totals.converted],
     ['Exited', totals.exited],
     ['Failed', totals.failed],
-    ['Conversion', percent(totals.conversion)],
+    ['Completion', percent(totals.conversion)],
+    ['Goal conversion', percent(totals.goalConversion)],
   ];
   return (
     <dl className="details stats" aria-label="Enrollment totals">

@@ -1187,8 +1187,15 @@ export type AutomationStep =
   | (StepBase & { type: 'send_whatsapp'; content: { text?: string | undefined; templateName?: string | undefined; language?: string | undefined; components?: WhatsAppTemplateComponent[] | undefined } })
   | (StepBase & { type: 'delay'; duration: string })
   | { id: string; type: 'condition'; criteria: ConditionCriteria; trueBranch: string | null; falseBranch: string | null }
+  | { id: string; type: 'wait_until'; event: string; conditions?: PropertyCondition[] | undefined; timeout: string; matchedBranch: string | null; timeoutBranch: string | null }
   | { id: string; type: 'exit' };
 export type StepType = AutomationStep['type'];
+
+/** What counts as an automation's success: a person enrolled who performs this event leaves the flow `converted`. */
+export interface AutomationGoal {
+  event: string;
+  conditions?: PropertyCondition[] | undefined;
+}
 
 export const automations = pgTable(
   'automations',
@@ -1229,16 +1236,19 @@ export const automationVersions = pgTable(
     version: integer('version').notNull(),
     trigger: jsonb('trigger').$type<AutomationTrigger>().notNull(),
     steps: jsonb('steps').$type<AutomationStep[]>().notNull(),
+    /** Versioned with the flow: an enrollment converts on the goal of the version it runs. */
+    goal: jsonb('goal').$type<AutomationGoal>(),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [primaryKey({ columns: [t.automationId, t.version] })],
 );
 
 /**
- * `active` (a step is due), `waiting` (in a delay), then `completed` (its flow ended), `exited` (an exit step, or
- * its automation archived) or `failed` (a step could not run: the reason says why).
+ * `active` (a step is due), `waiting` (in a delay or a wait-until step), then `completed` (its flow ended),
+ * `converted` (the person performed the automation's goal), `exited` (an exit step, or its automation archived) or
+ * `failed` (a step could not run: the reason says why).
  */
-export const ENROLLMENT_STATES = ['active', 'waiting', 'completed', 'exited', 'failed'] as const;
+export const ENROLLMENT_STATES = ['active', 'waiting', 'completed', 'converted', 'exited', 'failed'] as const;
 export type EnrollmentState = (typeof ENROLLMENT_STATES)[number];
 
 /** One subscriber going through one automation: at most one per automation and subscriber (spec 3.3). */
@@ -1270,6 +1280,13 @@ export const automationEnrollments = pgTable(
     /** The event that enrolled it (`event` triggers): its properties are what conditions and email merge tags read. */
     eventId: text('event_id'),
     eventProperties: jsonb('event_properties').$type<Record<string, unknown>>(),
+    /**
+     * At a wait-until step: the event it waits for and since when (events that occurred earlier do not count), and
+     * the event that came in time (null: none yet — when due, the timeout branch is taken).
+     */
+    waitEvent: text('wait_event'),
+    waitSince: timestamp('wait_since', { withTimezone: true }),
+    waitMatchedEventId: text('wait_matched_event_id'),
     reason: text('reason'),
     enrolledAt: timestamp('enrolled_at', { withTimezone: true }).notNull().defaultNow(),
     endedAt: timestamp('ended_at', { withTimezone: true }),

@@ -823,6 +823,8 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
+                        /** @description null removes it */
+                        goal?: components["schemas"]["AutomationGoalInput"] | null;
                         name?: string;
                         steps?: components["schemas"]["AutomationStepInput"][];
                         trigger?: components["schemas"]["AutomationTriggerInput"];
@@ -1159,14 +1161,14 @@ export interface paths {
         };
         /**
          * An automation's enrollments, newest first
-         * @description States: active (a step is due), waiting (in a delay), completed, exited (an exit step, or the automation archived), failed (reason says why). Each enrollment carries `subscriber`, the person it is about (name, email, phone, external id, device), for a list to name them.
+         * @description States: active (a step is due), waiting (in a delay or a wait-until step), completed, converted (reached the goal), exited (an exit step, or the automation archived), failed (reason says why). Each enrollment carries `subscriber`, the person it is about (name, email, phone, external id, device), for a list to name them.
          */
         get: {
             parameters: {
                 query?: {
                     page?: number;
                     pageSize?: number;
-                    state?: "active" | "waiting" | "completed" | "exited" | "failed";
+                    state?: "active" | "waiting" | "completed" | "converted" | "exited" | "failed";
                     subscriberId?: string;
                 };
                 header?: never;
@@ -1575,7 +1577,7 @@ export interface paths {
         };
         /**
          * Per-step stats and totals
-         * @description Per step (spec 2.5): entered (enrollments the step started for), sent (send steps: messages the provider accepted), clicked, completed (moved past it: a delay not yet expired is entered, not completed). Totals count enrollments by state; conversion is completed / enrolled.
+         * @description Per step (spec 2.5): entered (enrollments the step started for), sent (send steps: messages the provider accepted), clicked, completed (moved past it: a delay not yet expired is entered, not completed), converted (of those entering it, the enrollments that reached the goal). Totals count enrollments by state; conversion is completed / enrolled, goalConversion converted / enrolled.
          */
         get: {
             parameters: {
@@ -1816,6 +1818,7 @@ export interface paths {
                                 activatedAt: string | null;
                                 /** @description ISO 8601 timestamp */
                                 createdAt: string;
+                                goal: components["schemas"]["AutomationGoal"] | null;
                                 id: string;
                                 name: string;
                                 projectId: string;
@@ -17230,6 +17233,7 @@ export interface components {
             activatedAt: string | null;
             /** @description ISO 8601 timestamp */
             createdAt: string;
+            goal: components["schemas"]["AutomationGoal"] | null;
             id: string;
             name: string;
             projectId: string;
@@ -17245,10 +17249,25 @@ export interface components {
             /** @description The version new enrollments start on; enrollments keep the version they started on */
             version: number;
         };
+        /** @description What the automation is for: a person enrolled who performs this event (after enrolling) leaves the flow at once, their enrollment ending `converted`; versioned with the flow, like the trigger */
+        AutomationGoal: {
+            /** @description Tests of the event's properties, all of which must hold */
+            conditions?: components["schemas"]["PropertyCondition"][];
+            /** @description The event that counts as reaching the goal, e.g. order.completed */
+            event: string;
+        };
+        /** @description What the automation is for: a person enrolled who performs this event (after enrolling) leaves the flow at once, their enrollment ending `converted`; versioned with the flow, like the trigger */
+        AutomationGoalInput: {
+            /** @description Tests of the event's properties, all of which must hold */
+            conditions?: components["schemas"]["PropertyConditionInput"][];
+            /** @description The event that counts as reaching the goal, e.g. order.completed */
+            event: string;
+        };
         AutomationInput: {
             activatedAt: string | null;
             /** @description ISO 8601 timestamp */
             createdAt: string;
+            goal: components["schemas"]["AutomationGoalInput"] | null;
             id: string;
             name: string;
             projectId: string;
@@ -17286,6 +17305,8 @@ export interface components {
                 clicked: number;
                 /** @description Enrollments that moved past the step; a delay not yet expired is entered, not completed */
                 completed: number;
+                /** @description Enrollments that entered the step and later (or while in it) reached the goal */
+                converted: number;
                 /** @description Enrollments the step started for */
                 entered: number;
                 /** @description Send steps: messages the provider accepted (0 for other steps) */
@@ -17303,6 +17324,8 @@ export interface components {
                 clicked: number;
                 /** @description Enrollments that moved past the step; a delay not yet expired is entered, not completed */
                 completed: number;
+                /** @description Enrollments that entered the step and later (or while in it) reached the goal */
+                converted: number;
                 /** @description Enrollments the step started for */
                 entered: number;
                 /** @description Send steps: messages the provider accepted (0 for other steps) */
@@ -17441,6 +17464,21 @@ export interface components {
             /** @constant */
             type: "condition";
         } | {
+            /** @description Tests of the event's properties, all of which must hold */
+            conditions?: components["schemas"]["PropertyCondition"][];
+            /** @description The event to wait for, from the same person (POST /events) */
+            event: string;
+            /** @description The step's id, unique in its flow */
+            id: string;
+            /** @description The step when the event comes in time; null ends the flow */
+            matchedBranch: string | null;
+            /** @description How long to wait at most, as a delay: 30m, 2h, 1d, 2w; at most 365 days */
+            timeout: string;
+            /** @description The step when the timeout passes first; null ends the flow */
+            timeoutBranch: string | null;
+            /** @constant */
+            type: "wait_until";
+        } | {
             /** @description The step's id, unique in its flow */
             id: string;
             /** @constant */
@@ -17569,6 +17607,21 @@ export interface components {
             /** @constant */
             type: "condition";
         } | {
+            /** @description Tests of the event's properties, all of which must hold */
+            conditions?: components["schemas"]["PropertyConditionInput"][];
+            /** @description The event to wait for, from the same person (POST /events) */
+            event: string;
+            /** @description The step's id, unique in its flow */
+            id: string;
+            /** @description The step when the event comes in time; null ends the flow */
+            matchedBranch: string | null;
+            /** @description How long to wait at most, as a delay: 30m, 2h, 1d, 2w; at most 365 days */
+            timeout: string;
+            /** @description The step when the timeout passes first; null ends the flow */
+            timeoutBranch: string | null;
+            /** @constant */
+            type: "wait_until";
+        } | {
             /** @description The step's id, unique in its flow */
             id: string;
             /** @constant */
@@ -17579,10 +17632,14 @@ export interface components {
             completed: number;
             /** @description completed / enrolled, 0 to 1 (0 with no enrollment) */
             conversion: number;
+            /** @description Enrollments that ended because the person reached the goal */
+            converted: number;
             /** @description Enrollments now on record (a deleted one is not counted) */
             enrolled: number;
             exited: number;
             failed: number;
+            /** @description converted / enrolled, 0 to 1 (0 with no enrollment, or without a goal) */
+            goalConversion: number;
             waiting: number;
         };
         AutomationTotalsInput: {
@@ -17590,10 +17647,14 @@ export interface components {
             completed: number;
             /** @description completed / enrolled, 0 to 1 (0 with no enrollment) */
             conversion: number;
+            /** @description Enrollments that ended because the person reached the goal */
+            converted: number;
             /** @description Enrollments now on record (a deleted one is not counted) */
             enrolled: number;
             exited: number;
             failed: number;
+            /** @description converted / enrolled, 0 to 1 (0 with no enrollment, or without a goal) */
+            goalConversion: number;
             waiting: number;
         };
         /** @description What enrolls a subscriber (spec 6.2) */
@@ -18932,7 +18993,7 @@ export interface components {
             /** @description Why it failed or exited, when it did */
             reason: string | null;
             /** @enum {string} */
-            state: "active" | "waiting" | "completed" | "exited" | "failed";
+            state: "active" | "waiting" | "completed" | "converted" | "exited" | "failed";
             /** @description The step it runs next; null once ended */
             stepId: string | null;
             subscriber: components["schemas"]["SubscriberSummary"] | null;
@@ -18953,7 +19014,7 @@ export interface components {
                 enteredAt: string;
                 /** @description A send step's message (its delivery is in the subscriber's history) */
                 messageId: string | null;
-                /** @description sent, skipped:<why>, true / false (a condition), waited, exited, or failed:<why> */
+                /** @description sent, skipped:<why>, true / false (a condition), waited, matched / timed_out (a wait-until step), exited, or failed:<why> */
                 outcome: string | null;
                 stepId: string;
                 type: string;
@@ -18962,7 +19023,7 @@ export interface components {
             /** @description Why it failed or exited, when it did */
             reason: string | null;
             /** @enum {string} */
-            state: "active" | "waiting" | "completed" | "exited" | "failed";
+            state: "active" | "waiting" | "completed" | "converted" | "exited" | "failed";
             /** @description The step it runs next; null once ended */
             stepId: string | null;
             subscriber: components["schemas"]["SubscriberSummary"] | null;
@@ -18983,7 +19044,7 @@ export interface components {
                 enteredAt: string;
                 /** @description A send step's message (its delivery is in the subscriber's history) */
                 messageId: string | null;
-                /** @description sent, skipped:<why>, true / false (a condition), waited, exited, or failed:<why> */
+                /** @description sent, skipped:<why>, true / false (a condition), waited, matched / timed_out (a wait-until step), exited, or failed:<why> */
                 outcome: string | null;
                 stepId: string;
                 type: string;
@@ -18992,7 +19053,7 @@ export interface components {
             /** @description Why it failed or exited, when it did */
             reason: string | null;
             /** @enum {string} */
-            state: "active" | "waiting" | "completed" | "exited" | "failed";
+            state: "active" | "waiting" | "completed" | "converted" | "exited" | "failed";
             /** @description The step it runs next; null once ended */
             stepId: string | null;
             subscriber: components["schemas"]["SubscriberSummaryInput"] | null;
@@ -19011,7 +19072,7 @@ export interface components {
             /** @description Why it failed or exited, when it did */
             reason: string | null;
             /** @enum {string} */
-            state: "active" | "waiting" | "completed" | "exited" | "failed";
+            state: "active" | "waiting" | "completed" | "converted" | "exited" | "failed";
             /** @description The step it runs next; null once ended */
             stepId: string | null;
             subscriber: components["schemas"]["SubscriberSummaryInput"] | null;
@@ -19234,6 +19295,8 @@ export interface components {
         };
         /** @description Saved as a draft: POST /automations/{id}/activate starts it */
         NewAutomation: {
+            /** @description None by default */
+            goal?: components["schemas"]["AutomationGoal"] | null;
             name: string;
             projectId: string;
             steps: components["schemas"]["AutomationStep"][];
@@ -19241,6 +19304,8 @@ export interface components {
         };
         /** @description Saved as a draft: POST /automations/{id}/activate starts it */
         NewAutomationInput: {
+            /** @description None by default */
+            goal?: components["schemas"]["AutomationGoalInput"] | null;
             name: string;
             projectId: string;
             steps: components["schemas"]["AutomationStepInput"][];

@@ -511,8 +511,8 @@ describe('per-step stats', () => {
     expect(followed.statusCode).toBe(302);
 
     expect(await stats(flow.id)).toEqual([
-      { stepId: 'nudge', type: 'send_push', entered: 2, sent: 2, clicked: 1, completed: 2 },
-      { stepId: 'mail', type: 'send_email', entered: 2, sent: 2, clicked: 1, completed: 2 },
+      { stepId: 'nudge', type: 'send_push', entered: 2, sent: 2, clicked: 1, completed: 2, converted: 0 },
+      { stepId: 'mail', type: 'send_email', entered: 2, sent: 2, clicked: 1, completed: 2, converted: 0 },
     ]);
   });
 });

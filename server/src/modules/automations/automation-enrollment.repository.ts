@@ -3,7 +3,7 @@ import { sql } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
 import type pg from 'pg';
 import type { Db } from '../../db/database.js';
-import { subscribers, type AutomationStep, type AutomationTrigger, type EnrollmentState } from '../../db/schema.js';
+import { subscribers, type AutomationGoal, type AutomationStep, type AutomationTrigger, type EnrollmentState } from '../../db/schema.js';
 import { type ConsentChannel, emailStatusOf, marketingConsentOf, reachableOnSome } from '../segments/index.js';
 
 // Prepared once per connection, like the registration statement it follows in the same transaction.
@@ -130,6 +130,8 @@ export interface ClaimedEnrollment {
   state: EnrollmentState;
   stepId: string | null;
   eventProperties: Record<string, unknown> | null;
+  /** At a wait-until step: the event that came in time (null: the timeout passed first). */
+  waitMatchedEventId: string | null;
   /** The fencing token: the write-back applies only while the lock is still this one. */
   lockVersion: number;
   /** Another executor held it before and its lock expired (it crashed or stalled): a takeover. */
@@ -153,6 +155,7 @@ export async function claimDue(db: Db, executor: string, limit: number, lockSeco
     state: EnrollmentState;
     step_id: string | null;
     event_properties: Record<string, unknown> | null;
+    wait_matched_event_id: string | null;
     lock_version: number;
     taken_over: boolean;
   }>(sql`
@@ -175,7 +178,7 @@ export async function claimDue(db: Db, executor: string, limit: number, lockSeco
     UPDATE automation_enrollments e
     SET locked_by = ${executor}, locked_until = now() + make_interval(secs => ${lockSeconds}), lock_version = e.lock_version + 1
     FROM due WHERE e.id = due.id
-    RETURNING e.id, e.project_id, e.automation_id, e.version, e.subscriber_id, e.state, e.step_id, e.event_properties, e.lock_version, due.taken_over`);
+    RETURNING e.id, e.project_id, e.automation_id, e.version, e.subscriber_id, e.state, e.step_id, e.event_properties, e.wait_matched_event_id, e.lock_version, due.taken_over`);
   return rows.map((r) => ({
     id: r.id,
     projectId: r.project_id,
@@ -185,6 +188,7 @@ export async function claimDue(db: Db, executor: string, limit: number, lockSeco
     state: r.state,
     stepId: r.step_id,
     eventProperties: r.event_properties,
+    waitMatchedEventId: r.wait_matched_event_id,
     lockVersion: r.lock_version,
     takenOver: r.taken_over,
   }));
@@ -273,13 +277,17 @@ export async function findSegmentFilters(db: Db, projectId: string, sandbox: boo
   return new Map(rows.map((r) => [r.id, r.filters]));
 }
 
-/** Where an enrollment goes after a pass: its next step and when it is due (after `delaySeconds`), or its end. */
+/**
+ * Where an enrollment goes after a pass: its next step and when it is due (after `delaySeconds`), or its end.
+ * `waitEvent`: the event a wait-until step now waits for (from now on).
+ */
 export interface EnrollmentAdvance {
   id: string;
   lockVersion: number;
   state: EnrollmentState;
   stepId: string | null;
   delaySeconds: number;
+  waitEvent: string | null;
   reason: string | null;
 }
 
@@ -309,10 +317,11 @@ export async function advance(db: Db, advances: readonly EnrollmentAdvance[]): P
     UPDATE automation_enrollments e
     SET state = x.state, step_id = x.step_id, reason = x.reason, locked_by = NULL, locked_until = NULL,
       due_at = now() + make_interval(secs => x.delay_seconds),
+      wait_event = x.wait_event, wait_since = CASE WHEN x.wait_event IS NOT NULL THEN now() END, wait_matched_event_id = NULL,
       ended_at = CASE WHEN x.state IN ('completed', 'exited', 'failed') THEN now() END
     FROM unnest(${column((a) => a.id)}::text[], ${column((a) => a.lockVersion)}::int[], ${column((a) => a.state)}::text[],
-      ${column((a) => a.stepId)}::text[], ${column((a) => a.delaySeconds)}::int[], ${column((a) => a.reason)}::text[])
-      AS x(id, lock_version, state, step_id, delay_seconds, reason)
+      ${column((a) => a.stepId)}::text[], ${column((a) => a.delaySeconds)}::int[], ${column((a) => a.waitEvent)}::text[], ${column((a) => a.reason)}::text[])
+      AS x(id, lock_version, state, step_id, delay_seconds, wait_event, reason)
     WHERE e.id = x.id AND e.lock_version = x.lock_version
     RETURNING e.id`);
   return new Set(rows.map((r) => r.id));
@@ -342,4 +351,80 @@ export async function release(db: Db, held: readonly Pick<ClaimedEnrollment, 'id
     FROM unnest(${sql.param(held.map((h) => h.id))}::text[], ${sql.param(held.map((h) => h.lockVersion))}::int[]) AS x(id, lock_version)
     WHERE e.id = x.id AND e.lock_version = x.lock_version`);
   return released.rowCount ?? 0;
+}
+
+type WaitUntilStep = Extract<AutomationStep, { type: 'wait_until' }>;
+
+/** A running enrollment an event of its person may end (its goal) or move on (the wait-until step it waits at). */
+export interface ListeningEnrollment {
+  id: string;
+  subscriberId: string;
+  enrolledAt: Date;
+  /** Its version's goal, when it is one of the events' names. */
+  goal: AutomationGoal | null;
+  /** The wait-until step it waits at for one of the events' names, since when, and until when (its timeout). */
+  wait: { step: WaitUntilStep; since: Date; until: Date } | null;
+}
+
+/**
+ * The running enrollments of a project's subscribers that events of `names` concern: those whose version's goal is
+ * one of them, and those waiting at a wait-until step for one of them with nothing matched yet.
+ */
+export async function findListening(db: Db, projectId: string, subscriberIds: readonly string[], names: readonly string[]): Promise<ListeningEnrollment[]> {
+  const { rows } = await db.execute<{
+    id: string;
+    subscriber_id: string;
+    enrolled_at: string;
+    goal: AutomationGoal | null;
+    wait_step: WaitUntilStep | null;
+    wait_since: string | null;
+    due_at: string;
+  }>(sql`
+    SELECT e.id, e.subscriber_id, e.enrolled_at, e.wait_since, e.due_at,
+      CASE WHEN v.goal->>'event' = ANY(${sql.param([...names])}::text[]) THEN v.goal END AS goal,
+      CASE WHEN e.state = 'waiting' AND e.wait_matched_event_id IS NULL AND e.wait_event = ANY(${sql.param([...names])}::text[])
+        THEN (SELECT s FROM jsonb_array_elements(v.steps) s WHERE s->>'id' = e.step_id) END AS wait_step
+    FROM automation_enrollments e
+    JOIN automation_versions v ON v.automation_id = e.automation_id AND v.version = e.version
+    WHERE e.project_id = ${projectId} AND e.subscriber_id = ANY(${sql.param([...subscriberIds])}::text[]) AND e.state IN ('active', 'waiting')
+      AND (v.goal->>'event' = ANY(${sql.param([...names])}::text[])
+        OR (e.state = 'waiting' AND e.wait_matched_event_id IS NULL AND e.wait_event = ANY(${sql.param([...names])}::text[])))`);
+  return rows.map((r) => ({
+    id: r.id,
+    subscriberId: r.subscriber_id,
+    enrolledAt: new Date(r.enrolled_at),
+    goal: r.goal,
+    wait: r.wait_step && r.wait_since ? { step: r.wait_step, since: new Date(r.wait_since), until: new Date(r.due_at) } : null,
+  }));
+}
+
+/**
+ * Ends running enrollments as `converted` (their person reached the goal). The lock version moves on, so an executor
+ * running one of them meanwhile has its pass refused by the fence: the enrollment ends once, here. Returns how many.
+ */
+export async function convert(db: Db, ids: readonly string[]): Promise<number> {
+  if (ids.length === 0) return 0;
+  const converted = await db.execute(sql`
+    UPDATE automation_enrollments
+    SET state = 'converted', step_id = NULL, reason = NULL, ended_at = now(), wait_event = NULL, wait_since = NULL, wait_matched_event_id = NULL,
+      locked_by = NULL, locked_until = NULL, lock_version = lock_version + 1
+    WHERE id = ANY(${sql.param([...ids].sort())}::text[]) AND state IN ('active', 'waiting')`);
+  return converted.rowCount ?? 0;
+}
+
+/**
+ * Marks enrollments still waiting at their wait-until step as matched by an event, due now: the next pass takes
+ * their matched branch. As with `convert`, an executor taking the timeout branch of one meanwhile is fenced off;
+ * one whose timeout was already written has left the step and is not matched. Returns how many.
+ */
+export async function wake(db: Db, matches: readonly { id: string; stepId: string; eventId: string }[]): Promise<number> {
+  if (matches.length === 0) return 0;
+  const sorted = [...matches].sort((a, b) => (a.id < b.id ? -1 : 1));
+  const woken = await db.execute(sql`
+    UPDATE automation_enrollments e
+    SET wait_matched_event_id = x.event_id, due_at = now(), locked_by = NULL, locked_until = NULL, lock_version = e.lock_version + 1
+    FROM unnest(${sql.param(sorted.map((m) => m.id))}::text[], ${sql.param(sorted.map((m) => m.stepId))}::text[], ${sql.param(sorted.map((m) => m.eventId))}::text[])
+      AS x(id, step_id, event_id)
+    WHERE e.id = x.id AND e.state = 'waiting' AND e.step_id = x.step_id AND e.wait_matched_event_id IS NULL`);
+  return woken.rowCount ?? 0;
 }

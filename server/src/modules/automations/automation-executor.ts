@@ -125,7 +125,7 @@ export class AutomationExecutor {
         advances.push(walked.advance);
         runs.push(...walked.runs);
         sends.push(...walked.sends.map((send) => ({ enrollmentId: enrollment.id, send })));
-        result.steps += walked.runs.filter((r) => r.completed || r.stepType === 'delay').length;
+        result.steps += walked.runs.filter((r) => r.completed || r.stepType === 'delay' || r.stepType === 'wait_until').length;
       }
 
       const queued = await this.db.transaction(async (tx) => {
@@ -167,25 +167,34 @@ export class AutomationExecutor {
     return new Map(keys.map(([key]) => [key, this.flows.get(key)!]));
   }
 
-  /** Runs one enrollment from its current step until a delay, an exit or the end of its flow. */
+  /** Runs one enrollment from its current step until a delay, a wait-until step, an exit or the end of its flow. */
   private async walk(enrollment: repo.ClaimedEnrollment, flow: Flow, subscriber: repo.EnrollmentSubscriber | undefined, context: PassContext) {
     const runs: repo.StepRunWrite[] = [];
     const sends: Send[] = [];
     const run = (step: AutomationStep, completed: boolean, outcome: string | null, messageId: string | null = null) =>
       runs.push({ enrollmentId: enrollment.id, automationId: enrollment.automationId, stepId: step.id, stepType: step.type, completed, outcome, messageId });
     const end = (state: EnrollmentState, reason: string | null = null) => ({
-      advance: { id: enrollment.id, lockVersion: enrollment.lockVersion, state, stepId: null, delaySeconds: 0, reason },
+      advance: { id: enrollment.id, lockVersion: enrollment.lockVersion, state, stepId: null, delaySeconds: 0, waitEvent: null, reason },
+      runs,
+      sends,
+    });
+    const wait = (step: AutomationStep, seconds: number, waitEvent: string | null) => ({
+      advance: { id: enrollment.id, lockVersion: enrollment.lockVersion, state: 'waiting' as const, stepId: step.id, delaySeconds: seconds, waitEvent, reason: null },
       runs,
       sends,
     });
 
     let stepId: string | null = enrollment.stepId ?? flow.entry;
     if (enrollment.state === 'waiting') {
-      // Its delay has expired: the delay completes and the flow goes on.
-      const delay = flow.steps.get(stepId);
-      if (delay) {
-        run(delay, true, 'waited');
-        stepId = successors(delay)[0] ?? null;
+      // Its delay has expired, or its wait-until step's event came or its timeout passed: the step completes and the flow goes on.
+      const waited = flow.steps.get(stepId);
+      if (waited?.type === 'wait_until') {
+        const matched = enrollment.waitMatchedEventId !== null;
+        run(waited, true, matched ? 'matched' : 'timed_out');
+        stepId = matched ? waited.matchedBranch : waited.timeoutBranch;
+      } else if (waited) {
+        run(waited, true, 'waited');
+        stepId = successors(waited)[0] ?? null;
       }
     }
     if (!subscriber) return end('failed', 'subscriber_not_found');
@@ -196,11 +205,10 @@ export class AutomationExecutor {
       switch (step.type) {
         case 'delay':
           run(step, false, null);
-          return {
-            advance: { id: enrollment.id, lockVersion: enrollment.lockVersion, state: 'waiting' as const, stepId: step.id, delaySeconds: durationSeconds(step.duration)!, reason: null },
-            runs,
-            sends,
-          };
+          return wait(step, durationSeconds(step.duration)!, null);
+        case 'wait_until':
+          run(step, false, null);
+          return wait(step, durationSeconds(step.timeout)!, step.event);
         case 'exit':
           run(step, true, 'exited');
           return end('exited', 'exit_step');

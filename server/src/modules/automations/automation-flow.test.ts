@@ -14,6 +14,14 @@ const condition = (id: string, trueBranch: string | null, falseBranch: string | 
   falseBranch,
 });
 const exit = (id: string): AutomationStep => ({ id, type: 'exit' });
+const waitUntil = (id: string, matchedBranch: string | null, timeoutBranch: string | null, timeout = '1d'): AutomationStep => ({
+  id,
+  type: 'wait_until',
+  event: 'order.completed',
+  timeout,
+  matchedBranch,
+  timeoutBranch,
+});
 
 describe('durationSeconds', () => {
   it('reads minutes, hours, days and weeks', () => {
@@ -45,6 +53,7 @@ describe('successors', () => {
     expect(successors(push('a', null))).toEqual([null]);
     expect(successors(condition('c', null, 'x'))).toEqual([null, 'x']);
     expect(successors(exit('x'))).toEqual([]);
+    expect(successors(waitUntil('w', 'yes', null))).toEqual(['yes', null]);
   });
 });
 
@@ -54,6 +63,13 @@ describe('flowProblems', () => {
     expect(flowProblems([condition('c', null, null)])).toEqual([]);
     expect(flowProblems([condition('c', 'yes', null), push('yes', 'out'), exit('out')])).toEqual([]);
     expect(flowProblems([condition('c', null, 'no'), push('no', null)])).toEqual([]);
+  });
+
+  it("checks a wait-until step's branches and timeout like a condition's and a delay's", () => {
+    expect(flowProblems([waitUntil('w', 'yes', 'no'), push('yes', 'join'), push('no', 'join'), exit('join')])).toEqual([]);
+    expect(flowProblems([waitUntil('w', 'gone', null)])).toEqual([{ field: 'steps[0].matchedBranch', error: 'step w: matchedBranch names no step (gone)' }]);
+    expect(flowProblems([waitUntil('w', null, null, '366d')])).toEqual([{ field: 'steps[0].timeout', error: 'step w: a wait is at most 365 days' }]);
+    expect(flowProblems([push('a', 'w'), waitUntil('w', null, 'b'), push('b', 'w')])).toEqual([{ field: 'steps[1]', error: 'step w: the flow comes back to it (a cycle)' }]);
   });
 
   it('accepts a diamond: two branches that meet again are no cycle', () => {

@@ -7,7 +7,7 @@ export const DURATION_PATTERN = /^([1-9]\d{0,5})([mhdw])$/;
 const UNIT_SECONDS = { m: 60, h: 3600, d: 86_400, w: 604_800 } as const;
 const MAX_DELAY_SECONDS = 365 * 86_400;
 
-/** A delay's duration in seconds; undefined when it is not one (or longer than 365 days). */
+/** A delay's (or a wait's timeout) duration in seconds; undefined when it is not one (or longer than 365 days). */
 export function durationSeconds(duration: string): number | undefined {
   const match = DURATION_PATTERN.exec(duration);
   if (!match) return undefined;
@@ -15,11 +15,17 @@ export function durationSeconds(duration: string): number | undefined {
   return seconds <= MAX_DELAY_SECONDS ? seconds : undefined;
 }
 
-/** The steps a step may go to: `next`, or a condition's two branches (null: the flow ends there). */
-export function successors(step: AutomationStep): (string | null)[] {
-  if (step.type === 'condition') return [step.trueBranch, step.falseBranch];
+/** A step's links by field: `next`, or the two branches of a condition or a wait-until step (null: the flow ends there). */
+function links(step: AutomationStep): [string, string | null][] {
+  if (step.type === 'condition') return [['trueBranch', step.trueBranch], ['falseBranch', step.falseBranch]];
+  if (step.type === 'wait_until') return [['matchedBranch', step.matchedBranch], ['timeoutBranch', step.timeoutBranch]];
   if (step.type === 'exit') return [];
-  return [step.next];
+  return [['next', step.next]];
+}
+
+/** The steps a step may go to. */
+export function successors(step: AutomationStep): (string | null)[] {
+  return links(step).map(([, target]) => target);
 }
 
 export interface FlowProblem {
@@ -39,14 +45,15 @@ export function flowProblems(steps: readonly AutomationStep[]): FlowProblem[] {
     else index.set(step.id, i);
   });
   steps.forEach((step, i) => {
-    const links: [string, string | null][] =
-      step.type === 'condition' ? [['trueBranch', step.trueBranch], ['falseBranch', step.falseBranch]] : step.type === 'exit' ? [] : [['next', step.next]];
-    for (const [field, target] of links) {
+    for (const [field, target] of links(step)) {
       if (target !== null && !index.has(target)) problems.push({ field: `steps[${i}].${field}`, error: `step ${step.id}: ${field} names no step (${target})` });
       if (target === steps[0]!.id) problems.push({ field: `steps[${i}].${field}`, error: `step ${step.id}: ${field} goes back to the entry step ${target}` });
     }
     if (step.type === 'delay' && durationSeconds(step.duration) === undefined) {
       problems.push({ field: `steps[${i}].duration`, error: `step ${step.id}: a delay is at most 365 days` });
+    }
+    if (step.type === 'wait_until' && durationSeconds(step.timeout) === undefined) {
+      problems.push({ field: `steps[${i}].timeout`, error: `step ${step.id}: a wait is at most 365 days` });
     }
   });
   if (problems.length > 0) return problems;

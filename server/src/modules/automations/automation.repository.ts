@@ -6,6 +6,7 @@ import {
   automations,
   automationStepRuns,
   automationVersions,
+  type AutomationGoal,
   type AutomationState,
   type AutomationStep,
   type AutomationTrigger,
@@ -16,7 +17,9 @@ import { subscriberSummaryColumns, summaryJoin, summaryOf, type SubscriberSummar
 import { reachableRows } from '../../db/tenant-scope.js';
 import type { ProjectScope, Reach } from '../tenancy.js';
 
-export type AutomationRecord = typeof automations.$inferSelect & { trigger: AutomationTrigger; steps: AutomationStep[] };
+export type AutomationRecord = typeof automations.$inferSelect & { trigger: AutomationTrigger; steps: AutomationStep[]; goal: AutomationGoal | null };
+/** What each version holds: the trigger, the steps and the goal. */
+export type Flow = { trigger: AutomationTrigger; steps: AutomationStep[]; goal: AutomationGoal | null };
 export type EnrollmentRow = typeof automationEnrollments.$inferSelect;
 /** An enrollment with the person it is about, for the lists. */
 export type NamedEnrollmentRow = EnrollmentRow & { subscriber: SubscriberSummary | null };
@@ -28,6 +31,7 @@ const withFlow = {
   automation: automations,
   trigger: automationVersions.trigger,
   steps: automationVersions.steps,
+  goal: automationVersions.goal,
 };
 
 function selectWithFlow(db: Db) {
@@ -37,10 +41,11 @@ function selectWithFlow(db: Db) {
     .innerJoin(automationVersions, and(eq(automationVersions.automationId, automations.id), eq(automationVersions.version, automations.version)));
 }
 
-const flat = (row: { automation: typeof automations.$inferSelect; trigger: AutomationTrigger; steps: AutomationStep[] }): AutomationRecord => ({
+const flat = (row: { automation: typeof automations.$inferSelect } & Flow): AutomationRecord => ({
   ...row.automation,
   trigger: row.trigger,
   steps: row.steps,
+  goal: row.goal,
 });
 
 /** The trigger's columns on the automation row, which triggers look automations up by. */
@@ -48,15 +53,15 @@ const triggerColumns = (trigger: AutomationTrigger) => ({ triggerType: trigger.t
 
 export async function insertAutomation(
   db: Db,
-  row: { id: string; projectId: string; sandbox: boolean; name: string; starter: string | null; trigger: AutomationTrigger; steps: AutomationStep[] },
+  row: { id: string; projectId: string; sandbox: boolean; name: string; starter: string | null } & Flow,
 ): Promise<AutomationRecord> {
   return db.transaction(async (tx) => {
     const [automation] = await tx
       .insert(automations)
       .values({ id: row.id, projectId: row.projectId, sandbox: row.sandbox, name: row.name, starter: row.starter, ...triggerColumns(row.trigger) })
       .returning();
-    await tx.insert(automationVersions).values({ automationId: row.id, version: 1, trigger: row.trigger, steps: row.steps });
-    return { ...automation!, trigger: row.trigger, steps: row.steps };
+    await tx.insert(automationVersions).values({ automationId: row.id, version: 1, trigger: row.trigger, steps: row.steps, goal: row.goal });
+    return { ...automation!, trigger: row.trigger, steps: row.steps, goal: row.goal };
   });
 }
 
@@ -82,7 +87,7 @@ export async function updateAutomation(
   db: Db,
   reach: Reach,
   id: string,
-  change: { name?: string | undefined; flow?: { trigger: AutomationTrigger; steps: AutomationStep[] } | undefined },
+  change: { name?: string | undefined; flow?: Flow | undefined },
 ): Promise<AutomationRecord | undefined> {
   return db.transaction(async (tx) => {
     const [current] = await tx
@@ -164,6 +169,8 @@ export async function deleteAutomation(db: Db, reach: Reach, id: string): Promis
   return deleted.length > 0;
 }
 
+export const noEnrollments = (): Record<EnrollmentState, number> => ({ active: 0, waiting: 0, completed: 0, converted: 0, exited: 0, failed: 0 });
+
 /** Enrollment counts per state of each automation. */
 export async function countEnrollments(db: Db, automationIds: readonly string[]): Promise<Map<string, Record<EnrollmentState, number>>> {
   const counts = new Map<string, Record<EnrollmentState, number>>();
@@ -174,7 +181,7 @@ export async function countEnrollments(db: Db, automationIds: readonly string[])
     .where(inArray(automationEnrollments.automationId, [...automationIds]))
     .groupBy(automationEnrollments.automationId, automationEnrollments.state);
   for (const row of rows) {
-    const entry = counts.get(row.automationId) ?? { active: 0, waiting: 0, completed: 0, exited: 0, failed: 0 };
+    const entry = counts.get(row.automationId) ?? noEnrollments();
     entry[row.state] = row.n;
     counts.set(row.automationId, entry);
   }
@@ -188,14 +195,19 @@ export interface StepCounts {
   completed: number;
   sent: number;
   clicked: number;
+  converted: number;
 }
 
-/** Per step: enrollments that entered it and moved past it, and of its messages those sent and clicked. */
+/**
+ * Per step: enrollments that entered it and moved past it, of its messages those sent and clicked, and of its
+ * enrollments those that ended converted (the goal reached after the step, or while in it).
+ */
 export async function stepCounts(db: Db, automationId: string): Promise<StepCounts[]> {
-  const { rows } = await db.execute<{ step_id: string; step_type: string; entered: string; completed: string; sent: string; clicked: string }>(sql`
+  const { rows } = await db.execute<{ step_id: string; step_type: string; entered: string; completed: string; sent: string; clicked: string; converted: string }>(sql`
     SELECT r.step_id, min(r.step_type) AS step_type, count(*) AS entered, count(r.completed_at) AS completed,
-      count(d.sent_at) AS sent, count(d.clicked_at) AS clicked
+      count(d.sent_at) AS sent, count(d.clicked_at) AS clicked, count(*) FILTER (WHERE e.state = 'converted') AS converted
     FROM automation_step_runs r
+    JOIN automation_enrollments e ON e.id = r.enrollment_id
     LEFT JOIN deliveries d ON d.message_id = r.message_id
     WHERE r.automation_id = ${automationId}
     GROUP BY r.step_id`);
@@ -206,6 +218,7 @@ export async function stepCounts(db: Db, automationId: string): Promise<StepCoun
     completed: Number(r.completed),
     sent: Number(r.sent),
     clicked: Number(r.clicked),
+    converted: Number(r.converted),
   }));
 }
 

@@ -161,8 +161,9 @@ export async function automationRoutes(app: App, automations: AutomationService)
         summary: 'Per-step stats and totals',
         description:
           'Per step (spec 2.5): entered (enrollments the step started for), sent (send steps: messages the provider accepted), clicked, ' +
-          'completed (moved past it: a delay not yet expired is entered, not completed). Totals count enrollments by state; ' +
-          'conversion is completed / enrolled.',
+          'completed (moved past it: a delay not yet expired is entered, not completed), converted (of those entering it, the ' +
+          'enrollments that reached the goal). Totals count enrollments by state; conversion is completed / enrolled, ' +
+          'goalConversion converted / enrolled.',
         params: idParams,
         response: { 200: automationStats, ...commonErrors },
       },
@@ -178,7 +179,7 @@ export async function automationRoutes(app: App, automations: AutomationService)
         tags,
         summary: "An automation's enrollments, newest first",
         description:
-          'States: active (a step is due), waiting (in a delay), completed, exited (an exit step, or the automation archived), failed (reason says why). ' +
+          'States: active (a step is due), waiting (in a delay or a wait-until step), completed, converted (reached the goal), exited (an exit step, or the automation archived), failed (reason says why). ' +
           'Each enrollment carries `subscriber`, the person it is about (name, email, phone, external id, device), for a list to name them.',
         params: idParams,
         querystring: enrollmentsQuery,

@@ -40,6 +40,20 @@ export const propertyCondition = z
 
 const propertyConditions = z.array(propertyCondition).min(1).max(20);
 
+const duration = z.string().regex(DURATION_PATTERN, 'must be a number and a unit: 30m, 2h, 1d or 2w');
+
+export const goal = z
+  .strictObject({
+    event: eventName.describe('The event that counts as reaching the goal, e.g. order.completed'),
+    conditions: propertyConditions.optional().describe("Tests of the event's properties, all of which must hold"),
+  })
+  .meta({
+    id: 'AutomationGoal',
+    description:
+      'What the automation is for: a person enrolled who performs this event (after enrolling) leaves the flow at once, ' +
+      'their enrollment ending `converted`; versioned with the flow, like the trigger',
+  });
+
 export const trigger = z
   .discriminatedUnion('type', [
     z.strictObject({ type: z.literal('subscriber_added') }).describe('A new subscriber registers on the project (POST /subscribers)'),
@@ -132,10 +146,7 @@ export const step = z
       id: stepId,
       type: z.literal('delay'),
       next,
-      duration: z
-        .string()
-        .regex(DURATION_PATTERN, 'must be a number and a unit: 30m, 2h, 1d or 2w')
-        .describe('How long to wait: minutes (30m), hours (2h), days (1d) or weeks (2w); at most 365 days'),
+      duration: duration.describe('How long to wait: minutes (30m), hours (2h), days (1d) or weeks (2w); at most 365 days'),
     }),
     z.strictObject({
       id: stepId,
@@ -144,6 +155,17 @@ export const step = z
       trueBranch: next.describe('The step when the criteria hold; null ends the flow'),
       falseBranch: next.describe('The step otherwise; null ends the flow'),
     }),
+    z
+      .strictObject({
+        id: stepId,
+        type: z.literal('wait_until'),
+        event: eventName.describe('The event to wait for, from the same person (POST /events)'),
+        conditions: propertyConditions.optional().describe("Tests of the event's properties, all of which must hold"),
+        timeout: duration.describe('How long to wait at most, as a delay: 30m, 2h, 1d, 2w; at most 365 days'),
+        matchedBranch: next.describe('The step when the event comes in time; null ends the flow'),
+        timeoutBranch: next.describe('The step when the timeout passes first; null ends the flow'),
+      })
+      .describe('Waits until the person performs an event (one that occurs after reaching the step), or until the timeout'),
     z.strictObject({ id: stepId, type: z.literal('exit') }).describe('Ends the enrollment as exited'),
   ])
   .meta({ id: 'AutomationStep', description: 'One step; the first of the list is the entry step' });
@@ -156,12 +178,12 @@ const steps = z.array(step).min(1).max(100);
 const name = z.string().trim().min(1).max(200);
 
 export const createAutomationBody = z
-  .strictObject({ projectId: z.string().min(1), name, trigger, steps })
+  .strictObject({ projectId: z.string().min(1), name, trigger, steps, goal: goal.nullable().optional().describe('None by default') })
   .meta({ id: 'NewAutomation', description: 'Saved as a draft: POST /automations/{id}/activate starts it' });
 
 export const updateAutomationBody = z
-  .strictObject({ name: name.optional(), trigger: trigger.optional(), steps: steps.optional() })
-  .refine((b) => b.name !== undefined || b.trigger !== undefined || b.steps !== undefined, 'must change name, trigger or steps');
+  .strictObject({ name: name.optional(), trigger: trigger.optional(), steps: steps.optional(), goal: goal.nullable().optional().describe('null removes it') })
+  .refine((b) => b.name !== undefined || b.trigger !== undefined || b.steps !== undefined || b.goal !== undefined, 'must change name, trigger, steps or goal');
 
 export const fromStarterBody = z.strictObject({
   projectId: z.string().min(1),
@@ -179,6 +201,7 @@ export const automation = z
     version: z.number().int().describe('The version new enrollments start on; enrollments keep the version they started on'),
     trigger,
     steps: z.array(step),
+    goal: goal.nullable(),
     starter: z.string().nullable(),
     activatedAt: timestamp.nullable(),
     createdAt: timestamp,
@@ -192,9 +215,11 @@ export const automationTotals = z
     active: z.number().int(),
     waiting: z.number().int(),
     completed: z.number().int(),
+    converted: z.number().int().describe('Enrollments that ended because the person reached the goal'),
     exited: z.number().int(),
     failed: z.number().int(),
     conversion: z.number().describe('completed / enrolled, 0 to 1 (0 with no enrollment)'),
+    goalConversion: z.number().describe('converted / enrolled, 0 to 1 (0 with no enrollment, or without a goal)'),
   })
   .meta({ id: 'AutomationTotals' });
 
@@ -210,6 +235,7 @@ export const automationStats = z
         sent: z.number().int().describe('Send steps: messages the provider accepted (0 for other steps)'),
         clicked: z.number().int().describe('Send steps: messages clicked (0 for other steps)'),
         completed: z.number().int().describe('Enrollments that moved past the step; a delay not yet expired is entered, not completed'),
+        converted: z.number().int().describe('Enrollments that entered the step and later (or while in it) reached the goal'),
       }),
     ),
   })
@@ -237,7 +263,10 @@ export const stepRun = z.object({
   type: z.string(),
   enteredAt: timestamp,
   completedAt: timestamp.nullable(),
-  outcome: z.string().nullable().describe('sent, skipped:<why>, true / false (a condition), waited, exited, or failed:<why>'),
+  outcome: z
+    .string()
+    .nullable()
+    .describe('sent, skipped:<why>, true / false (a condition), waited, matched / timed_out (a wait-until step), exited, or failed:<why>'),
   messageId: z.string().nullable().describe("A send step's message (its delivery is in the subscriber's history)"),
 });
 

@@ -3,7 +3,7 @@ import { sql } from 'drizzle-orm';
 import type pg from 'pg';
 import type { z } from 'zod';
 import type { Db } from '../../db/database.js';
-import type { AutomationState, AutomationStep, AutomationTrigger, EmailCampaignContent, EnrollmentState } from '../../db/schema.js';
+import type { AutomationGoal, AutomationState, AutomationStep, AutomationTrigger, EmailCampaignContent, EnrollmentState } from '../../db/schema.js';
 import type { DeliveryEngine } from '../../delivery/index.js';
 import { AppError, notFound, validationFailed, type FieldError } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
@@ -39,6 +39,7 @@ const view = (row: repo.AutomationRecord): AutomationView => ({
   trigger: row.trigger,
   // Stored steps passed the step schema when saved.
   steps: row.steps as StepInput[],
+  goal: row.goal,
   starter: row.starter,
   activatedAt: iso(row.activatedAt),
   createdAt: row.createdAt.toISOString(),
@@ -69,6 +70,7 @@ export interface StoredEvent {
   name: string;
   subscriberId: string | null;
   properties: Record<string, unknown>;
+  occurredAt: Date;
 }
 
 export interface AutomationDeps {
@@ -95,9 +97,22 @@ export class AutomationService {
     return { data: [...STARTERS] };
   }
 
-  async create(scope: ProjectScope, input: { name: string; trigger: AutomationTrigger; steps: StepInput[] }, starter: string | null = null): Promise<AutomationView> {
+  async create(
+    scope: ProjectScope,
+    input: { name: string; trigger: AutomationTrigger; steps: StepInput[]; goal?: AutomationGoal | null | undefined },
+    starter: string | null = null,
+  ): Promise<AutomationView> {
     const steps = await this.checkedFlow(scope, input.steps, false);
-    const row = await repo.insertAutomation(this.db, { id: newId('aut'), projectId: scope.projectId, sandbox: scope.sandbox, name: input.name, starter, trigger: input.trigger, steps });
+    const row = await repo.insertAutomation(this.db, {
+      id: newId('aut'),
+      projectId: scope.projectId,
+      sandbox: scope.sandbox,
+      name: input.name,
+      starter,
+      trigger: input.trigger,
+      steps,
+      goal: input.goal ?? null,
+    });
     return view(row);
   }
 
@@ -121,12 +136,20 @@ export class AutomationService {
   }
 
   /** Renames, or gives a new flow: a draft's is replaced, any other's becomes a new version (enrollments keep theirs). */
-  async update(reach: Reach, id: string, change: { name?: string | undefined; trigger?: AutomationTrigger | undefined; steps?: StepInput[] | undefined }): Promise<AutomationView> {
+  async update(
+    reach: Reach,
+    id: string,
+    change: { name?: string | undefined; trigger?: AutomationTrigger | undefined; steps?: StepInput[] | undefined; goal?: AutomationGoal | null | undefined },
+  ): Promise<AutomationView> {
     const current = await this.find(reach, id);
     if (current.state === 'archived') throw new AppError(409, 'automation_archived', 'An archived automation cannot be changed');
-    const flowChanged = change.trigger !== undefined || change.steps !== undefined;
+    const flowChanged = change.trigger !== undefined || change.steps !== undefined || change.goal !== undefined;
     const flow = flowChanged
-      ? { trigger: change.trigger ?? current.trigger, steps: await this.checkedFlow(scopeOf(reach, current), change.steps ?? (current.steps as StepInput[]), current.state !== 'draft') }
+      ? {
+          trigger: change.trigger ?? current.trigger,
+          steps: await this.checkedFlow(scopeOf(reach, current), change.steps ?? (current.steps as StepInput[]), current.state !== 'draft'),
+          goal: change.goal === undefined ? current.goal : change.goal,
+        }
       : undefined;
     const row = await repo.updateAutomation(this.db, reach, id, { name: change.name, flow });
     if (!row) throw notFound('Automation');
@@ -160,13 +183,13 @@ export class AutomationService {
     const byStep = new Map(steps.map((s) => [s.stepId, s]));
     // The current flow's steps in order, then any step only an older version had.
     const ordered = [
-      ...automation.steps.map((step) => byStep.get(step.id) ?? { stepId: step.id, type: step.type, entered: 0, completed: 0, sent: 0, clicked: 0 }),
+      ...automation.steps.map((step) => byStep.get(step.id) ?? { stepId: step.id, type: step.type, entered: 0, completed: 0, sent: 0, clicked: 0, converted: 0 }),
       ...steps.filter((s) => !automation.steps.some((step) => step.id === s.stepId)),
     ];
     return {
       automationId: id,
       totals: totalsOf(counts.get(id)),
-      steps: ordered.map(({ stepId, type, entered, sent, clicked, completed }) => ({ stepId, type, entered, sent, clicked, completed })),
+      steps: ordered.map(({ stepId, type, entered, sent, clicked, completed, converted }) => ({ stepId, type, entered, sent, clicked, completed, converted })),
     };
   }
 
@@ -197,6 +220,41 @@ export class AutomationService {
   async deleteEnrollment(reach: Reach, id: string, enrollmentId: string): Promise<void> {
     await this.find(reach, id);
     if (!(await repo.deleteEnrollment(this.db, id, enrollmentId))) throw notFound('Enrollment');
+  }
+
+  /**
+   * What stored events do to their people's running enrollments, in the caller's transaction, set-based: one that
+   * reaches an enrollment's goal ends it `converted`; one its wait-until step waits for (that occurred after the step
+   * was reached and before its timeout, with properties matching) makes it due now, to take the matched branch.
+   * Returns how many were made due.
+   */
+  async reactToEvents(tx: Db, scope: ProjectScope, stored: readonly StoredEvent[]): Promise<number> {
+    const named = stored.filter((e) => e.subscriberId !== null);
+    if (named.length === 0) return 0;
+    const listening = await enrollments.findListening(tx, scope.projectId, [...new Set(named.map((e) => e.subscriberId!))], [...new Set(named.map((e) => e.name))]);
+    const converted = new Set<string>();
+    const matched = new Map<string, { id: string; stepId: string; eventId: string }>();
+    for (const event of named) {
+      for (const enrollment of listening) {
+        if (enrollment.subscriberId !== event.subscriberId || converted.has(enrollment.id)) continue;
+        const { goal, wait } = enrollment;
+        if (goal?.event === event.name && event.occurredAt >= enrollment.enrolledAt && allHold(goal.conditions, event.properties)) {
+          converted.add(enrollment.id);
+          matched.delete(enrollment.id);
+        } else if (
+          wait &&
+          !matched.has(enrollment.id) &&
+          wait.step.event === event.name &&
+          event.occurredAt >= wait.since &&
+          event.occurredAt < wait.until &&
+          allHold(wait.step.conditions, event.properties)
+        ) {
+          matched.set(enrollment.id, { id: enrollment.id, stepId: wait.step.id, eventId: event.id });
+        }
+      }
+    }
+    await enrollments.convert(tx, [...converted]);
+    return enrollments.wake(tx, [...matched.values()]);
   }
 
   /**
@@ -322,7 +380,8 @@ export class AutomationService {
 const scopeOf = (reach: Reach, row: repo.AutomationRecord): ProjectScope => ({ organizationId: reach.organizationId, projectId: row.projectId, sandbox: row.sandbox });
 
 function totalsOf(counts: Record<EnrollmentState, number> | undefined) {
-  const c = counts ?? { active: 0, waiting: 0, completed: 0, exited: 0, failed: 0 };
-  const enrolled = c.active + c.waiting + c.completed + c.exited + c.failed;
-  return { enrolled, ...c, conversion: enrolled === 0 ? 0 : Math.round((c.completed / enrolled) * 10_000) / 10_000 };
+  const c = counts ?? repo.noEnrollments();
+  const enrolled = c.active + c.waiting + c.completed + c.converted + c.exited + c.failed;
+  const rate = (n: number) => (enrolled === 0 ? 0 : Math.round((n / enrolled) * 10_000) / 10_000);
+  return { enrolled, ...c, conversion: rate(c.completed), goalConversion: rate(c.converted) };
 }

@@ -199,9 +199,9 @@ describe('a subscriber_added flow with a delay', () => {
     expect(waiting.totals).toMatchObject({ enrolled: 1, waiting: 1, completed: 0 });
     // `sent` counts the delivery once it is marked sent, just after the push service has it.
     await expect.poll(async () => (await stats(tenant, flow.id)).steps, { timeout: 15_000 }).toEqual([
-      { stepId: 'hello', type: 'send_push', entered: 1, sent: 1, clicked: 0, completed: 1 },
-      { stepId: 'wait', type: 'delay', entered: 1, sent: 0, clicked: 0, completed: 0 },
-      { stepId: 'again', type: 'send_push', entered: 0, sent: 0, clicked: 0, completed: 0 },
+      { stepId: 'hello', type: 'send_push', entered: 1, sent: 1, clicked: 0, completed: 1, converted: 0 },
+      { stepId: 'wait', type: 'delay', entered: 1, sent: 0, clicked: 0, completed: 0, converted: 0 },
+      { stepId: 'again', type: 'send_push', entered: 0, sent: 0, clicked: 0, completed: 0, converted: 0 },
     ]);
 
     // Not yet due: nothing happens.

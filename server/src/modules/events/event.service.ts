@@ -1,5 +1,5 @@
 // Events (spec 4.6, 6.1): stored per project once per eventId, against the subscriber they name, enrolling it in the
-// matching event automations in the same transaction.
+// matching event automations (and reaching its running automations' goals and wait-until steps) in the same transaction.
 import type { z } from 'zod';
 import type { Db } from '../../db/database.js';
 import { newId } from '../../shared/ids.js';
@@ -27,7 +27,7 @@ export class EventService {
   constructor(
     private readonly db: Db,
     private readonly automations: AutomationService,
-    /** Told when events enrolled someone, so this process's executor looks at once. */
+    /** Told when events enrolled someone or made a waiting enrollment due, so this process's executor looks at once. */
     private readonly onEnrolled: () => void = () => {},
   ) {}
 
@@ -66,9 +66,11 @@ export class EventService {
         };
       });
       const { inserted, existing } = await repo.insertEvents(tx, rows);
+      // Before enrolling: an event reaches the goals and wait-until steps of enrollments already running, not its own.
+      const woken = await this.automations.reactToEvents(tx, scope, inserted);
       const enrolled = await this.automations.enrollForEvents(tx, scope, inserted);
       const recorded = new Set(inserted.map((r) => r.id));
-      return rows.map((row) => ({
+      const data = rows.map((row) => ({
         id: recorded.has(row.id) ? row.id : (existing.get(row.eventKey!) ?? row.id),
         eventId: row.eventKey,
         name: row.name,
@@ -76,10 +78,11 @@ export class EventService {
         subscriberId: row.subscriberId,
         enrolled: enrolled.get(row.id) ?? 0,
       }));
+      return { data, woken };
     });
-    if (outcome.some((o) => o.enrolled > 0)) this.onEnrolled();
-    const recorded = outcome.filter((o) => o.status === 'recorded').length;
-    return { recorded, duplicates: outcome.length - recorded, data: outcome };
+    if (outcome.woken > 0 || outcome.data.some((o) => o.enrolled > 0)) this.onEnrolled();
+    const recorded = outcome.data.filter((o) => o.status === 'recorded').length;
+    return { recorded, duplicates: outcome.data.length - recorded, data: outcome.data };
   }
 
   async list(scope: ProjectScope, query: { page: number; pageSize: number; name?: string | undefined; subscriberId?: string | undefined }) {
