@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDnsServer, type DnsServer } from '../../server/test/dns-server.js';
 import { startSmtpPeer, type SmtpPeer } from '../../server/test/smtp-peer.js';
-import { api, expectAccessible, emailThroughPeer, findChromium, screenshot, startSession, VIEWER, type Herald, type Session } from './browser.js';
+import { addCondition, api, expectAccessible, emailThroughPeer, findChromium, screenshot, startSession, VIEWER, type Herald, type Session } from './browser.js';
 
 const chromiumPath = findChromium();
 const DOMAIN = 'news.example.com';
@@ -162,6 +162,8 @@ describe.skipIf(!chromiumPath)("a subscriber's email events in Chromium", { time
     await row.getByText('Email: Subscribed; SMS: Unsubscribed; WhatsApp: Subscribed').waitFor();
 
     await page.goto(`${herald.url}/app/projects/${projectId}/segments/new`);
+    await addCondition(page, 'Email marketing');
+    await addCondition(page, 'SMS marketing');
     const emailMarketing = page.getByRole('group', { name: 'Email marketing' });
     await emailMarketing.getByRole('checkbox', { name: 'Transactional only' }).waitFor();
     await page.getByRole('group', { name: 'SMS marketing' }).getByRole('checkbox', { name: 'Unsubscribed' }).waitFor();

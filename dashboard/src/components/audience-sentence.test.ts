@@ -116,6 +116,8 @@ describe('audienceSentence', () => {
     expect(audienceSentence({ all: [{ any: [plan, order] }, { country: ['FR'], lastSeenDays: 7 }] })).toBe(
       'plan is “pro” or performed order.completed in the last 30 days · (France and seen in the last 7 days)',
     );
-    expect(audienceSentence({ all: [{}] })).toBe('anyone');
+    // Conditions still being filled in say nothing yet.
+    expect(audienceSentence({ all: [{}, { attribute: '', operator: 'exists' }, { event: '', where: [{ property: '', operator: 'eq', value: '' }] }, { inSegment: '' }] })).toBe('Everyone subscribed');
+    expect(audienceSentence({ all: [{ event: 'signup', where: [{ property: '', operator: 'eq', value: '' }] }] })).toBe('performed signup');
   });
 });

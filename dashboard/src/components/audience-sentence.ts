@@ -83,7 +83,8 @@ function eventWords(c: EventCondition): string {
   else if (c.between?.from) words.push(`since ${dateWords(c.between.from)}`);
   else if (c.between?.to) words.push(`until ${dateWords(c.between.to)}`);
   let sentence = words.join(' ');
-  if (c.where?.length) sentence += `, where ${listWords(c.where.map((w) => `${w.property} ${comparisonWords(w)}`), 'and')}`;
+  const where = (c.where ?? []).filter((w) => w.property);
+  if (where.length) sentence += `, where ${listWords(where.map((w) => `${w.property} ${comparisonWords(w)}`), 'and')}`;
   if (c.first) sentence += `, first ${comparisonWords(c.first, true)}`;
   if (c.last) sentence += `, last ${comparisonWords(c.last, true)}`;
   return sentence;
@@ -94,15 +95,17 @@ const segmentWords = (id: string, names: SegmentNames) => {
   return name === undefined ? 'a saved segment' : `segment “${name}”`;
 };
 
-/** One condition of `all` or `any` as a phrase; a group of several parts in brackets. */
-function conditionWords(c: Condition, names: SegmentNames): string {
-  if ('attribute' in c) return `${c.attribute} ${comparisonWords(c)}`;
-  if ('event' in c) return eventWords(c);
-  if ('inSegment' in c) return `in ${segmentWords(c.inSegment, names)}`;
-  if ('notInSegment' in c) return `not in ${segmentWords(c.notInSegment, names)}`;
+/**
+ * One condition of `all` or `any` as a phrase; a group of several parts in brackets. A condition still being filled in
+ * (no attribute, event or segment chosen yet; an empty group) says nothing yet.
+ */
+function conditionWords(c: Condition, names: SegmentNames): string | undefined {
+  if ('attribute' in c) return c.attribute ? `${c.attribute} ${comparisonWords(c)}` : undefined;
+  if ('event' in c) return c.event ? eventWords(c) : undefined;
+  if ('inSegment' in c) return c.inSegment ? `in ${segmentWords(c.inSegment, names)}` : undefined;
+  if ('notInSegment' in c) return c.notInSegment ? `not in ${segmentWords(c.notInSegment, names)}` : undefined;
   const parts = audienceParts(c, names);
-  if (parts.length === 0) return 'anyone';
-  if (parts.length === 1) return parts[0]!;
+  if (parts.length <= 1) return parts[0];
   // A group of only "any" is already "a or b"; a group of several parts is "a and b".
   return `(${parts.join(' and ')})`;
 }
@@ -148,11 +151,12 @@ export function audienceParts(filters: SegmentFilters | null | undefined, names:
   if (range?.from && range.to) parts.push(`subscribed ${dateWords(range.from)} – ${dateWords(range.to)}`);
   else if (range?.from) parts.push(`subscribed since ${dateWords(range.from)}`);
   else if (range?.to) parts.push(`subscribed until ${dateWords(range.to)}`);
-  for (const condition of filters.all ?? []) parts.push(conditionWords(condition, names));
-  if (filters.any?.length) {
-    const either = filters.any.map((condition) => conditionWords(condition, names));
-    parts.push(either.length > 1 && parts.length > 0 ? `(${listWords(either)})` : listWords(either));
+  for (const condition of filters.all ?? []) {
+    const words = conditionWords(condition, names);
+    if (words) parts.push(words);
   }
+  const either = (filters.any ?? []).map((condition) => conditionWords(condition, names)).filter((words) => words !== undefined);
+  if (either.length) parts.push(either.length > 1 && parts.length > 0 ? `(${listWords(either)})` : listWords(either));
   return parts;
 }
 

@@ -199,7 +199,7 @@ function GroupEditor({
           })}
         </ol>
       )}
-      <AddMenu context={context} groupId={groupId} name={name} canGroup={depth < MAX_DEPTH} />
+      <AddMenu context={context} groupId={groupId} canGroup={depth < MAX_DEPTH} />
     </div>
   );
 }
@@ -211,7 +211,7 @@ const ADD_KINDS: { kind: 'attribute' | 'event' | 'segment'; label: string }[] = 
 ];
 
 /** "+ Condition" (a disclosure of the kinds of condition) and "+ Group". */
-function AddMenu({ context, groupId, name, canGroup }: { context: Context; groupId: string | undefined; name: string; canGroup: boolean }) {
+function AddMenu({ context, groupId, canGroup }: { context: Context; groupId: string | undefined; canGroup: boolean }) {
   const [open, setOpen] = useState(false);
   const menuId = useId();
   const toggle = useRef<HTMLButtonElement>(null);
@@ -230,11 +230,11 @@ function AddMenu({ context, groupId, name, canGroup }: { context: Context; group
       }}
     >
       <div className="row">
-        <button type="button" ref={toggle} aria-expanded={open} aria-controls={menuId} onClick={() => setOpen(!open)} aria-label={`Add a condition to ${name.toLowerCase()}`}>
+        <button type="button" ref={toggle} aria-expanded={open} aria-controls={menuId} onClick={() => setOpen(!open)}>
           + Condition
         </button>
         {canGroup && (
-          <button type="button" onClick={() => add('group')} aria-label={`Add a group to ${name.toLowerCase()}`}>
+          <button type="button" onClick={() => add('group')}>
             + Group
           </button>
         )}

@@ -630,7 +630,7 @@ function StepFields({
             />
             <SegmentSelect projectId={projectId} value={step.segmentId} error={error} onChange={(segmentId) => setStep({ ...step, segmentId })} />
             <details open={step.subscriber.rows.length > 0}>
-              <summary>Who the subscriber is and what they did (attributes, events, segments, tags, last seen, country …)</summary>
+              <summary>Subscriber’s fields and conditions (attributes, events, segments, tags, last seen, country …)</summary>
               <ConditionBuilder
                 projectId={projectId}
                 tree={step.subscriber}
