@@ -56,13 +56,15 @@ export interface Attribute {
   source: 'inferred' | 'declared';
 }
 export interface FrequentValue {
-  value: string | number | boolean;
+  value: string;
   count: number;
 }
+/** A property seen on the last events of a name: its dotted path, JSON types (most frequent first) and top values. */
 export interface EventProperty {
-  name: string;
-  type: ValueType;
-  values?: FrequentValue[];
+  path: string;
+  seen: number;
+  types: { type: 'string' | 'number' | 'boolean' | 'null' | 'array' | 'object'; count: number }[];
+  values: { value: string | number | boolean | null; count: number }[];
 }
 
 /** The three typeahead routes in openapi-fetch's shape, so the session's client (credentials, 401) calls them. */
@@ -79,7 +81,7 @@ interface TargetingPaths {
   '/events/project/{projectId}/properties': {
     get: {
       parameters: { path: { projectId: string }; query: { name: string } };
-      responses: { 200: { content: { 'application/json': { data: EventProperty[] } } } };
+      responses: { 200: { content: { 'application/json': { name: string; sampled: number; properties: EventProperty[] } } } };
     };
   };
 }

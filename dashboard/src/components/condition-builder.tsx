@@ -21,6 +21,7 @@ import {
   OPERATORS,
   operatorWords,
   problemsOf,
+  propertyType,
   retype,
   TIME_OPERATORS,
   TYPE_LABELS,
@@ -463,7 +464,7 @@ function EventEditor({ context, row, path, set }: { context: Context; row: Event
     enabled: name !== '',
     staleTime: 60_000,
   });
-  const known = properties.data?.data ?? [];
+  const known = properties.data?.properties ?? [];
   const count = row.count ?? { operator: 'gte' as const, value: '1' };
   const time = (key: 'first' | 'last', label: string) => {
     const comparison = row[key];
@@ -524,11 +525,12 @@ function EventEditor({ context, row, path, set }: { context: Context; row: Event
       </div>
       <datalist id={propertiesList}>
         {known.map((property) => (
-          <option key={property.name} value={property.name} />
+          <option key={property.path} value={property.path} />
         ))}
       </datalist>
       {row.where.map((where, i) => {
-        const property = known.find((p) => p.name === where.property.trim());
+        const property = known.find((p) => p.path === where.property.trim());
+        const type = property && propertyType(property);
         const setWhere = (next: typeof where) => set({ ...row, where: row.where.map((w) => (w.id === where.id ? next : w)) });
         return (
           <div className="condition-line" key={where.id} role="group" aria-label={`Where ${i + 1}`}>
@@ -541,16 +543,17 @@ function EventEditor({ context, row, path, set }: { context: Context; row: Event
               autoComplete="off"
               value={where.property}
               onChange={(event) => {
-                const found = known.find((p) => p.name === event.target.value.trim());
-                setWhere({ ...where, property: event.target.value, comparison: found ? retype(where.comparison, found.type) : where.comparison });
+                const found = known.find((p) => p.path === event.target.value.trim());
+                const foundType = found && propertyType(found);
+                setWhere({ ...where, property: event.target.value, comparison: foundType ? retype(where.comparison, foundType) : where.comparison });
               }}
             />
-            {!property && <TypeSelect value={where.comparison.type} path={`${path}.where.${i}`} error={context.error} onChange={(type) => setWhere({ ...where, comparison: retype(where.comparison, type) })} />}
+            {!type && <TypeSelect value={where.comparison.type} path={`${path}.where.${i}`} error={context.error} onChange={(type) => setWhere({ ...where, comparison: retype(where.comparison, type) })} />}
             <ComparisonEditor
               comparison={where.comparison}
               path={`${path}.where.${i}`}
               error={context.error}
-              suggestions={property?.values?.map((v) => String(v.value))}
+              suggestions={property?.values.filter((v) => v.value !== null).map((v) => String(v.value))}
               onChange={(comparison) => setWhere({ ...where, comparison })}
             />
             <button type="button" onClick={() => set({ ...row, where: row.where.filter((w) => w.id !== where.id) })} aria-label={`Remove where ${i + 1}`}>

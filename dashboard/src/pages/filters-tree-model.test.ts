@@ -2,7 +2,7 @@
 // edits written as the API takes them, the paths of each row for 422s, and what is left to fill in.
 import { describe, expect, it } from 'vitest';
 import type { Filters } from '../api/targeting';
-import { editField, filtersOf, newRow, newWhere, problemsOf, retype, treeOf, updateRow, type Group, type Row } from './filters-tree-model';
+import { editField, filtersOf, newRow, newWhere, problemsOf, propertyType, retype, treeOf, updateRow, type Group, type Row } from './filters-tree-model';
 
 const roundTrip = (filters: Filters) => JSON.stringify(filtersOf(treeOf(filters)).filters);
 
@@ -129,6 +129,11 @@ describe('filters ⇄ tree', () => {
     const text = { type: 'text' as const, operator: 'contains' as const, value: '', value2: '' };
     expect(retype(text, 'number').operator).toBe('eq');
     expect(retype({ ...text, operator: 'exists' }, 'date').operator).toBe('exists');
+  });
+
+  it('compares an event property as its most frequent JSON type, and asks for one of an object or list', () => {
+    const seen = (...types: ('string' | 'number' | 'boolean' | 'object')[]) => ({ path: 'p', seen: 3, types: types.map((type) => ({ type, count: 1 })), values: [] });
+    expect([propertyType(seen('number', 'string')), propertyType(seen('string')), propertyType(seen('boolean')), propertyType(seen('object'))]).toEqual(['number', 'text', 'boolean', undefined]);
   });
 });
 

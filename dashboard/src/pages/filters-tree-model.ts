@@ -1,7 +1,7 @@
 // The condition builder's tree (groups of attribute, event, segment and device/location rows) and the filters object of
 // docs/TARGETING.md, one into the other, with the problems to fix before sending. No DOM: tested in Node
 // (filters-tree-model.test.ts); a filters object read and written back unedited is the same JSON.
-import type { Condition, DateCondition, EventCondition, Filters, Operator, ValueType } from '../api/targeting';
+import type { Condition, DateCondition, EventCondition, EventProperty, Filters, Operator, ValueType } from '../api/targeting';
 import { fromFilters, toFilters, type BuilderState } from './segment-builder-model';
 
 export const VALUE_TYPES: readonly ValueType[] = ['text', 'number', 'boolean', 'date'];
@@ -17,7 +17,7 @@ export const OPERATORS: Record<ValueType, readonly Operator[]> = {
 /** First and last times: the date operators but exists / not_exists. */
 export const TIME_OPERATORS = OPERATORS.date.filter((op) => op !== 'exists' && op !== 'not_exists');
 export const COUNT_OPERATORS = ['gte', 'lte', 'eq'] as const;
-export type CountOperator = (typeof COUNT_OPERATORS)[number];
+type CountOperator = (typeof COUNT_OPERATORS)[number];
 
 /** An operator as the builder and the sentences say it, per type ("is more than" a number, "is after" a date). */
 export function operatorWords(operator: Operator, type: ValueType): string {
@@ -132,12 +132,12 @@ export interface Group {
 export const MAX_DEPTH = 3;
 /** An "any" group written as its parent's own `any` key: not a level of its own. */
 export const isInline = (group: Group) => group.anyOfParent === true && group.match === 'any';
-export const MAX_CONDITIONS = 50;
+const MAX_CONDITIONS = 50;
 export const EMPTY_TREE: Group = { match: 'all', rows: [] };
 
 let made = 0;
 /** A new row's id; rows read from filters are named by their place, so reading the same filters twice gives equal trees. */
-export const newId = () => `n${++made}`;
+const newId = () => `n${++made}`;
 
 const EMPTY_COMPARISON = (type: ValueType): Comparison => ({ type, operator: OPERATORS[type][0]!, value: '', value2: '' });
 export function newRow(kind: 'attribute' | 'event' | 'segment' | 'group' | FieldKey): Row {
@@ -157,6 +157,12 @@ export function newRow(kind: 'attribute' | 'event' | 'segment' | 'group' | Field
 }
 export const newWhere = () => ({ id: newId(), property: '', comparison: EMPTY_COMPARISON('text') });
 export const newTime = (): Comparison => EMPTY_COMPARISON('date');
+
+/** The type a `where` on an event property compares as: its most frequent JSON type's (none for objects, lists, null). */
+export function propertyType(property: EventProperty): ValueType | undefined {
+  const json = property.types[0]?.type;
+  return json === 'string' ? 'text' : json === 'number' || json === 'boolean' ? json : undefined;
+}
 
 /** A comparison with another type: the operator kept when the new type takes it. */
 export function retype(comparison: Comparison, type: ValueType): Comparison {
@@ -318,12 +324,11 @@ export function filtersOf(tree: Group, prefix = 'filters'): { filters: Filters; 
   const paths: Paths = {};
   return { filters: write(tree, prefix, paths, 1), paths };
 }
-export const toTreeFilters = (tree: Group) => filtersOf(tree).filters;
 
 // ——— problems ———
 
 /** A problem in the envelope's shape, so it shows beside its control as the API's 422 would. */
-export interface Problem {
+interface Problem {
   field: string;
   error: string;
 }
