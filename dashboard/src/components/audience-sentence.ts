@@ -1,6 +1,6 @@
 // A segment's filters (or a campaign's inline audience) said in words: "Desktop · Chrome · Germany or France · not tagged trial",
 // and the tree's conditions: "plan is “pro” · performed order.completed at least once in the last 30 days".
-import type { Condition, DateCondition, EventCondition, Filters as SegmentFilters } from '../api/targeting';
+import type { Comparing, Condition, EventCondition, Filters as SegmentFilters } from '../api/targeting';
 import { COUNT_WORDS, operatorWords } from '../pages/filters-tree-model';
 import { CONSENT_LABELS } from '../pages/segment-builder-model';
 import { listWords, valueWords } from './format';
@@ -59,7 +59,7 @@ function dateWords(value: string): string {
 }
 
 /** A comparison's operator and value: "is more than 50", "is one of “a” or “b”", "is in the last 30 days". */
-function comparisonWords({ operator, value }: DateCondition, date = false): string {
+function comparisonWords({ operator, value }: Comparing, date = false): string {
   const sample = Array.isArray(value) ? value[0] : value;
   const type = date || (typeof sample === 'string' && DATE_ONLY.test(sample.slice(0, 10))) ? 'date' : 'text';
   const words = operatorWords(operator, type);

@@ -4,8 +4,8 @@
 // pages/filters-tree-model.ts.
 import { useQuery } from '@tanstack/react-query';
 import { useEffect, useId, useRef, useState, type ReactNode } from 'react';
-import { api, ApiError, unwrap } from '../api/client';
-import { targetingApi, type Attribute } from '../api/targeting';
+import { api, ApiError, unwrap, type Schemas } from '../api/client';
+import { propertiesApi } from '../api/targeting';
 import {
   COUNT_OPERATORS,
   COUNT_WORDS,
@@ -77,7 +77,7 @@ interface Context {
   paths: Paths;
   error: unknown;
   lists: { attributes: string; events: string };
-  attributes: Attribute[];
+  attributes: Schemas['Attribute'][];
   segmentId: string | undefined;
   set: (id: string, row: Row | undefined) => void;
   add: (groupId: string | undefined, row: Row) => void;
@@ -90,7 +90,7 @@ export function ConditionBuilder({ projectId, tree, setTree, error, prefix = 'fi
   const root = useRef<HTMLDivElement>(null);
   const attributes = useQuery({
     queryKey: ['attributes', projectId],
-    queryFn: () => unwrap(targetingApi.GET('/projects/{projectId}/attributes', { params: { path: { projectId } } })),
+    queryFn: () => unwrap(api.GET('/projects/{projectId}/attributes', { params: { path: { projectId } } })),
     staleTime: 60_000,
   });
   const events = useQuery({
@@ -315,7 +315,7 @@ function useAttributeValues(projectId: string, name: string, q: string, enabled:
   const typed = useDebounced(q, 300);
   return useQuery({
     queryKey: ['attribute-values', projectId, name, typed],
-    queryFn: () => unwrap(targetingApi.GET('/projects/{projectId}/attributes/{name}/values', { params: { path: { projectId, name }, query: { q: typed } } })),
+    queryFn: () => unwrap(api.GET('/projects/{projectId}/attributes/{name}/values', { params: { path: { projectId, name }, query: { q: typed } } })),
     enabled: enabled && name.trim() !== '',
     staleTime: 60_000,
   });
@@ -460,7 +460,7 @@ function EventEditor({ context, row, path, set }: { context: Context; row: Event
   const name = useDebounced(row.event.trim(), 300);
   const properties = useQuery({
     queryKey: ['event-properties', context.projectId, name],
-    queryFn: () => unwrap(targetingApi.GET('/events/project/{projectId}/properties', { params: { path: { projectId: context.projectId }, query: { name } } })),
+    queryFn: () => unwrap(propertiesApi.GET('/events/project/{projectId}/properties', { params: { path: { projectId: context.projectId }, query: { name } } })),
     enabled: name !== '',
     staleTime: 60_000,
   });

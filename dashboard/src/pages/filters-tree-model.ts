@@ -1,7 +1,7 @@
 // The condition builder's tree (groups of attribute, event, segment and device/location rows) and the filters object of
 // docs/TARGETING.md, one into the other, with the problems to fix before sending. No DOM: tested in Node
 // (filters-tree-model.test.ts); a filters object read and written back unedited is the same JSON.
-import type { Condition, DateCondition, EventCondition, EventProperty, Filters, Operator, ValueType } from '../api/targeting';
+import type { Comparing, Condition, EventCondition, EventProperty, Filters, Operator, ValueType } from '../api/targeting';
 import { fromFilters, toFilters, type BuilderState } from './segment-builder-model';
 
 export const VALUE_TYPES: readonly ValueType[] = ['text', 'number', 'boolean', 'date'];
@@ -252,13 +252,15 @@ function typed(text: string, type: ValueType): string | number | boolean {
 }
 
 /** The `{ operator, value }` part of a comparison as the API takes it (no value for exists / not_exists). */
-export function comparisonJson({ type, operator, value, value2 }: Comparison): DateCondition {
+export function comparisonJson({ type, operator, value, value2 }: Comparison): Comparing {
   if (operator === 'exists' || operator === 'not_exists') return { operator };
   if (DAYS_OPERATORS.includes(operator)) return { operator, value: typed(value, 'number') as number };
   if (operator === 'in') return { operator, value: list(value).map((item) => typed(item, type) as string | number) };
   if (operator === 'between') return { operator, value: [typed(value, type) as string | number, typed(value2, type) as string | number] };
   return { operator, value: typed(value, type) };
 }
+
+type EventTime = NonNullable<EventCondition['first']>;
 
 function eventJson(row: EventRow): EventCondition {
   const between = { ...(row.from.trim() && { from: row.from.trim() }), ...(row.to.trim() && { to: row.to.trim() }) };
@@ -269,8 +271,9 @@ function eventJson(row: EventRow): EventCondition {
     ...(row.window === 'days' && { withinLastDays: typed(row.days, 'number') as number }),
     ...(row.window === 'between' && { between }),
     ...(row.where.length > 0 && { where: row.where.map((w) => ({ property: w.property.trim(), ...comparisonJson(w.comparison) })) }),
-    ...(row.first && { first: comparisonJson(row.first) }),
-    ...(row.last && { last: comparisonJson(row.last) }),
+    // The time operators exclude exists / not_exists (TIME_OPERATORS); a wrong one is the API's 422 to say.
+    ...(row.first && { first: comparisonJson(row.first) as EventTime }),
+    ...(row.last && { last: comparisonJson(row.last) as EventTime }),
   };
 }
 
