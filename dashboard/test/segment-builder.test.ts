@@ -100,6 +100,7 @@ describe.skipIf(!chromiumPath)('the segment condition builder in Chromium', { ti
     await expect.poll(() => page.getByTestId('audience-sentence').innerText()).toBe(`Who: ${SENTENCE} · tagged vip`);
     await expect.poll(() => reach.textContent()).toBe('0');
     await page.getByRole('button', { name: 'Remove group 3' }).click();
+    await expect.poll(() => page.evaluate(() => document.activeElement?.textContent)).toBe('+ Condition');
     await expect.poll(() => reach.textContent()).toBe('1');
     expect(session.cspViolations).toEqual([]);
   });

@@ -304,7 +304,17 @@ function RowEditor({ context, row, number, depth }: { context: Context; row: Row
   return (
     <div className={`condition ${row.kind}`} role={row.kind === 'group' ? undefined : 'group'} aria-label={row.kind === 'group' ? undefined : `Condition ${number}: ${kind}`}>
       <div className="condition-body">{body}</div>
-      <button type="button" className="condition-remove" onClick={() => context.set(row.id, undefined)} aria-label={`Remove ${row.kind === 'group' ? 'group' : 'condition'} ${number}`}>
+      <button
+        type="button"
+        className="condition-remove"
+        onClick={(event) => {
+          // The row goes with the focused button: the focus moves to its group's "+ Condition", not to the page's top.
+          const group = event.currentTarget.parentElement?.closest('.condition-group');
+          context.set(row.id, undefined);
+          requestAnimationFrame(() => group?.querySelector<HTMLElement>(':scope > .condition-add button')?.focus());
+        }}
+        aria-label={`Remove ${row.kind === 'group' ? 'group' : 'condition'} ${number}`}
+      >
         Remove
       </button>
     </div>
