@@ -7,7 +7,7 @@ import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHROME_UA } from '../../server/test/fixtures.js';
 import { createFakeBrowser, startPushService, type FakeBrowser, type PushService } from '../../server/test/push-service.js';
-import { ADMIN, api, expectAccessible, findChromium, screenshot, startSession, VIEWER, type Herald, type Session } from './browser.js';
+import { addCondition, ADMIN, api, expectAccessible, findChromium, screenshot, startSession, VIEWER, type Herald, type Session } from './browser.js';
 
 const chromiumPath = findChromium();
 if (!chromiumPath) {
@@ -284,6 +284,7 @@ describe.skipIf(!chromiumPath)('automations and events in Chromium', { timeout: 
     await condition.getByRole('group', { name: /Subscriber attributes.*condition 1/ }).getByLabel('Value').fill('pro, team');
     await condition.getByLabel('In the saved segment').selectOption({ label: 'Big spenders' });
     await condition.getByText('Subscriber’s fields').click();
+    await addCondition(condition, 'Tags');
     await condition.getByLabel('Tags: any of').fill('vip, loyal');
     await condition.getByLabel('If true, go to').selectOption({ label: 'email-1 (Email)' });
     await condition.getByLabel('If false, go to').selectOption({ label: 'sms-1 (SMS)' });

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
+import type { Browser, BrowserContext, BrowserContextOptions, Locator, Page } from 'playwright-core';
 import { expect } from 'vitest';
 import { freePort } from '../../server/src/db/embedded-postgres.js';
 import type { DnsServer } from '../../server/test/dns-server.js';
@@ -134,6 +134,15 @@ export async function expectAccessible(page: Page, what: string) {
     .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
     .map((violation) => `${violation.impact} ${violation.id}: ${violation.help} (${violation.nodes.map((node) => node.target.join(' ')).join(', ')})`);
   expect(blocking, `accessibility of ${what}`).toEqual([]);
+}
+
+/**
+ * A row added through the condition builder's "+ Condition" menu (`kind`: Attribute, Event, In segment, Tags, Country …)
+ * to the last group within `scope` (the top group of a builder: nested groups come before its own menu).
+ */
+export async function addCondition(scope: Page | Locator, kind: string) {
+  await scope.getByRole('button', { name: '+ Condition' }).last().click();
+  await scope.getByRole('group', { name: 'Kind of condition' }).getByRole('button', { name: kind, exact: true }).click();
 }
 
 /** With DASHBOARD_SCREENSHOTS=1, docs/screenshots/<name>.png; otherwise nothing (normal runs leave the docs alone). */

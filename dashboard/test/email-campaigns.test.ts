@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../server/src/db/embedded-postgres.js';
 import { startDnsServer, type DnsServer } from '../../server/test/dns-server.js';
 import { startSmtpPeer, type SmtpPeer } from '../../server/test/smtp-peer.js';
-import { ADMIN, api, expectAccessible, findChromium, screenshot, startSession, VIEWER, type Herald, type Session } from './browser.js';
+import { addCondition, ADMIN, api, expectAccessible, findChromium, screenshot, startSession, VIEWER, type Herald, type Session } from './browser.js';
 
 const chromiumPath = findChromium();
 const DOMAIN = 'news.example.com';
@@ -141,6 +141,7 @@ describe.skipIf(!chromiumPath)('email campaigns in Chromium', { timeout: 90_000 
     await page.getByLabel('Reply-To address').fill('help');
     await page.getByLabel('utm_source').fill('herald');
     await page.getByLabel('utm_content').fill('hero');
+    await addCondition(page, 'Tags');
     await page.getByLabel('Tags: any of').fill('spring');
     const expected = await api<{ count: number }>(herald, 'POST', '/segments/reach', { projectId, channel: 'email', filters: { tags: { any: ['spring'] } } }, auth);
     expect(expected.count).toBe(3);

@@ -161,10 +161,13 @@ describe.skipIf(!chromiumPath)("a subscriber's email events in Chromium", { time
     await row.waitFor();
     await row.getByText('Email: Subscribed; SMS: Unsubscribed; WhatsApp: Subscribed').waitFor();
 
-    await page.goto(`${herald.url}/app/projects/${projectId}/segments/new`);
-    const emailMarketing = page.getByRole('group', { name: 'Email marketing' });
+    // A segment on consent, saved through the API, shows its consent conditions to the viewer as checked choices.
+    const segment = await api<{ id: string }>(herald, 'POST', '/segments', { projectId, name: 'Consent', filters: { emailConsent: ['transactional'], smsConsent: ['unsubscribed'] } }, auth);
+    await page.goto(`${herald.url}/app/projects/${projectId}/segments/${segment.id}`);
+    const emailMarketing = page.getByRole('group', { name: 'Email marketing', exact: true });
     await emailMarketing.getByRole('checkbox', { name: 'Transactional only' }).waitFor();
-    await page.getByRole('group', { name: 'SMS marketing' }).getByRole('checkbox', { name: 'Unsubscribed' }).waitFor();
+    expect(await emailMarketing.getByRole('checkbox', { name: 'Transactional only' }).isChecked()).toBe(true);
+    expect(await page.getByRole('group', { name: 'SMS marketing', exact: true }).getByRole('checkbox', { name: 'Unsubscribed' }).isChecked()).toBe(true);
     await expectAccessible(page, 'the segment builder with its consent filters');
     await context.close();
   });

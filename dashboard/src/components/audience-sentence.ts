@@ -1,6 +1,13 @@
-// A segment's filters (or a campaign's inline audience) said in words: "Desktop · Chrome · Germany or France · not tagged trial".
-import { CONSENT_LABELS, type SegmentFilters } from '../pages/segment-builder-model';
-import { listWords } from './format';
+// A segment's filters (or a campaign's inline audience) said in words: "Desktop · Chrome · Germany or France · not tagged trial",
+// and the tree's conditions: "plan is “pro” · performed order.completed at least once in the last 30 days".
+import type { Comparing, Condition, EventCondition, Filters as SegmentFilters } from '../api/targeting';
+import { COUNT_WORDS, operatorWords } from '../pages/filters-tree-model';
+import { CONSENT_LABELS } from '../pages/segment-builder-model';
+import { listWords, valueWords } from './format';
+
+/** A saved segment's name by its id, where the page knows it (for "in segment “VIPs”"). */
+export type SegmentNames = (id: string) => string | undefined;
+const NO_NAMES: SegmentNames = () => undefined;
 
 /** What an audience with no filter reaches. */
 export const EVERYONE = 'Everyone subscribed';
@@ -51,8 +58,60 @@ function dateWords(value: string): string {
     : `${date.toLocaleString('en-GB', { day: 'numeric', month: 'short', year: 'numeric', hour: '2-digit', minute: '2-digit', timeZone: 'UTC' })} UTC`;
 }
 
+/** A comparison's operator and value: "is more than 50", "is one of “a” or “b”", "is in the last 30 days". */
+function comparisonWords({ operator, value }: Comparing, date = false): string {
+  const sample = Array.isArray(value) ? value[0] : value;
+  const type = date || (typeof sample === 'string' && DATE_ONLY.test(sample.slice(0, 10))) ? 'date' : 'text';
+  const words = operatorWords(operator, type);
+  const one = (item: unknown) => (type === 'date' && typeof item === 'string' ? dateWords(item) : valueWords(item));
+  if (operator === 'exists' || operator === 'not_exists') return words;
+  if (operator === 'within_last_days') return `${words} ${value === 1 ? 'day' : `${String(value)} days`}`;
+  if (operator === 'more_than_days_ago') return `${words} ${value === 1 ? '1 day' : `${String(value)} days`} ago`;
+  if (operator === 'between' && Array.isArray(value)) return `${words} ${one(value[0])} and ${one(value[1])}`;
+  if (Array.isArray(value)) return `${words} ${listWords(value.map(one))}`;
+  return `${words} ${one(value)}`;
+}
+
+const times = (n: number) => (n === 1 ? 'once' : `${n} times`);
+
+/** "performed order.completed at least 2 times in the last 30 days, where total is more than 50". */
+function eventWords(c: EventCondition): string {
+  const words = [c.performed === false ? `did not perform ${c.event}` : `performed ${c.event}`];
+  if (c.count && !(c.count.operator === 'gte' && c.count.value === 1)) words.push(`${COUNT_WORDS[c.count.operator]} ${times(c.count.value)}`);
+  if (c.withinLastDays !== undefined) words.push(c.withinLastDays === 1 ? 'in the last day' : `in the last ${c.withinLastDays} days`);
+  else if (c.between?.from && c.between.to) words.push(`between ${dateWords(c.between.from)} and ${dateWords(c.between.to)}`);
+  else if (c.between?.from) words.push(`since ${dateWords(c.between.from)}`);
+  else if (c.between?.to) words.push(`until ${dateWords(c.between.to)}`);
+  let sentence = words.join(' ');
+  const where = (c.where ?? []).filter((w) => w.property);
+  if (where.length) sentence += `, where ${listWords(where.map((w) => `${w.property} ${comparisonWords(w)}`), 'and')}`;
+  if (c.first) sentence += `, first ${comparisonWords(c.first, true)}`;
+  if (c.last) sentence += `, last ${comparisonWords(c.last, true)}`;
+  return sentence;
+}
+
+const segmentWords = (id: string, names: SegmentNames) => {
+  const name = names(id);
+  return name === undefined ? 'a saved segment' : `segment “${name}”`;
+};
+
+/**
+ * One condition of `all` or `any` as a phrase; a group of several parts in brackets. A condition still being filled in
+ * (no attribute, event or segment chosen yet; an empty group) says nothing yet.
+ */
+function conditionWords(c: Condition, names: SegmentNames): string | undefined {
+  if ('attribute' in c) return c.attribute ? `${c.attribute} ${comparisonWords(c)}` : undefined;
+  if ('event' in c) return c.event ? eventWords(c) : undefined;
+  if ('inSegment' in c) return c.inSegment ? `in ${segmentWords(c.inSegment, names)}` : undefined;
+  if ('notInSegment' in c) return c.notInSegment ? `not in ${segmentWords(c.notInSegment, names)}` : undefined;
+  const parts = audienceParts(c, names);
+  if (parts.length <= 1) return parts[0];
+  // A group of only "any" is already "a or b"; a group of several parts is "a and b".
+  return `(${parts.join(' and ')})`;
+}
+
 /** Each filter as a phrase, in the order the builder shows them. */
-export function audienceParts(filters: SegmentFilters | null | undefined): string[] {
+export function audienceParts(filters: SegmentFilters | null | undefined, names: SegmentNames = NO_NAMES): string[] {
   if (!filters) return [];
   const parts: string[] = [];
   const platforms = many(filters.platform).map((p) => PLATFORM_WORDS[p] ?? p);
@@ -92,11 +151,17 @@ export function audienceParts(filters: SegmentFilters | null | undefined): strin
   if (range?.from && range.to) parts.push(`subscribed ${dateWords(range.from)} – ${dateWords(range.to)}`);
   else if (range?.from) parts.push(`subscribed since ${dateWords(range.from)}`);
   else if (range?.to) parts.push(`subscribed until ${dateWords(range.to)}`);
+  for (const condition of filters.all ?? []) {
+    const words = conditionWords(condition, names);
+    if (words) parts.push(words);
+  }
+  const either = (filters.any ?? []).map((condition) => conditionWords(condition, names)).filter((words) => words !== undefined);
+  if (either.length) parts.push(either.length > 1 && parts.length > 0 ? `(${listWords(either)})` : listWords(either));
   return parts;
 }
 
 /** The whole audience in a line; no filter is everyone subscribed. */
-export function audienceSentence(filters: SegmentFilters | null | undefined): string {
-  const parts = audienceParts(filters);
+export function audienceSentence(filters: SegmentFilters | null | undefined, names: SegmentNames = NO_NAMES): string {
+  const parts = audienceParts(filters, names);
   return parts.length === 0 ? EVERYONE : parts.join(' · ');
 }

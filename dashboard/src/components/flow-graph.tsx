@@ -2,7 +2,8 @@
 // by side, with each step's stats (entered, sent, clicked, completed, converted once someone did) on its box.
 import { createContext, useContext } from 'react';
 import type { Schemas } from '../api/client';
-import { flowLayout, STEP_LABEL, stepText, type FlowNode, type SegmentNames, type Step } from '../pages/automation-model';
+import { flowLayout, STEP_LABEL, stepText, type FlowNode, type Step } from '../pages/automation-model';
+import type { SegmentNames } from './audience-sentence';
 
 type StepStats = Schemas['AutomationStats']['steps'][number];
 

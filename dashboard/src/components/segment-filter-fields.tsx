@@ -1,5 +1,7 @@
-// The 11 filters of spec 2.4 and the marketing consent filters as form controls (segment editor, campaign builder), and the debounce of the reach count.
+// One of the spec's device, location and consent fields (spec 2.4 and the marketing consents) as form controls, for
+// a field row of the condition builder, and the debounce of the reach count.
 import { useEffect, useState } from 'react';
+import type { FieldKey } from '../pages/filters-tree-model';
 import { BROWSERS, CONSENT_LABELS, CONSENTS, EMAIL_STATUSES, fieldOf, OSES, PLATFORMS, type BuilderState } from '../pages/segment-builder-model';
 import { Field } from './field';
 
@@ -13,15 +15,16 @@ export function useDebounced<T>(value: T, ms: number): T {
 }
 
 interface Props {
+  field: FieldKey;
   state: BuilderState;
   setState: (state: BuilderState) => void;
   error: unknown;
-  /** Where the filters sit in the request body, for the 422 details: `filters`, or `segment.filters` in a campaign. */
-  prefix?: string;
+  /** Where the object holding the field sits in the request body, for the 422 details (`filters`, `segment.filters.all.2`). */
+  prefix: string;
 }
 
-export function SegmentFilterFields({ state, setState, error, prefix = 'filters' }: Props) {
-  const textField = (key: keyof BuilderState & ('country' | 'city' | 'device' | 'language' | 'tagsAny' | 'tagsAll' | 'tagsNone'), label: string, hint?: string) => (
+export function SegmentFilterField({ field, state, setState, error, prefix }: Props) {
+  const textField = (key: 'country' | 'city' | 'device' | 'language' | 'tagsAny' | 'tagsAll' | 'tagsNone', label: string, hint?: string) => (
     <Field label={label} field={fieldOf(key, prefix)} error={error} value={state[key]} hint={hint} onChange={(event) => setState({ ...state, [key]: event.target.value })} />
   );
   const choices = <K extends 'platform' | 'browser' | 'os' | 'emailStatus' | 'emailConsent' | 'smsConsent' | 'whatsappConsent'>(
@@ -49,31 +52,39 @@ export function SegmentFilterFields({ state, setState, error, prefix = 'filters'
       ))}
     </fieldset>
   );
-  return (
-    <>
-      <div className="row">
-        {choices('platform', 'Platform', PLATFORMS)}
-        {choices('browser', 'Browser', BROWSERS)}
-        {choices('os', 'Operating system', OSES)}
-        {choices('emailStatus', 'Email status', EMAIL_STATUSES)}
-      </div>
-      <div className="row">
-        {choices('emailConsent', 'Email marketing', CONSENTS, CONSENT_LABELS)}
-        {choices('smsConsent', 'SMS marketing', CONSENTS, CONSENT_LABELS)}
-        {choices('whatsappConsent', 'WhatsApp marketing', CONSENTS, CONSENT_LABELS)}
-      </div>
-      <div className="row">
-        {textField('country', 'Countries', 'ISO codes, comma-separated: FR, BE')}
-        {textField('city', 'Cities')}
-        {textField('device', 'Devices', 'e.g. Apple iPhone')}
-        {textField('language', 'Languages', '"en" also matches en-US')}
-      </div>
-      <div className="row">
-        {textField('tagsAny', 'Tags: any of')}
-        {textField('tagsAll', 'Tags: all of')}
-        {textField('tagsNone', 'Tags: none of')}
-      </div>
-      <div className="row">
+  switch (field) {
+    case 'platform':
+      return choices('platform', 'Platform', PLATFORMS);
+    case 'browser':
+      return choices('browser', 'Browser', BROWSERS);
+    case 'os':
+      return choices('os', 'Operating system', OSES);
+    case 'emailStatus':
+      return choices('emailStatus', 'Email status', EMAIL_STATUSES);
+    case 'emailConsent':
+      return choices('emailConsent', 'Email marketing', CONSENTS, CONSENT_LABELS);
+    case 'smsConsent':
+      return choices('smsConsent', 'SMS marketing', CONSENTS, CONSENT_LABELS);
+    case 'whatsappConsent':
+      return choices('whatsappConsent', 'WhatsApp marketing', CONSENTS, CONSENT_LABELS);
+    case 'country':
+      return textField('country', 'Countries', 'ISO codes, comma-separated: FR, BE');
+    case 'city':
+      return textField('city', 'Cities', 'Comma-separated');
+    case 'device':
+      return textField('device', 'Devices', 'e.g. Apple iPhone');
+    case 'language':
+      return textField('language', 'Languages', '"en" also matches en-US');
+    case 'tags':
+      return (
+        <div className="row">
+          {textField('tagsAny', 'Tags: any of')}
+          {textField('tagsAll', 'Tags: all of')}
+          {textField('tagsNone', 'Tags: none of')}
+        </div>
+      );
+    case 'lastSeenDays':
+      return (
         <Field
           label="Seen within (days)"
           field={fieldOf('lastSeenDays', prefix)}
@@ -83,23 +94,27 @@ export function SegmentFilterFields({ state, setState, error, prefix = 'filters'
           value={state.lastSeenDays}
           onChange={(event) => setState({ ...state, lastSeenDays: event.target.value })}
         />
-        <Field
-          label="Subscribed from"
-          field={fieldOf('subscribedFrom', prefix)}
-          error={error}
-          type="date"
-          value={state.subscribedFrom}
-          onChange={(event) => setState({ ...state, subscribedFrom: event.target.value })}
-        />
-        <Field
-          label="Subscribed until"
-          field={fieldOf('subscribedTo', prefix)}
-          error={error}
-          type="date"
-          value={state.subscribedTo}
-          onChange={(event) => setState({ ...state, subscribedTo: event.target.value })}
-        />
-      </div>
-    </>
-  );
+      );
+    case 'subscriptionDate':
+      return (
+        <div className="row">
+          <Field
+            label="Subscribed from"
+            field={fieldOf('subscribedFrom', prefix)}
+            error={error}
+            type="date"
+            value={state.subscribedFrom}
+            onChange={(event) => setState({ ...state, subscribedFrom: event.target.value })}
+          />
+          <Field
+            label="Subscribed until"
+            field={fieldOf('subscribedTo', prefix)}
+            error={error}
+            type="date"
+            value={state.subscribedTo}
+            onChange={(event) => setState({ ...state, subscribedTo: event.target.value })}
+          />
+        </div>
+      );
+  }
 }

@@ -10,7 +10,7 @@ import { FlowGraph } from '../components/flow-graph';
 import { dateTime } from '../components/format';
 import { DetailList } from '../components/problem-text';
 import { QueryState } from '../components/query-state';
-import { SegmentFilterFields } from '../components/segment-filter-fields';
+import { ConditionBuilder, treeError, useSegments } from '../components/condition-builder';
 import {
   appendStep,
   EMPTY_CONDITION,
@@ -662,9 +662,16 @@ function StepFields({
               error={error}
             />
             <SegmentSelect projectId={projectId} value={step.segmentId} error={error} onChange={(segmentId) => setStep({ ...step, segmentId })} />
-            <details open={Object.values(step.subscriber).some((value) => value.length > 0)}>
-              <summary>Subscriber’s fields (tags, last seen, country …)</summary>
-              <SegmentFilterFields state={step.subscriber} setState={(subscriber) => setStep({ ...step, subscriber })} error={error} prefix="criteria.subscriber" />
+            <details open={step.subscriber.rows.length > 0}>
+              <summary>Subscriber’s fields and conditions (attributes, events, segments, tags, last seen, country …)</summary>
+              <ConditionBuilder
+                projectId={projectId}
+                tree={step.subscriber}
+                setTree={(subscriber) => setStep({ ...step, subscriber })}
+                error={treeError(step.subscriber, 'criteria.subscriber', error !== undefined, error)}
+                prefix="criteria.subscriber"
+                who="Subscribers"
+              />
             </details>
           </fieldset>
           <div className="row">
@@ -768,12 +775,6 @@ function TemplateSelect({ projectId, value, error, onChange }: { projectId: stri
     </SelectField>
   );
 }
-
-const useSegments = (projectId: string) =>
-  useQuery({
-    queryKey: ['segments', projectId, 'all'],
-    queryFn: () => unwrap(api.GET('/segments/project/{projectId}', { params: { path: { projectId }, query: { pageSize: 100 } } })),
-  });
 
 function SegmentSelect({ projectId, value, error, onChange }: { projectId: string; value: string; error: ApiError | undefined; onChange: (id: string) => void }) {
   const segments = useSegments(projectId);

@@ -1,10 +1,10 @@
 // The flow editor's form (trigger, steps linked by stable keys) and the API's automation body, one into the other; the
 // flow laid out as a graph; triggers, steps and conditions in words. No DOM: tested in Node (automation-model.test.ts).
 import type { Body, Envelope, Schemas } from '../api/client';
-import { audienceParts } from '../components/audience-sentence';
+import { audienceParts, type SegmentNames } from '../components/audience-sentence';
 import { fieldWords, stepIndexOf } from '../components/reasons';
 import { everyValue, valueWords } from '../components/format';
-import { EMPTY as NO_FILTERS, fromFilters, toFilters, type BuilderState } from './segment-builder-model';
+import { EMPTY_TREE, filtersOf, treeOf, type Group } from './filters-tree-model';
 
 export type Automation = Schemas['Automation'];
 export type Step = Schemas['AutomationStep'];
@@ -92,7 +92,7 @@ export type StepForm =
       event: ConditionRow[];
       attributes: ConditionRow[];
       segmentId: string;
-      subscriber: BuilderState;
+      subscriber: Group;
     }
   | {
       key: string;
@@ -238,7 +238,7 @@ export function newStep(type: StepType, steps: readonly StepForm[]): StepForm {
     case 'delay':
       return { ...base, type, next: END, duration: '1d' };
     case 'condition':
-      return { ...base, type, trueBranch: END, falseBranch: END, event: [], attributes: [], segmentId: '', subscriber: NO_FILTERS };
+      return { ...base, type, trueBranch: END, falseBranch: END, event: [], attributes: [], segmentId: '', subscriber: EMPTY_TREE };
     case 'wait_until':
       return { ...base, type, event: '', conditions: [], timeout: '1d', matchedBranch: END, timeoutBranch: END };
     case 'exit':
@@ -344,7 +344,7 @@ export function stepFormsOf(steps: readonly Step[]): StepForm[] {
           event: (step.criteria.event ?? []).map(conditionRowOf),
           attributes: (step.criteria.attributes ?? []).map(conditionRowOf),
           segmentId: step.criteria.segmentId ?? '',
-          subscriber: fromFilters(step.criteria.subscriber ?? {}),
+          subscriber: treeOf(step.criteria.subscriber),
         };
       case 'wait_until':
         return {
@@ -402,7 +402,7 @@ export function toSteps(steps: readonly StepForm[]): Step[] {
       case 'delay':
         return { id, type: step.type, next: idOf(step.next, steps), duration: step.duration.trim() };
       case 'condition': {
-        const subscriber = toFilters(step.subscriber);
+        const subscriber = filtersOf(step.subscriber).filters;
         return {
           id,
           type: step.type,
@@ -534,16 +534,13 @@ export function goalText(goal: Goal): string {
   return `Converted on event ${goal.event}${goal.conditions?.length ? ` where ${goal.conditions.map(conditionText).join(' and ')}` : ''}`;
 }
 
-/** A saved segment's name by its id, where the page knows it. */
-export type SegmentNames = (id: string) => string | undefined;
-
 export function criteriaText(criteria: Schemas['ConditionCriteria'], segmentName?: SegmentNames): string {
   const parts: string[] = [];
   if (criteria.segmentId) {
     const name = segmentName?.(criteria.segmentId);
     parts.push(name === undefined ? 'in a saved segment' : `in segment “${name}”`);
   }
-  const subscriber = audienceParts(criteria.subscriber);
+  const subscriber = audienceParts(criteria.subscriber, segmentName);
   if (subscriber.length > 0) parts.push(`subscriber ${subscriber.join(', ')}`);
   for (const c of criteria.attributes ?? []) parts.push(`attribute ${conditionText(c)}`);
   for (const c of criteria.event ?? []) parts.push(`event ${conditionText(c)}`);

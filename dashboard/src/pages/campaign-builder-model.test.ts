@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Schemas } from '../api/client';
 import { contentOf, EMPTY_FORM, formOf, toCampaignBody, type CampaignForm } from './campaign-builder-model';
-import { EMPTY } from './segment-builder-model';
+import { treeOf } from './filters-tree-model';
 
 const form: CampaignForm = {
   ...EMPTY_FORM,
@@ -16,7 +16,7 @@ const form: CampaignForm = {
     { action: '', title: '' },
   ],
   utm: { source: 'herald', medium: '', campaign: 'spring' },
-  filters: { ...EMPTY, country: 'FR, BE', tagsAny: 'vip' },
+  filters: treeOf({ country: ['FR', 'BE'], tags: { any: ['vip'] } }),
   mode: 'scheduled',
   sendAt: '2026-12-01T09:00',
   timezone: 'Europe/Paris',

@@ -2,7 +2,7 @@
 // (name, UTM, audience, schedule), then push's content (spec 2.2). No DOM: tested in Node (campaign-builder-model.test.ts,
 // email-campaign-builder-model.test.ts) for a lossless round trip.
 import type { Body, Schemas } from '../api/client';
-import { EMPTY as NO_FILTERS, fromFilters, toFilters, type BuilderState } from './segment-builder-model';
+import { EMPTY_TREE, filtersOf, treeOf, type Group } from './filters-tree-model';
 
 export type CampaignBody = Body<'/campaigns', 'post'>;
 type Campaign = Schemas['Campaign'];
@@ -13,7 +13,7 @@ export interface CampaignFormBase<UtmKey extends string = string> {
   name: string;
   utm: Record<UtmKey, string>;
   audience: 'filters' | 'saved';
-  filters: BuilderState;
+  filters: Group;
   savedSegmentId: string;
   mode: Mode;
   /** The wall-clock time in `timezone`, as a datetime-local input holds it (YYYY-MM-DDTHH:mm). */
@@ -24,7 +24,7 @@ export interface CampaignFormBase<UtmKey extends string = string> {
 export const EMPTY_BASE: Omit<CampaignFormBase, 'utm'> = {
   name: '',
   audience: 'filters',
-  filters: NO_FILTERS,
+  filters: EMPTY_TREE,
   savedSegmentId: '',
   mode: 'draft',
   sendAt: '',
@@ -38,7 +38,7 @@ export function baseBody(form: CampaignFormBase) {
   const utm = Object.fromEntries(Object.entries(form.utm).filter(([, value]) => value.trim() !== '').map(([key, value]) => [key, value.trim()]));
   return {
     name: form.name,
-    segment: form.audience === 'saved' ? { savedSegmentId: form.savedSegmentId } : { filters: toFilters(form.filters) },
+    segment: form.audience === 'saved' ? { savedSegmentId: form.savedSegmentId } : { filters: filtersOf(form.filters).filters },
     schedule: {
       mode: form.mode,
       ...(form.mode === 'scheduled' && { sendAt: form.sendAt }),
@@ -58,7 +58,7 @@ export function baseFormOf<UtmKey extends string>(
     name: campaign.name,
     utm: Object.fromEntries(utmKeys.map((key) => [key, utm?.[key] ?? ''])) as Record<UtmKey, string>,
     audience: 'savedSegmentId' in segment ? 'saved' : 'filters',
-    filters: 'filters' in segment ? fromFilters(segment.filters) : NO_FILTERS,
+    filters: 'filters' in segment ? treeOf(segment.filters) : EMPTY_TREE,
     savedSegmentId: 'savedSegmentId' in segment ? segment.savedSegmentId : '',
     mode: schedule.mode,
     // `2026-12-01T09:00:00+01:00` is 09:00 in its zone: the first 16 characters are the wall clock.

@@ -8,12 +8,13 @@ import { api, unwrap } from '../api/client';
 import { useMembership } from '../auth/me';
 import { Field, FormError, SelectField } from '../components/field';
 import { QueryState } from '../components/query-state';
-import { SegmentFilterFields, useDebounced } from '../components/segment-filter-fields';
+import { ConditionBuilder, treeError, useSegments } from '../components/condition-builder';
+import { useDebounced } from '../components/segment-filter-fields';
 import type { CampaignFormBase, Mode } from './campaign-builder-model';
 import { CampaignsBreadcrumb } from './campaign-list';
 import type { AnyCampaign, CampaignChannel } from './campaign-channel';
 import { useProject } from './project';
-import { toFilters } from './segment-builder-model';
+import { filtersOf, problemsOf } from './filters-tree-model';
 
 const SUBMIT: Record<Mode, string> = { draft: 'Save draft', immediate: 'Send now', scheduled: 'Schedule' };
 const MODE_LABELS: Record<Mode, string> = { draft: 'Draft (send later)', immediate: 'Send immediately', scheduled: 'Schedule' };
@@ -225,16 +226,15 @@ function Audience<C extends AnyCampaign, F extends CampaignFormBase>({
 }) {
   const { canWrite } = useMembership();
   const { channel: name } = channel.campaigns;
-  const segments = useQuery({
-    queryKey: ['segments', projectId, 'all'],
-    queryFn: () => unwrap(api.GET('/segments/project/{projectId}', { params: { path: { projectId }, query: { pageSize: 100 } } })),
-  });
-  const audience = useDebounced(form.audience === 'saved' ? { segmentId: form.savedSegmentId } : { filters: toFilters(form.filters) }, 400);
+  const segments = useSegments(projectId);
+  // Inline conditions are counted once none is left to fill in: a half-typed one would only be a 422.
+  const complete = form.audience === 'saved' || problemsOf(form.filters, 'segment.filters').length === 0;
+  const audience = useDebounced(form.audience === 'saved' ? { segmentId: form.savedSegmentId } : { filters: filtersOf(form.filters).filters }, 400);
   const reach = useQuery({
     queryKey: ['reach', projectId, name, audience],
     queryFn: () => unwrap(api.POST('/segments/reach', { body: { projectId, channel: name, ...audience } })),
     placeholderData: keepPreviousData,
-    enabled: canWrite && !('segmentId' in audience && audience.segmentId === ''),
+    enabled: canWrite && complete && !('segmentId' in audience && audience.segmentId === ''),
   });
   return (
     <fieldset disabled={!canWrite} className="card">
@@ -257,10 +257,18 @@ function Audience<C extends AnyCampaign, F extends CampaignFormBase>({
           ))}
         </SelectField>
       ) : (
-        <SegmentFilterFields state={form.filters} setState={(filters) => set({ filters } as Partial<F>)} error={error ?? reach.error} prefix="segment.filters" />
+        <ConditionBuilder
+          projectId={projectId}
+          tree={form.filters}
+          setTree={(filters) => set({ filters } as Partial<F>)}
+          error={treeError(form.filters, 'segment.filters', error !== null && error !== undefined, error ?? reach.error)}
+          prefix="segment.filters"
+        />
       )}
       <p className="reach" role="status" aria-live="polite">
-        {reach.isError ? (
+        {!complete ? (
+          <span className="muted">Reach: counted once every condition is filled in.</span>
+        ) : reach.isError ? (
           <span className="error">Reach: the audience is not valid yet.</span>
         ) : reach.data ? (
           <>

@@ -8,6 +8,7 @@ import { api, unwrap } from '../api/client';
 import { useMembership } from '../auth/me';
 import { session } from '../auth/session';
 import { audienceSentence } from '../components/audience-sentence';
+import { useSegmentNames } from '../components/condition-builder';
 import { Confirm } from '../components/confirm';
 import { dateTime } from '../components/format';
 import { ErrorMessage, QueryState } from '../components/query-state';
@@ -135,13 +136,14 @@ const SCHEDULE_WORDS: Record<AnyCampaign['schedule']['mode'], string> = { immedi
 /** A saved segment by its name and what it holds, linked to it; one deleted since is said so. */
 function SavedSegment({ projectId, segmentId }: { projectId: string; segmentId: string }) {
   const segment = useQuery({ queryKey: ['segment', segmentId], queryFn: () => unwrap(api.GET('/segments/{id}', { params: { path: { id: segmentId } } })), retry: false });
+  const names = useSegmentNames(projectId);
   if (segment.isError) return <span className="muted">A saved segment that no longer exists</span>;
   return (
     <span data-testid="audience-sentence">
       <Link to="/projects/$projectId/segments/$segmentId" params={{ projectId, segmentId }}>
         {segment.data ? `Saved segment “${segment.data.name}”` : 'Saved segment'}
       </Link>
-      {segment.data && `: ${audienceSentence(segment.data.filters)}`}
+      {segment.data && `: ${audienceSentence(segment.data.filters, names)}`}
     </span>
   );
 }
@@ -149,6 +151,7 @@ function SavedSegment({ projectId, segmentId }: { projectId: string; segmentId: 
 function Delivery<C extends AnyCampaign>({ channel, projectId, campaign }: { channel: CampaignChannel<C>; projectId: string; campaign: C }) {
   const { segment, schedule } = campaign;
   const local = 'localTime' in schedule ? schedule : undefined;
+  const names = useSegmentNames(projectId);
   return (
     <section aria-labelledby="delivery-title">
       <h3 id="delivery-title">Audience and schedule</h3>
@@ -159,7 +162,7 @@ function Delivery<C extends AnyCampaign>({ channel, projectId, campaign }: { cha
             {'savedSegmentId' in segment ? (
               <SavedSegment projectId={projectId} segmentId={segment.savedSegmentId} />
             ) : (
-              <span data-testid="audience-sentence">{audienceSentence(segment.filters)}</span>
+              <span data-testid="audience-sentence">{audienceSentence(segment.filters, names)}</span>
             )}
           </dd>
         </div>

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Schemas } from '../api/client';
 import { EMPTY_FORM, formOf, insertAt, mergeFieldsOf, mergeTag, parseAddresses, partsOf, toEmailCampaignBody, type EmailCampaignForm } from './email-campaign-builder-model';
-import { EMPTY } from './segment-builder-model';
+import { treeOf } from './filters-tree-model';
 
 const form: EmailCampaignForm = {
   ...EMPTY_FORM,
@@ -17,7 +17,7 @@ const form: EmailCampaignForm = {
   replyToLocal: 'help',
   replyToDomain: 'news.example.com',
   utm: { source: 'herald', medium: '', campaign: 'spring', content: 'hero' },
-  filters: { ...EMPTY, country: 'FR, BE', tagsAny: 'vip' },
+  filters: treeOf({ country: ['FR', 'BE'], tags: { any: ['vip'] } }),
   mode: 'scheduled',
   sendAt: '2026-12-01T09:00',
   timezone: 'Europe/Paris',

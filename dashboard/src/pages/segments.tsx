@@ -1,4 +1,4 @@
-// Saved segments of a project (list, CSV export, delete) and the builder: all 11 filters with a live reach counter.
+// Saved segments of a project (list, CSV export, delete) and the builder: the condition tree with a live reach counter.
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate, useParams } from '@tanstack/react-router';
 import { useState, type FormEvent } from 'react';
@@ -11,8 +11,10 @@ import { audienceSentence } from '../components/audience-sentence';
 import { dateTime } from '../components/format';
 import { Pagination } from '../components/pagination';
 import { ErrorMessage, QueryState } from '../components/query-state';
-import { SegmentFilterFields, useDebounced } from '../components/segment-filter-fields';
-import { EMPTY, fromFilters, toFilters, type BuilderState, type SegmentFilters } from './segment-builder-model';
+import type { Filters } from '../api/targeting';
+import { ConditionBuilder, treeError, useSegmentNames } from '../components/condition-builder';
+import { useDebounced } from '../components/segment-filter-fields';
+import { EMPTY_TREE, filtersOf, problemsOf, treeOf, type Group } from './filters-tree-model';
 
 /** The segment's subscribers as a CSV file. */
 function downloadExport(projectId: string, segment: Schemas['Segment']) {
@@ -31,6 +33,7 @@ export function SegmentsPage() {
     placeholderData: keepPreviousData,
   });
   const exporting = useMutation({ mutationFn: (segment: Schemas['Segment']) => downloadExport(projectId, segment) });
+  const names = useSegmentNames(projectId);
   const remove = async (id: string) => {
     await unwrap(api.DELETE('/segments/{id}', { params: { path: { id } } }));
     await queryClient.invalidateQueries({ queryKey: ['segments', projectId] });
@@ -68,7 +71,7 @@ export function SegmentsPage() {
                       </Link>
                     </td>
                     <td>
-                      {audienceSentence(segment.filters)}
+                      {audienceSentence(segment.filters, names)}
                     </td>
                     <td>{dateTime(segment.updatedAt)}</td>
                     <td className="row">
@@ -113,17 +116,22 @@ function SegmentEditor({ projectId, segment }: { projectId: string; segment?: Sc
   const { canWrite } = useMembership();
   const queryClient = useQueryClient();
   const navigate = useNavigate();
-  const [state, setState] = useState<BuilderState>(segment ? fromFilters(segment.filters) : EMPTY);
+  const [tree, setTree] = useState<Group>(segment ? treeOf(segment.filters) : EMPTY_TREE);
   const [name, setName] = useState(segment?.name ?? '');
-  const filters = useDebounced(toFilters(state), 400);
+  const [tried, setTried] = useState(false);
+  const names = useSegmentNames(projectId);
+  const current = filtersOf(tree).filters;
+  const complete = problemsOf(tree).length === 0;
+  // Only a tree with nothing left to fill in is counted: a half-typed condition would only be a 422.
+  const counted = useDebounced(complete ? current : undefined, 400);
   const reach = useQuery({
-    queryKey: ['reach', projectId, filters],
-    queryFn: () => unwrap(api.POST('/segments/reach', { body: { projectId, filters } })),
+    queryKey: ['reach', projectId, counted],
+    queryFn: () => unwrap(api.POST('/segments/reach', { body: { projectId, filters: counted! } })),
     placeholderData: keepPreviousData,
-    enabled: canWrite,
+    enabled: canWrite && counted !== undefined,
   });
   const save = useMutation({
-    mutationFn: (body: { name: string; filters: SegmentFilters }) =>
+    mutationFn: (body: { name: string; filters: Filters }) =>
       segment
         ? unwrap(api.PATCH('/segments/{id}', { params: { path: { id: segment.id } }, body }))
         : unwrap(api.POST('/segments', { body: { projectId, ...body } })),
@@ -135,10 +143,12 @@ function SegmentEditor({ projectId, segment }: { projectId: string; segment?: Sc
   });
   const submit = (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
-    save.mutate({ name, filters: toFilters(state) });
+    setTried(true);
+    if (problemsOf(tree).length === 0) save.mutate({ name, filters: current });
   };
-  // Errors beside the fields: the save's if there is one, else the reach count's (the same filters, checked live).
-  const error = save.error ?? reach.error;
+  // Errors beside the fields: what is left to fill in once a save was tried, else the save's, else the reach count's
+  // (the same filters, checked live).
+  const error = treeError(tree, 'filters', tried, save.error ?? reach.error);
   return (
     <section aria-labelledby="segment-title">
       <p className="breadcrumb">
@@ -148,11 +158,13 @@ function SegmentEditor({ projectId, segment }: { projectId: string; segment?: Sc
       </p>
       <h2 id="segment-title">{segment ? segment.name : 'New segment'}</h2>
       <p data-testid="audience-sentence">
-        <strong>Who:</strong> {audienceSentence(toFilters(state))}
+        <strong>Who:</strong> {audienceSentence(current, names)}
       </p>
       <div className="reach card" role="status" aria-live="polite">
         {!canWrite ? (
           'A viewer sees the filters; counting the reach needs the MEMBER role.'
+        ) : !complete ? (
+          <span className="muted">Reach: counted once every condition is filled in.</span>
         ) : reach.isError ? (
           <span className="error">Reach: the filters are not valid yet.</span>
         ) : reach.data ? (
@@ -167,13 +179,13 @@ function SegmentEditor({ projectId, segment }: { projectId: string; segment?: Sc
       <form onSubmit={submit} className="card" aria-label="Segment">
         <fieldset disabled={!canWrite}>
           <Field label="Segment name" field="name" error={save.error} value={name} onChange={(event) => setName(event.target.value)} required maxLength={200} />
-          <SegmentFilterFields state={state} setState={setState} error={error} />
+          <ConditionBuilder projectId={projectId} tree={tree} setTree={setTree} error={error} segmentId={segment?.id} />
         </fieldset>
         <FormError error={save.error} fields={['name', 'filters']} />
         {canWrite && (
           <div className="actions">
-            <button type="button" onClick={() => setState(EMPTY)}>
-              Clear filters
+            <button type="button" onClick={() => setTree(EMPTY_TREE)}>
+              Clear conditions
             </button>
             <button type="submit" className="primary" disabled={save.isPending}>
               Save segment
