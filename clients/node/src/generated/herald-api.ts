@@ -6919,6 +6919,113 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/events/project/{projectId}/properties": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The properties seen on recent events of a name, with their types and most frequent values
+         * @description Read from the 1000 most recently received events of the name in the project's environment (a test key's: sandbox), for the segment builder: the paths an event condition's `where` can name and values to offer. A name never received answers `sampled: 0` and no properties.
+         */
+        get: {
+            parameters: {
+                query: {
+                    /** @description The event name whose properties to list */
+                    name: string;
+                };
+                header?: never;
+                path: {
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["EventProperties"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -19101,6 +19208,52 @@ export interface components {
             receivedAt: string;
             subscriber: components["schemas"]["SubscriberSummaryInput"] | null;
             subscriberId: string | null;
+        };
+        EventProperties: {
+            name: string;
+            /** @description At most 200 paths, the most often seen first; objects are walked 5 levels deep */
+            properties: {
+                /** @description Dotted path of a value under nested objects, e.g. shipping.method: what an event condition's `where` names */
+                path: string;
+                /** @description Sampled events that carry it */
+                seen: number;
+                /** @description Its JSON types, most frequent first (a path can hold "10" in one event and 10 in another) */
+                types: {
+                    count: number;
+                    /** @enum {string} */
+                    type: "string" | "number" | "boolean" | "null" | "array" | "object";
+                }[];
+                /** @description Its 20 most frequent scalar values (of at most 200 characters), most frequent first */
+                values: {
+                    count: number;
+                    value: string | number | boolean | null;
+                }[];
+            }[];
+            /** @description Events read: the 1000 most recently received of the name (fewer when there are fewer) */
+            sampled: number;
+        };
+        EventPropertiesInput: {
+            name: string;
+            /** @description At most 200 paths, the most often seen first; objects are walked 5 levels deep */
+            properties: {
+                /** @description Dotted path of a value under nested objects, e.g. shipping.method: what an event condition's `where` names */
+                path: string;
+                /** @description Sampled events that carry it */
+                seen: number;
+                /** @description Its JSON types, most frequent first (a path can hold "10" in one event and 10 in another) */
+                types: {
+                    count: number;
+                    /** @enum {string} */
+                    type: "string" | "number" | "boolean" | "null" | "array" | "object";
+                }[];
+                /** @description Its 20 most frequent scalar values (of at most 200 characters), most frequent first */
+                values: {
+                    count: number;
+                    value: string | number | boolean | null;
+                }[];
+            }[];
+            /** @description Events read: the 1000 most recently received of the name (fewer when there are fewer) */
+            sampled: number;
         };
         EventsAccepted: {
             data: {

@@ -82,3 +82,54 @@ export async function countByName(db: Db, scope: ProjectScope, days: number) {
     GROUP BY name ORDER BY count(*) DESC, name LIMIT 200`);
   return rows.map((r) => ({ name: r.name, count: Number(r.count), lastReceivedAt: new Date(r.last_received_at).toISOString() }));
 }
+
+/** A property path seen on sampled events: its JSON types and its most frequent scalar values, with counts. */
+export interface SeenProperty {
+  path: string;
+  seen: number;
+  types: { type: 'string' | 'number' | 'boolean' | 'null' | 'array' | 'object'; count: number }[];
+  values: { value: string | number | boolean | null; count: number }[];
+}
+
+/**
+ * The properties of the `sample` most recently received events of a name (events_project_name_idx walked backwards):
+ * every leaf under nested objects as a dotted path (to `depth` levels), its JSON types, and its `top` most frequent
+ * values (scalars of at most 200 characters); at most `paths` paths, the most often seen first.
+ */
+export async function recentProperties(
+  db: Db,
+  scope: ProjectScope,
+  name: string,
+  limits: { sample: number; top: number; depth: number; paths: number },
+): Promise<{ sampled: number; properties: SeenProperty[] }> {
+  const { rows } = await db.execute<{ sampled: number; path: string | null; seen: number | null; types: SeenProperty['types'] | null; values: SeenProperty['values'] | null }>(sql`
+    WITH RECURSIVE recent AS (
+      SELECT properties FROM events
+      WHERE project_id = ${scope.projectId} AND sandbox = ${scope.sandbox} AND name = ${name}
+      ORDER BY received_at DESC LIMIT ${limits.sample}
+    ), leaf (event, path, value, depth) AS (
+      SELECT r.event, p.key, p.value, 1 FROM (SELECT row_number() OVER () AS event, properties FROM recent) r, jsonb_each(r.properties) p
+      UNION ALL
+      SELECT leaf.event, leaf.path || '.' || c.key, c.value, leaf.depth + 1 FROM leaf, jsonb_each(leaf.value) c
+      WHERE jsonb_typeof(leaf.value) = 'object' AND leaf.depth < ${limits.depth}
+    ), found AS (
+      SELECT path, event, value, jsonb_typeof(value) AS type FROM leaf WHERE jsonb_typeof(value) <> 'object' OR depth = ${limits.depth}
+    ), paths AS (
+      SELECT path, count(DISTINCT event)::int AS seen FROM found GROUP BY path ORDER BY seen DESC, path LIMIT ${limits.paths}
+    ), typed AS (
+      SELECT path, jsonb_agg(jsonb_build_object('type', type, 'count', n) ORDER BY n DESC, type) AS types
+      FROM (SELECT path, type, count(*)::int AS n FROM found GROUP BY path, type) t GROUP BY path
+    ), valued AS (
+      SELECT path, jsonb_agg(jsonb_build_object('value', value, 'count', n) ORDER BY n DESC, value::text) AS values
+      FROM (SELECT path, value, n, row_number() OVER (PARTITION BY path ORDER BY n DESC, value::text) AS rank
+            FROM (SELECT path, value, count(*)::int AS n FROM found
+                  WHERE type IN ('string', 'number', 'boolean', 'null') AND length(value::text) <= 202 GROUP BY path, value) c) v
+      WHERE rank <= ${limits.top} GROUP BY path
+    )
+    SELECT (SELECT count(*)::int FROM recent) AS sampled, p.path, p.seen, t.types, coalesce(v.values, '[]') AS values
+    FROM (SELECT 1) one LEFT JOIN paths p ON true LEFT JOIN typed t ON t.path = p.path LEFT JOIN valued v ON v.path = p.path
+    ORDER BY p.seen DESC, p.path`);
+  const sampled = rows[0]?.sampled ?? 0;
+  const properties = rows.flatMap((r) => (r.path === null ? [] : [{ path: r.path, seen: r.seen!, types: r.types!, values: r.values! }]));
+  return { sampled, properties };
+}
