@@ -39,15 +39,19 @@ function eventRows(scope: Scope, c: EventCondition): string {
 /**
  * "Performed": the person is among the subscriber ids of the matching events, grouped when a count is asked. A count
  * that zero satisfies (≤ N, = 0) is the complement of the count that it fails, so it reaches the people without events.
+ * Without a window or `where`, the per-person totals answer it instead of the raw events.
  */
 export function performed(scope: Scope, c: EventCondition, did = true): string {
   const count = c.count ?? { operator: '>=', value: 1 };
   const zeroHolds = count.operator === '<=' || (count.operator === '=' && count.value === 0);
-  const having = zeroHolds ? `NOT (count(*) ${count.operator} ${count.value})` : `count(*) ${count.operator} ${count.value}`;
+  const test = zeroHolds ? `NOT (count(*) ${count.operator} ${count.value})` : `count(*) ${count.operator} ${count.value}`;
   const ids =
-    count.operator === '>=' && count.value === 1
-      ? `SELECT e.subscriber_id FROM events e WHERE ${eventRows(scope, c)}`
-      : `SELECT e.subscriber_id FROM events e WHERE ${eventRows(scope, c)} GROUP BY e.subscriber_id HAVING ${having}`;
+    c.withinLastDays === undefined && c.where === undefined
+      ? `SELECT t.subscriber_id FROM event_totals t WHERE t.project_id = ${literal(scope.projectId)} AND t.sandbox = ${scope.sandbox}
+           AND t.name = ${literal(c.name)} AND ${test.replace('count(*)', 't.count')}`
+      : count.operator === '>=' && count.value === 1
+        ? `SELECT e.subscriber_id FROM events e WHERE ${eventRows(scope, c)}`
+        : `SELECT e.subscriber_id FROM events e WHERE ${eventRows(scope, c)} GROUP BY e.subscriber_id HAVING ${test}`;
   const inSet = `subscribers.id IN (${ids})`;
   return did !== zeroHolds ? inSet : `NOT (${inSet})`;
 }

@@ -38,7 +38,8 @@ export const EVENT_NAMES: readonly [string, number][] = [
  * lower-numbered ones more often (a few active people, a long tail). order.completed carries total, currency, items
  * and shipping.method; page.viewed a path; the others a source. The table's secondary indexes are dropped for the load
  * and built again after it (a sorted build is several times cheaper than 20M insertions), and foreign keys are not
- * checked row by row (session_replication_role = replica): every id is one the seed made.
+ * checked row by row (session_replication_role = replica): every id is one the seed made. event_totals is summed from
+ * the loaded events.
  */
 export async function seedEvents(url: string, projectId: string, people: number, total: number): Promise<void> {
   const chunk = 500_000;
@@ -99,9 +100,15 @@ export async function seedEvents(url: string, projectId: string, people: number,
       }
     };
     await Promise.all([builder(), builder()]);
+    // What POST /events keeps in the same transaction as each event, summed once for the load (in key order).
+    log('events: summing event_totals');
+    await pool.query(`
+      insert into event_totals (project_id, sandbox, name, subscriber_id, count, first_at, last_at)
+      select project_id, sandbox, name, subscriber_id, count(*), min(occurred_at), max(occurred_at) from events
+      where project_id = $1 and subscriber_id is not null group by 1, 2, 3, 4 order by 1, 2, 3, 4`, [projectId]);
     // As seedSubscribers: the checkpoint lets VACUUM mark the pages all-visible, for index-only scans.
     await pool.query('checkpoint');
-    await pool.query('vacuum (analyze) events');
+    await pool.query('vacuum (analyze) events, event_totals');
     await pool.query('checkpoint');
   } finally {
     await pool.end();

@@ -1,4 +1,5 @@
-// Events' SQL: who the application named, the events stored once per eventId, and the dashboard's recent list and counts.
+// Events' SQL: who the application named, the events stored once per eventId with their per-person totals, the
+// dashboard's recent list and counts, and the properties seen on a name.
 import { and, count, desc, eq, sql } from 'drizzle-orm';
 import type { Db } from '../../db/database.js';
 import { events, subscribers } from '../../db/schema.js';
@@ -36,10 +37,12 @@ export async function resolveSubscribers(
 
 /**
  * Inserts the events; one whose eventId the project already has (or an earlier one of the batch has) is skipped.
- * Returns the rows inserted, and for each eventId skipped the id of the event recorded with it.
+ * Returns the rows inserted, and for each eventId skipped the id of the event recorded with it. The inserted events
+ * that name someone are added to event_totals in the caller's transaction.
  */
 export async function insertEvents(db: Db, rows: (typeof events.$inferInsert)[]): Promise<{ inserted: EventRow[]; existing: Map<string, string> }> {
   const inserted = await db.insert(events).values(rows).onConflictDoNothing().returning();
+  await addToTotals(db, inserted);
   const written = new Set(inserted.map((r) => r.id));
   const skipped = rows.filter((r) => !written.has(r.id) && r.eventKey);
   const existing = new Map<string, string>();
@@ -51,6 +54,24 @@ export async function insertEvents(db: Db, rows: (typeof events.$inferInsert)[])
     for (const row of found) existing.set(row.event_key, row.id);
   }
   return { inserted, existing };
+}
+
+/**
+ * Adds events to their people's totals: one upsert per batch, in key order so that two batches naming the same
+ * people lock their rows in the same order (no deadlock).
+ */
+async function addToTotals(db: Db, inserted: EventRow[]): Promise<void> {
+  const named = inserted.filter((e) => e.subscriberId !== null);
+  if (named.length === 0) return;
+  const { projectId, sandbox } = named[0]!;
+  await db.execute(sql`
+    INSERT INTO event_totals AS t (project_id, sandbox, name, subscriber_id, count, first_at, last_at)
+    SELECT ${projectId}, ${sandbox}, e.name, e.subscriber_id, count(*), min(e.occurred_at), max(e.occurred_at)
+    FROM unnest(${sql.param(named.map((e) => e.name))}::text[], ${sql.param(named.map((e) => e.subscriberId!))}::text[],
+                ${sql.param(named.map((e) => e.occurredAt.toISOString()))}::timestamptz[]) AS e(name, subscriber_id, occurred_at)
+    GROUP BY e.name, e.subscriber_id ORDER BY e.name, e.subscriber_id
+    ON CONFLICT (project_id, sandbox, name, subscriber_id) DO UPDATE SET count = t.count + excluded.count,
+      first_at = least(t.first_at, excluded.first_at), last_at = greatest(t.last_at, excluded.last_at)`);
 }
 
 export async function listEvents(db: Db, scope: ProjectScope, page: { limit: number; offset: number; name?: string | undefined; subscriberId?: string | undefined }) {
