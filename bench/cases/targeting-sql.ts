@@ -39,7 +39,7 @@ function eventRows(scope: Scope, c: EventCondition): string {
 /**
  * "Performed": the person is among the subscriber ids of the matching events, grouped when a count is asked. A count
  * that zero satisfies (≤ N, = 0) is the complement of the count that it fails, so it reaches the people without events.
- * Without a window or `where`, the per-person totals answer it instead of the raw events.
+ * Without a window or `where`, the per-person totals (event_totals) answer it instead of the raw events.
  */
 export function performed(scope: Scope, c: EventCondition, did = true): string {
   const count = c.count ?? { operator: '>=', value: 1 };
@@ -52,6 +52,7 @@ export function performed(scope: Scope, c: EventCondition, did = true): string {
       : count.operator === '>=' && count.value === 1
         ? `SELECT e.subscriber_id FROM events e WHERE ${eventRows(scope, c)}`
         : `SELECT e.subscriber_id FROM events e WHERE ${eventRows(scope, c)} GROUP BY e.subscriber_id HAVING ${test}`;
-  const inSet = `subscribers.id IN (${ids})`;
-  return did !== zeroHolds ? inSet : `NOT (${inSet})`;
+  // Negated as NOT EXISTS, an anti-join that spills to disk when large: a NOT IN whose set PostgreSQL guesses to exceed
+  // hash_mem is tested row by row instead.
+  return did !== zeroHolds ? `subscribers.id IN (${ids})` : `NOT EXISTS (SELECT 1 FROM (${ids}) x WHERE x.subscriber_id = subscribers.id)`;
 }

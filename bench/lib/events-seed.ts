@@ -36,7 +36,7 @@ export const EVENT_NAMES: readonly [string, number][] = [
  * Inserts `total` events over the last 365 days into the live environment of the project, in time order (as they would
  * arrive), set-based in chunks on two connections: 3% name nobody (subscriber_id null), the rest a seeded person, the
  * lower-numbered ones more often (a few active people, a long tail). order.completed carries total, currency, items
- * and shipping.method; page.viewed a path; the others a source. The table's secondary indexes are dropped for the load
+ * and shipping.method; page.viewed a path; the others a source. The tables' secondary indexes are dropped for the load
  * and built again after it (a sorted build is several times cheaper than 20M insertions), and foreign keys are not
  * checked row by row (session_replication_role = replica): every id is one the seed made. event_totals is summed from
  * the loaded events.
@@ -68,7 +68,7 @@ export async function seedEvents(url: string, projectId: string, people: number,
   try {
     const { rows: indexes } = await pool.query<{ name: string; definition: string }>(
       `select i.relname as name, pg_get_indexdef(i.oid) as definition from pg_index x join pg_class i on i.oid = x.indexrelid
-       where x.indrelid = 'events'::regclass and not x.indisprimary`,
+       where x.indrelid in ('events'::regclass, 'event_totals'::regclass) and not x.indisprimary`,
     );
     for (const index of indexes) await pool.query(`drop index "${index.name}"`);
     const queue = [...ranges];
@@ -88,6 +88,20 @@ export async function seedEvents(url: string, projectId: string, people: number,
       }
     };
     await Promise.all([worker(), worker()]);
+    // What POST /events keeps in the same transaction as each event, summed once for the load (in key order).
+    log('events: summing event_totals');
+    const client = await pool.connect();
+    try {
+      await client.query(`set session_replication_role = replica; set work_mem = '256MB'; set synchronous_commit = off`);
+      await client.query(
+        `insert into event_totals (project_id, sandbox, name, subscriber_id, count, first_at, last_at)
+         select project_id, sandbox, name, subscriber_id, count(*), min(occurred_at), max(occurred_at) from events
+         where project_id = $1 and subscriber_id is not null group by 1, 2, 3, 4 order by 1, 2, 3, 4`,
+        [projectId],
+      );
+    } finally {
+      client.release();
+    }
     log(`events: building ${indexes.length} indexes`);
     const builds = [...indexes];
     const builder = async () => {
@@ -100,12 +114,6 @@ export async function seedEvents(url: string, projectId: string, people: number,
       }
     };
     await Promise.all([builder(), builder()]);
-    // What POST /events keeps in the same transaction as each event, summed once for the load (in key order).
-    log('events: summing event_totals');
-    await pool.query(`
-      insert into event_totals (project_id, sandbox, name, subscriber_id, count, first_at, last_at)
-      select project_id, sandbox, name, subscriber_id, count(*), min(occurred_at), max(occurred_at) from events
-      where project_id = $1 and subscriber_id is not null group by 1, 2, 3, 4 order by 1, 2, 3, 4`, [projectId]);
     // As seedSubscribers: the checkpoint lets VACUUM mark the pages all-visible, for index-only scans.
     await pool.query('checkpoint');
     await pool.query('vacuum (analyze) events, event_totals');

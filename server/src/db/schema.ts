@@ -438,6 +438,9 @@ export const subscribers = pgTable(
     index('subscribers_project_os_idx').on(t.projectId, t.os),
     index('subscribers_project_device_idx').on(t.projectId, t.device),
     index('subscribers_project_status_idx').on(t.projectId, t.status),
+    // The ids of an environment's active people without the table: what an event condition's set of ids is matched
+    // (or, negated, anti-joined) against (docs/PERFORMANCE.md, "Targeting").
+    index('subscribers_project_people_idx').on(t.projectId, t.sandbox, t.status, t.id),
     index('subscribers_tags_idx').using('gin', t.tags),
     // The list's partial search (a LIKE '%…%' on any part) and its sort by name (docs/PERFORMANCE.md, Search).
     index('subscribers_search_idx').using('gin', sql`${subscriberSearchText(t)} gin_trgm_ops`),
@@ -1142,7 +1145,12 @@ export const eventTotals = pgTable(
     firstAt: timestamp('first_at', { withTimezone: true }).notNull(),
     lastAt: timestamp('last_at', { withTimezone: true }).notNull(),
   },
-  (t) => [primaryKey({ columns: [t.projectId, t.sandbox, t.name, t.subscriberId] }), index('event_totals_subscriber_idx').on(t.subscriberId)],
+  (t) => [
+    primaryKey({ columns: [t.projectId, t.sandbox, t.name, t.subscriberId] }),
+    // "At least N times": the people of a name over a count, from the index alone.
+    index('event_totals_project_name_count_idx').on(t.projectId, t.sandbox, t.name, t.count, t.subscriberId),
+    index('event_totals_subscriber_idx').on(t.subscriberId),
+  ],
 );
 
 /** `draft → active ⇄ paused`, `draft | active | paused → archived` (docs/CONTEXT.md, "Automations"). */
