@@ -1,12 +1,8 @@
-// Targeting at 1M people and 20M events (docs/TARGETING.md): reach counts of attribute and event conditions, POST
-// /events throughput against a bare multi-row INSERT into events, and the API's memory during both.
-import { sql } from 'drizzle-orm';
+// Targeting at 1M people and 20M events (docs/TARGETING.md): reach counts of attribute and event conditions through
+// POST /segments/reach, POST /events throughput against a bare multi-row INSERT into events, the API's memory in both.
 import pg from 'pg';
-import { openDatabase } from '../../server/src/db/database.js';
-import { countAudience } from '../../server/src/modules/segments/index.js';
 import { loadTest, measureInTurns, microsPer, ratio, type CaseResult } from '../lib/harness.js';
 import { cpuSecondsOf, peakRssDuring, type Child } from '../lib/process.js';
-import { performed, textAttribute } from './targeting-sql.js';
 
 export interface TargetingContext {
   server: Child;
@@ -23,45 +19,52 @@ export interface TargetingContext {
 /** Events per POST /events request, and rows per INSERT statement of the baseline. */
 const BATCH = 100;
 
-/** The measured filters, each as the predicate over subscribers it means (targeting-sql.ts). */
-function reachPredicates(scope: { projectId: string; sandbox: boolean }): Record<string, string> {
-  const ordered30 = performed(scope, { name: 'order.completed', withinLastDays: 30 });
-  const isPro = `${textAttribute('plan')} = 'pro'`;
-  return {
-    'plan = pro AND order.completed in 30 d': `${isPro} AND ${ordered30}`,
-    'plan = pro OR order.completed in 30 d': `(${isPro} OR ${ordered30})`,
-    'did not order.completed in 30 d': performed(scope, { name: 'order.completed', withinLastDays: 30 }, false),
-    'order.completed ≥ 3 times (all time)': performed(scope, { name: 'order.completed', count: { operator: '>=', value: 3 } }),
-    'order.completed in 30 d where total > 100': performed(scope, {
-      name: 'order.completed',
-      withinLastDays: 30,
-      where: { path: ['total'], operator: '>', value: 100 },
-    }),
-  };
+type Filters = Record<string, unknown>;
+
+const isPro = { attribute: 'plan', operator: 'eq', value: 'pro' };
+const ordered30 = { event: 'order.completed', withinLastDays: 30 };
+
+/** The measured filters trees. */
+const REACH_FILTERS: Record<string, Filters> = {
+  'plan = pro AND order.completed in 30 d': { all: [isPro, ordered30] },
+  'plan = pro OR order.completed in 30 d': { any: [isPro, ordered30] },
+  'did not order.completed in 30 d': { all: [{ ...ordered30, performed: false }] },
+  'order.completed ≥ 3 times (all time)': { all: [{ event: 'order.completed', count: { operator: 'gte', value: 3 } }] },
+  'order.completed in 30 d where total > 100': { all: [{ ...ordered30, where: [{ property: 'total', operator: 'gt', value: 100 }] }] },
+};
+
+/**
+ * The same tree wrapped in groups that change nothing but the 30 s reach cache's key (and parentheses in the SQL): run
+ * `run` (-1 the warm-up) never meets a cached answer. Within the 3 levels a tree may nest.
+ */
+function variant(filters: Filters, run: number): Filters {
+  const wraps: ((f: Filters) => Filters)[] = [(f) => f, (f) => ({ all: [f] }), (f) => ({ any: [f] }), (f) => ({ all: [{ any: [f] }] }), (f) => ({ any: [{ all: [f] }] })];
+  return wraps[(run + 1) % wraps.length]!(filters);
 }
 
 export async function targetingCases(ctx: TargetingContext): Promise<CaseResult[]> {
-  const database = openDatabase(ctx.databaseUrl, 4);
-  const scope = { organizationId: '', projectId: ctx.projectId, sandbox: false };
-  const results: CaseResult[] = [];
-  try {
-    const reach = await measureInTurns(
-      Object.entries(reachPredicates(scope)).map(([label, predicate]) => ({
-        name: `reach: ${label}`,
-        options: { unit: 'ms', runs: ctx.runs, target: { kind: 'max', value: 300 } },
-        once: async () => {
+  const reach = await measureInTurns(
+    Object.entries(REACH_FILTERS).map(([label, filters]) => ({
+      name: `reach: ${label}`,
+      options: { unit: 'ms', runs: ctx.runs, target: { kind: 'max', value: 300 } },
+      once: async (run: number) => {
+        const { result, peakRssMb } = await peakRssDuring(ctx.server.pid, async () => {
           const started = performance.now();
-          const count = await countAudience(database.db, scope, sql.raw(predicate));
-          return { value: performance.now() - started, extra: { count } };
-        },
-      })),
-    );
-    results.push(...reach);
-    results.push(...(await ingestCases(ctx)));
-  } finally {
-    await database.close();
-  }
-  return results;
+          const res = await fetch(`${ctx.server.url}/segments/reach`, {
+            method: 'POST',
+            headers: { 'x-api-key': ctx.key, 'content-type': 'application/json' },
+            body: JSON.stringify({ projectId: ctx.projectId, filters: variant(filters, run) }),
+          });
+          if (!res.ok) throw new Error(`reach ${label}: ${res.status} ${await res.text()}`);
+          const body = (await res.json()) as { count: number; cached: boolean };
+          if (body.cached) throw new Error(`reach ${label}: answered from the cache, the measurement would be void`);
+          return { ms: performance.now() - started, count: body.count };
+        });
+        return { value: result.ms, peakRssMb, extra: { count: result.count } };
+      },
+    })),
+  );
+  return [...reach, ...(await ingestCases(ctx))];
 }
 
 /** An event of the seeded kind: order.completed of seeded person `n`. */

@@ -1,2 +1,0 @@
-CREATE INDEX "event_totals_project_name_count_idx" ON "event_totals" USING btree ("project_id","sandbox","name","count","subscriber_id");--> statement-breakpoint
-CREATE INDEX "subscribers_project_people_idx" ON "subscribers" USING btree ("project_id","sandbox","status","id");
