@@ -10,6 +10,7 @@
 // run), BENCH_SMS_CONNECTIONS (50), BENCH_SMS_RATE (the API case's number, 200/s), BENCH_SMS_LANE_N (100,000 queued;
 // 0 skips), BENCH_SMS_SENDERS (20) and BENCH_SMS_SENDER_RATE (25/s each), BENCH_AUTOMATIONS_N (100,000 enrollments
 // through push → delay → email), BENCH_AUTOMATIONS_ENROLL_N (1,000,000 enrolled by a schedule trigger; 0 skips),
+// BENCH_EVENTS (20,000,000 events over a year for the targeting cases, whose people carry ten attributes each),
 // BENCH_DATABASE_URL (else an embedded
 // PostgreSQL in a temporary directory). DELIVERY_* and PUSH_* settings
 // are passed on to the push benchmarks' worker processes; DELIVERY_*, EMAIL_*, TRANSACTIONAL_* and DB_POOL_MAX to the
@@ -21,9 +22,11 @@ import { campaignCases } from './cases/campaign.js';
 import { dashboardCases } from './cases/dashboard.js';
 import { emailCases } from './cases/email.js';
 import { smsCases } from './cases/sms.js';
+import { targetingCases } from './cases/targeting.js';
 import { ingestCases } from './cases/ingest.js';
 import { pushCases } from './cases/push.js';
 import { createBenchTenant, openBenchDatabase, seedSubscribers } from './lib/database.js';
+import { ATTRIBUTES_SQL, seedEvents } from './lib/events-seed.js';
 import { log, printTable, writeResults, type CaseResult } from './lib/harness.js';
 import { startHerald, type Child } from './lib/process.js';
 import { JWT_SECRET, PUBLIC_URL } from './lib/push-bench.js';
@@ -42,6 +45,7 @@ const filters = process.argv.slice(2).map((f) => f.toLowerCase());
 const groups = [
   { name: 'subscribers.ingest', aliases: ['subscribers', 'ingest'] },
   { name: 'segments.reach', aliases: ['segments', 'reach'] },
+  { name: 'segments.targeting', aliases: ['segments', 'targeting', 'events'] },
   { name: 'subscribers.analytics', aliases: ['subscribers', 'analytics'] },
   { name: 'subscribers.list', aliases: ['subscribers', 'list', 'dashboard'] },
   { name: 'dashboard', aliases: ['dashboard', 'overview'] },
@@ -73,9 +77,18 @@ async function main() {
     if (needsAudience) {
       log(`seeding ${subscribers.toLocaleString('en')} subscribers`);
       const seedStart = Date.now();
-      await seedSubscribers(database.url, tenant.projectId, subscribers);
+      await seedSubscribers(database.url, tenant.projectId, subscribers, selected.has('segments.targeting') ? ATTRIBUTES_SQL : undefined);
       seedSeconds = Math.round((Date.now() - seedStart) / 100) / 10;
       log(`seeded in ${seedSeconds} s`);
+    }
+    let eventsSeedSeconds: number | undefined;
+    if (selected.has('segments.targeting')) {
+      const total = intEnv('BENCH_EVENTS', 20_000_000);
+      log(`seeding ${total.toLocaleString('en')} events`);
+      const seedStart = Date.now();
+      await seedEvents(database.url, tenant.projectId, subscribers, total);
+      eventsSeedSeconds = Math.round((Date.now() - seedStart) / 100) / 10;
+      log(`events seeded in ${eventsSeedSeconds} s`);
     }
     // Rate limits are raised through configuration, like an operator would. PUBLIC_URL as the push worker's: a campaign's
     // 4 KB check counts the tracking link the worker will send.
@@ -90,6 +103,18 @@ async function main() {
     log(`Herald API pid ${server.pid} at ${server.url}`);
     const audience: AudienceContext = { server, projectId: tenant.projectId, key: tenant.key, runs };
     if (selected.has('segments.reach')) results.push(...(await reachCases(audience)));
+    if (selected.has('segments.targeting')) {
+      results.push(
+        ...(await targetingCases({
+          ...audience,
+          databaseUrl: database.url,
+          people: subscribers,
+          runs,
+          seconds: intEnv('BENCH_INGEST_SECONDS', 5),
+          connections: Math.min(intEnv('BENCH_CONNECTIONS', 100), 16),
+        })),
+      );
+    }
     if (selected.has('subscribers.analytics')) results.push(await analyticsCase(audience));
     if (selected.has('subscribers.list')) results.push(...(await listCases(audience)));
     // The people page's first rows and the overview's charts in Chromium, the overview API, the initial JavaScript.
@@ -186,6 +211,7 @@ async function main() {
         filters,
         database: database.embedded ? 'embedded' : 'external',
         seedSeconds,
+        eventsSeedSeconds,
         totalSeconds: Math.round((Date.now() - started) / 1000),
       },
       results,

@@ -113,9 +113,10 @@ const TAGS = ['news', 'sports', 'promo', 'vip', 'beta', 'weather', 'finance', 't
  * Distributions: countries Zipf-like over 60 codes (US ≈ 25%), ~20 cities per country (10% unknown), platform
  * mobile 55% / desktop 38% / tablet 7%, browser by market share, os by platform, 0–4 tags, created over two years
  * (recent heavier), last seen skewed to recent, 90% active (all of the export tenth), 0.5% sandbox, 30% with an
- * email address of which a sixth unsubscribed.
+ * email address of which a sixth unsubscribed. `attributes`: an SQL expression of each person's attributes (over g and
+ * r.created), else none.
  */
-export async function seedSubscribers(url: string, projectId: string, total: number): Promise<void> {
+export async function seedSubscribers(url: string, projectId: string, total: number, attributes?: string): Promise<void> {
   const chunk = 100_000;
   const ranges: [number, number][] = [];
   for (let from = 1; from <= total; from += chunk) ranges.push([from, Math.min(total, from + chunk - 1)]);
@@ -124,7 +125,7 @@ export async function seedSubscribers(url: string, projectId: string, total: num
   const insert = `
     insert into subscribers (id, project_id, token, endpoint, p256dh, auth, user_agent, platform, browser, os, device,
                              country, city, language, timezone, external_id, email, status, sandbox, tags,
-                             created_at, subscribed_at, updated_at, last_seen_at)
+                             created_at, subscribed_at, updated_at, last_seen_at${attributes ? ', attributes' : ''})
     select 'sub_bench' || lpad(g::text, 10, '0'), $1, 'st_bench' || md5(g::text),
            'https://fcm.googleapis.com/fcm/send/bench-' || g, 'BENCHp256dh', 'BENCHauth', 'Mozilla/5.0 (bench)',
            r.platform::subscriber_platform,
@@ -147,7 +148,7 @@ export async function seedSubscribers(url: string, projectId: string, total: num
            array(select t from unnest(${tags}) with ordinality u(t, n) where random() + 0 * g < 0.25 / n)
              || case when g % 10 = 0 then array['${EXPORT_TAG}'] else '{}'::text[] end,
            r.created, r.created, r.created,
-           now() - (now() - r.created) * power(r.seen, 3)
+           now() - (now() - r.created) * power(r.seen, 3)${attributes ? `, ${attributes}` : ''}
     from generate_series($2::int, $3::int) g,
          lateral (select case when p < 0.55 then 'mobile' when p < 0.93 then 'desktop' else 'tablet' end as platform,
                          b, o, ci, l, e, s, seen,

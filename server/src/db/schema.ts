@@ -438,6 +438,9 @@ export const subscribers = pgTable(
     index('subscribers_project_os_idx').on(t.projectId, t.os),
     index('subscribers_project_device_idx').on(t.projectId, t.device),
     index('subscribers_project_status_idx').on(t.projectId, t.status),
+    // The ids of an environment's active people without the table: what an event condition's set of ids is matched
+    // (or, negated, anti-joined) against (docs/PERFORMANCE.md, "Targeting").
+    index('subscribers_project_people_idx').on(t.projectId, t.sandbox, t.status, t.id),
     index('subscribers_tags_idx').using('gin', t.tags),
     // The list's partial search (a LIKE '%…%' on any part) and its sort by name (docs/PERFORMANCE.md, Search).
     index('subscribers_search_idx').using('gin', sql`${subscriberSearchText(t)} gin_trgm_ops`),
@@ -1140,7 +1143,38 @@ export const events = pgTable(
     uniqueIndex('events_project_key').on(t.projectId, t.sandbox, t.eventKey).where(sql`${t.eventKey} IS NOT NULL`),
     index('events_project_received_idx').on(t.projectId, t.sandbox, t.receivedAt),
     index('events_project_name_idx').on(t.projectId, t.sandbox, t.name, t.receivedAt),
+    // Event conditions of segments (docs/TARGETING.md, "Storage"): a name's events in a window of occurred_at, and who
+    // performed them, from the index alone.
+    index('events_project_name_occurred_idx').on(t.projectId, t.sandbox, t.name, t.occurredAt, t.subscriberId),
     index('events_subscriber_idx').on(t.subscriberId, t.receivedAt),
+  ],
+);
+
+/**
+ * Per person and event name: how many events of the name name them, the first and last occurredAt. Kept in the same
+ * transaction as the events it counts (modules/events), so it always equals an aggregate over `events`; what event
+ * conditions without a window or `where` read (docs/TARGETING.md, "Storage"). Events naming nobody are not counted.
+ */
+export const eventTotals = pgTable(
+  'event_totals',
+  {
+    projectId: text('project_id')
+      .notNull()
+      .references(() => projects.id, { onDelete: 'cascade' }),
+    sandbox: boolean('sandbox').notNull(),
+    name: text('name').notNull(),
+    subscriberId: text('subscriber_id')
+      .notNull()
+      .references(() => subscribers.id, { onDelete: 'cascade' }),
+    count: integer('count').notNull(),
+    firstAt: timestamp('first_at', { withTimezone: true }).notNull(),
+    lastAt: timestamp('last_at', { withTimezone: true }).notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.projectId, t.sandbox, t.name, t.subscriberId] }),
+    // "At least N times": the people of a name over a count, from the index alone.
+    index('event_totals_project_name_count_idx').on(t.projectId, t.sandbox, t.name, t.count, t.subscriberId),
+    index('event_totals_subscriber_idx').on(t.subscriberId),
   ],
 );
 

@@ -1,4 +1,5 @@
-// Events' SQL: who the application named, the events stored once per eventId, and the dashboard's recent list and counts.
+// Events' SQL: who the application named, the events stored once per eventId with their per-person totals, the
+// dashboard's recent list and counts, and the properties seen on a name.
 import { and, count, desc, eq, sql } from 'drizzle-orm';
 import type { Db } from '../../db/database.js';
 import { events, subscribers } from '../../db/schema.js';
@@ -36,10 +37,12 @@ export async function resolveSubscribers(
 
 /**
  * Inserts the events; one whose eventId the project already has (or an earlier one of the batch has) is skipped.
- * Returns the rows inserted, and for each eventId skipped the id of the event recorded with it.
+ * Returns the rows inserted, and for each eventId skipped the id of the event recorded with it. The inserted events
+ * that name someone are added to event_totals in the caller's transaction.
  */
 export async function insertEvents(db: Db, rows: (typeof events.$inferInsert)[]): Promise<{ inserted: EventRow[]; existing: Map<string, string> }> {
   const inserted = await db.insert(events).values(rows).onConflictDoNothing().returning();
+  await addToTotals(db, inserted);
   const written = new Set(inserted.map((r) => r.id));
   const skipped = rows.filter((r) => !written.has(r.id) && r.eventKey);
   const existing = new Map<string, string>();
@@ -51,6 +54,24 @@ export async function insertEvents(db: Db, rows: (typeof events.$inferInsert)[])
     for (const row of found) existing.set(row.event_key, row.id);
   }
   return { inserted, existing };
+}
+
+/**
+ * Adds events to their people's totals: one upsert per batch, in key order so that two batches naming the same
+ * people lock their rows in the same order (no deadlock).
+ */
+async function addToTotals(db: Db, inserted: EventRow[]): Promise<void> {
+  const named = inserted.filter((e) => e.subscriberId !== null);
+  if (named.length === 0) return;
+  const { projectId, sandbox } = named[0]!;
+  await db.execute(sql`
+    INSERT INTO event_totals AS t (project_id, sandbox, name, subscriber_id, count, first_at, last_at)
+    SELECT ${projectId}, ${sandbox}, e.name, e.subscriber_id, count(*), min(e.occurred_at), max(e.occurred_at)
+    FROM unnest(${sql.param(named.map((e) => e.name))}::text[], ${sql.param(named.map((e) => e.subscriberId!))}::text[],
+                ${sql.param(named.map((e) => e.occurredAt.toISOString()))}::timestamptz[]) AS e(name, subscriber_id, occurred_at)
+    GROUP BY e.name, e.subscriber_id ORDER BY e.name, e.subscriber_id
+    ON CONFLICT (project_id, sandbox, name, subscriber_id) DO UPDATE SET count = t.count + excluded.count,
+      first_at = least(t.first_at, excluded.first_at), last_at = greatest(t.last_at, excluded.last_at)`);
 }
 
 export async function listEvents(db: Db, scope: ProjectScope, page: { limit: number; offset: number; name?: string | undefined; subscriberId?: string | undefined }) {
@@ -81,4 +102,55 @@ export async function countByName(db: Db, scope: ProjectScope, days: number) {
     WHERE project_id = ${scope.projectId} AND sandbox = ${scope.sandbox} AND received_at > now() - make_interval(days => ${days})
     GROUP BY name ORDER BY count(*) DESC, name LIMIT 200`);
   return rows.map((r) => ({ name: r.name, count: Number(r.count), lastReceivedAt: new Date(r.last_received_at).toISOString() }));
+}
+
+/** A property path seen on sampled events: its JSON types and its most frequent scalar values, with counts. */
+export interface SeenProperty {
+  path: string;
+  seen: number;
+  types: { type: 'string' | 'number' | 'boolean' | 'null' | 'array' | 'object'; count: number }[];
+  values: { value: string | number | boolean | null; count: number }[];
+}
+
+/**
+ * The properties of the `sample` most recently received events of a name (events_project_name_idx walked backwards):
+ * every leaf under nested objects as a dotted path (to `depth` levels), its JSON types, and its `top` most frequent
+ * values (scalars of at most 200 characters); at most `paths` paths, the most often seen first.
+ */
+export async function recentProperties(
+  db: Db,
+  scope: ProjectScope,
+  name: string,
+  limits: { sample: number; top: number; depth: number; paths: number },
+): Promise<{ sampled: number; properties: SeenProperty[] }> {
+  const { rows } = await db.execute<{ sampled: number; path: string | null; seen: number | null; types: SeenProperty['types'] | null; values: SeenProperty['values'] | null }>(sql`
+    WITH RECURSIVE recent AS (
+      SELECT properties FROM events
+      WHERE project_id = ${scope.projectId} AND sandbox = ${scope.sandbox} AND name = ${name}
+      ORDER BY received_at DESC LIMIT ${limits.sample}
+    ), leaf (event, path, value, depth) AS (
+      SELECT r.event, p.key, p.value, 1 FROM (SELECT row_number() OVER () AS event, properties FROM recent) r, jsonb_each(r.properties) p
+      UNION ALL
+      SELECT leaf.event, leaf.path || '.' || c.key, c.value, leaf.depth + 1 FROM leaf, jsonb_each(leaf.value) c
+      WHERE jsonb_typeof(leaf.value) = 'object' AND leaf.depth < ${limits.depth}
+    ), found AS (
+      SELECT path, event, value, jsonb_typeof(value) AS type FROM leaf WHERE jsonb_typeof(value) <> 'object' OR depth = ${limits.depth}
+    ), paths AS (
+      SELECT path, count(DISTINCT event)::int AS seen FROM found GROUP BY path ORDER BY seen DESC, path LIMIT ${limits.paths}
+    ), typed AS (
+      SELECT path, jsonb_agg(jsonb_build_object('type', type, 'count', n) ORDER BY n DESC, type) AS types
+      FROM (SELECT path, type, count(*)::int AS n FROM found GROUP BY path, type) t GROUP BY path
+    ), valued AS (
+      SELECT path, jsonb_agg(jsonb_build_object('value', value, 'count', n) ORDER BY n DESC, value::text) AS values
+      FROM (SELECT path, value, n, row_number() OVER (PARTITION BY path ORDER BY n DESC, value::text) AS rank
+            FROM (SELECT path, value, count(*)::int AS n FROM found
+                  WHERE type IN ('string', 'number', 'boolean', 'null') AND length(value::text) <= 202 GROUP BY path, value) c) v
+      WHERE rank <= ${limits.top} GROUP BY path
+    )
+    SELECT (SELECT count(*)::int FROM recent) AS sampled, p.path, p.seen, t.types, coalesce(v.values, '[]') AS values
+    FROM (SELECT 1) one LEFT JOIN paths p ON true LEFT JOIN typed t ON t.path = p.path LEFT JOIN valued v ON v.path = p.path
+    ORDER BY p.seen DESC, p.path`);
+  const sampled = rows[0]?.sampled ?? 0;
+  const properties = rows.flatMap((r) => (r.path === null ? [] : [{ path: r.path, seen: r.seen!, types: r.types!, values: r.values! }]));
+  return { sampled, properties };
 }

@@ -4,7 +4,7 @@ import { projectOf } from '../../http/access.js';
 import { commonErrors, paginated } from '../../http/schemas.js';
 import { validationFailed } from '../../shared/errors.js';
 import type { App } from '../../http/types.js';
-import { countsQuery, event, eventCounts, eventsBody, eventsQuery, eventsResponse } from './event.schemas.js';
+import { countsQuery, event, eventCounts, eventProperties, eventsBody, eventsQuery, eventsResponse, PROPERTIES_SAMPLE, propertiesQuery } from './event.schemas.js';
 import type { EventService } from './event.service.js';
 
 const tags = ['Events'];
@@ -65,5 +65,24 @@ export async function eventRoutes(app: App, events: EventService) {
       },
     },
     (request) => events.counts(projectOf(request), request.query.days),
+  );
+
+  app.get(
+    '/events/project/:projectId/properties',
+    {
+      config: { access: { auth: 'project', project: 'params.projectId' } },
+      schema: {
+        tags,
+        summary: 'The properties seen on recent events of a name, with their types and most frequent values',
+        description:
+          `Read from the ${PROPERTIES_SAMPLE} most recently received events of the name in the project's environment (a test key's: ` +
+          'sandbox), for the segment builder: the paths an event condition\'s `where` can name and values to offer. ' +
+          'A name never received answers `sampled: 0` and no properties.',
+        params: projectParams,
+        querystring: propertiesQuery,
+        response: { 200: eventProperties, ...commonErrors },
+      },
+    },
+    (request) => events.properties(projectOf(request), request.query.name),
   );
 }

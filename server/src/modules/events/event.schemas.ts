@@ -4,11 +4,10 @@ import { dateOrDateTime, subscriberSummary, timestamp } from '../../http/schemas
 
 const MAX_PROPERTIES_BYTES = 16 * 1024;
 
+const eventName = z.string().regex(/^[A-Za-z0-9_.:-]{1,100}$/, 'must be 1–100 letters, digits, ".", ":", "_" or "-"');
+
 const eventFields = {
-    name: z
-      .string()
-      .regex(/^[A-Za-z0-9_.:-]{1,100}$/, 'must be 1–100 letters, digits, ".", ":", "_" or "-"')
-      .describe('The event name, e.g. cart.abandoned: `event` triggers of the same name enroll its subscriber'),
+    name: eventName.describe('The event name, e.g. cart.abandoned: `event` triggers of the same name enroll its subscriber'),
     externalId: z.string().min(1).max(255).optional().describe("The person by the application's own user id (the subscriber seen last with it)"),
     token: z.string().min(1).max(200).optional().describe("The person by a subscriber's token (that device)"),
     subscriberId: z.string().min(1).max(100).optional().describe('The person by subscriber id'),
@@ -87,3 +86,35 @@ export const countsQuery = z.strictObject({
 export const eventCounts = z
   .object({ days: z.number().int(), data: z.array(z.object({ name: z.string(), count: z.number().int(), lastReceivedAt: timestamp })) })
   .meta({ id: 'EventCounts' });
+
+/** How many of the most recent events of a name `GET /events/project/:projectId/properties` reads. */
+export const PROPERTIES_SAMPLE = 1000;
+/** Values listed per property. */
+export const PROPERTY_TOP_VALUES = 20;
+
+export const propertiesQuery = z.strictObject({
+  name: eventName.describe('The event name whose properties to list'),
+});
+
+const jsonType = z.enum(['string', 'number', 'boolean', 'null', 'array', 'object']);
+
+export const eventProperties = z
+  .object({
+    name: z.string(),
+    sampled: z.number().int().describe(`Events read: the ${PROPERTIES_SAMPLE} most recently received of the name (fewer when there are fewer)`),
+    properties: z
+      .array(
+        z.object({
+          path: z.string().describe('Dotted path of a value under nested objects, e.g. shipping.method: what an event condition\'s `where` names'),
+          seen: z.number().int().describe('Sampled events that carry it'),
+          types: z
+            .array(z.object({ type: jsonType, count: z.number().int() }))
+            .describe('Its JSON types, most frequent first (a path can hold "10" in one event and 10 in another)'),
+          values: z
+            .array(z.object({ value: z.union([z.string(), z.number(), z.boolean(), z.null()]), count: z.number().int() }))
+            .describe(`Its ${PROPERTY_TOP_VALUES} most frequent scalar values (of at most 200 characters), most frequent first`),
+        }),
+      )
+      .describe('At most 200 paths, the most often seen first; objects are walked 5 levels deep'),
+  })
+  .meta({ id: 'EventProperties' });

@@ -6,7 +6,7 @@ import { newId } from '../../shared/ids.js';
 import type { AutomationService } from '../automations/index.js';
 import type { ProjectScope } from '../tenancy.js';
 import * as repo from './event.repository.js';
-import type { event, eventInput, eventsResponse } from './event.schemas.js';
+import { PROPERTIES_SAMPLE, PROPERTY_TOP_VALUES, type event, type eventInput, type eventProperties, type eventsResponse } from './event.schemas.js';
 
 type EventInput = z.output<typeof eventInput>;
 type EventView = z.output<typeof event>;
@@ -92,5 +92,11 @@ export class EventService {
 
   async counts(scope: ProjectScope, days: number) {
     return { days, data: await repo.countByName(this.db, scope, days) };
+  }
+
+  /** The properties seen on the most recent events of a name, for the segment builder's typeahead. */
+  async properties(scope: ProjectScope, name: string): Promise<z.output<typeof eventProperties>> {
+    const seen = await repo.recentProperties(this.db, scope, name, { sample: PROPERTIES_SAMPLE, top: PROPERTY_TOP_VALUES, depth: 5, paths: 200 });
+    return { name, ...seen };
   }
 }

@@ -1,11 +1,12 @@
-// The event condition of the filters tree: its schema and its SQL, a subquery over `events` (kept apart so that its
-// query plan can be tuned — indexes, roll-ups — without touching the rest of the compiler).
+// The event condition of the filters tree: its schema and its SQL, a subquery over `events` or the per-person totals
+// `event_totals` (kept apart so that its query plan can be tuned — indexes, roll-ups — without touching the rest of the
+// compiler).
 import { sql, type SQL } from 'drizzle-orm';
 import { z } from 'zod';
 import { subscribers } from '../../db/schema.js';
 import { checkShape } from './attribute-condition.js';
 import { dateRangeSchema, isDateOnly, rangeAfter, rangeEnd, rangeStart, type DateRange } from './date-range.js';
-import { compareSql, daysAgoSql, misfit, testSql, typeOfTest, VALUE_OPERATORS, type ValueTest } from './filter-values.js';
+import { compareSql, daysAgoSql, misfit, testSql, typeOfTest, VALUE_OPERATORS } from './filter-values.js';
 
 const propertyConditionSchema = z
   .strictObject({
@@ -73,29 +74,51 @@ function windowSql(condition: EventCondition, now: Date | undefined): SQL[] {
 }
 
 /**
- * The predicate of an event condition over `subscribers`: one aggregate over the person's matching events (never NULL).
- * `first` / `last` read min / max(occurred_at), so they hold only for people who performed it.
+ * The predicate of an event condition over `subscribers` (docs/TARGETING.md, "Storage"). Each subquery is tied to the
+ * person's project and environment by equality with the outer row: at the top of a filter PostgreSQL turns it into a
+ * semi- or anti-join whose project is known, so its rows are one range of an index; under `any` it hashes the set.
+ * Without a window or `where` the person's row of event_totals answers (count, first and last over all time); else the
+ * raw events: EXISTS for "at least once", one aggregate over the person's matching events otherwise (never NULL).
+ * `first` / `last` hold only for people who performed it.
  */
 export function eventConditionSql(condition: EventCondition, now: Date | undefined): SQL {
+  const count = condition.count ?? { operator: 'gte' as const, value: 1 };
+  const operator = sql.raw(count.operator === 'gte' ? '>=' : count.operator === 'lte' ? '<=' : '=');
+  const raw = condition.withinLastDays !== undefined || condition.between !== undefined || condition.where !== undefined;
+  const holds = raw ? rawEventsSql(condition, count, operator, now) : totalsSql(condition, count, operator, now);
+  return condition.performed === false ? sql`(NOT ${holds})` : holds;
+}
+
+type Count = NonNullable<EventCondition['count']>;
+
+function totalsSql(condition: EventCondition, count: Count, operator: SQL, now: Date | undefined): SQL {
+  const person = sql`t.project_id = ${subscribers.projectId} AND t.sandbox = ${subscribers.sandbox} AND t.name = ${condition.event}::text AND t.subscriber_id = ${subscribers.id}`;
+  const times: SQL[] = [];
+  if (condition.first) times.push(compareSql('date', sql`t.first_at`, condition.first, now));
+  if (condition.last) times.push(compareSql('date', sql`t.last_at`, condition.last, now));
+  // A person without a row performed it 0 times: when the count takes 0 (and no first/last is asked, which need a
+  // time), the condition fails only on a row whose count it does not take.
+  if (times.length === 0 && (count.operator === 'lte' || count.value === 0)) {
+    return sql`NOT EXISTS (SELECT 1 FROM event_totals t WHERE ${person} AND NOT (t.count ${operator} ${count.value}::int))`;
+  }
+  return sql`EXISTS (SELECT 1 FROM event_totals t WHERE ${sql.join([person, sql`t.count ${operator} ${count.value}::int`, ...times], sql` AND `)})`;
+}
+
+function rawEventsSql(condition: EventCondition, count: Count, operator: SQL, now: Date | undefined): SQL {
   const matching = sql.join(
     [
-      sql`e.subscriber_id = ${subscribers.id}`,
+      sql`e.project_id = ${subscribers.projectId} AND e.sandbox = ${subscribers.sandbox}`,
       sql`e.name = ${condition.event}::text`,
       ...windowSql(condition, now),
       ...(condition.where ?? []).map((test) => testSql(typeOfTest(test), sql`(e.properties #> ${sql.param(test.property.split('.'))}::text[])`, test, now)),
+      sql`e.subscriber_id = ${subscribers.id}`,
     ],
     sql` AND `,
   );
-  const count = condition.count ?? { operator: 'gte' as const, value: 1 };
-  const checks: SQL[] = [sql`count(*) ${sql.raw(count.operator === 'gte' ? '>=' : count.operator === 'lte' ? '<=' : '=')} ${count.value}::int`];
-  const time = (aggregate: SQL, test: ValueTest | undefined) => {
-    if (test) checks.push(compareSql('date', aggregate, test, now));
-  };
-  time(sql`min(e.occurred_at)`, condition.first);
-  time(sql`max(e.occurred_at)`, condition.last);
-  const holds =
-    checks.length === 1 && count.operator === 'gte' && count.value === 1
-      ? sql`EXISTS (SELECT 1 FROM events e WHERE ${matching})`
-      : sql`coalesce((SELECT ${sql.join(checks, sql` AND `)} FROM events e WHERE ${matching}), false)`;
-  return condition.performed === false ? sql`(NOT ${holds})` : holds;
+  const checks: SQL[] = [sql`count(*) ${operator} ${count.value}::int`];
+  if (condition.first) checks.push(compareSql('date', sql`min(e.occurred_at)`, condition.first, now));
+  if (condition.last) checks.push(compareSql('date', sql`max(e.occurred_at)`, condition.last, now));
+  return checks.length === 1 && count.operator === 'gte' && count.value === 1
+    ? sql`EXISTS (SELECT 1 FROM events e WHERE ${matching})`
+    : sql`coalesce((SELECT ${sql.join(checks, sql` AND `)} FROM events e WHERE ${matching}), false)`;
 }
