@@ -1192,11 +1192,14 @@ export interface PropertyCondition {
 }
 
 /** What starts an automation for a subscriber (spec 6.2). */
+/** Who may enter an automation (docs/TARGETING.md): people matching inline filters, or a saved segment's members. */
+export type EntryRule = { filters: Record<string, unknown> } | { savedSegmentId: string };
+
 export type AutomationTrigger =
   | { type: 'subscriber_added' }
-  | { type: 'subscriber_inactive'; inactiveDays: number }
-  | { type: 'event'; eventName: string; conditions?: PropertyCondition[] | undefined }
-  | { type: 'schedule'; cron: string; defaultTimezone?: string | undefined };
+  | { type: 'subscriber_inactive'; inactiveDays: number; segment?: EntryRule | undefined }
+  | { type: 'event'; eventName: string; conditions?: PropertyCondition[] | undefined; segment?: EntryRule | undefined }
+  | { type: 'schedule'; cron: string; defaultTimezone?: string | undefined; segment?: EntryRule | undefined };
 
 /** A condition step's criteria, all combined with AND (docs/CONTEXT.md, "Automations"). */
 export interface ConditionCriteria {

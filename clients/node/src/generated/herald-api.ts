@@ -18161,6 +18161,13 @@ export interface components {
         } | {
             /** @description N: enrolls a subscriber not seen for N days (lastSeenAt) */
             inactiveDays: number;
+            /** @description Entry rule: only people matching these filters (or in this saved segment) when the trigger fires are enrolled */
+            segment?: {
+                filters: components["schemas"]["SegmentFilters"];
+            } | {
+                /** @description A saved segment of the automation's project and environment */
+                savedSegmentId: string;
+            };
             /** @constant */
             type: "subscriber_inactive";
         } | {
@@ -18168,6 +18175,13 @@ export interface components {
             conditions?: components["schemas"]["PropertyCondition"][];
             /** @description An event name, e.g. cart.abandoned */
             eventName: string;
+            /** @description Entry rule: only people matching these filters (or in this saved segment) when the trigger fires are enrolled */
+            segment?: {
+                filters: components["schemas"]["SegmentFilters"];
+            } | {
+                /** @description A saved segment of the automation's project and environment */
+                savedSegmentId: string;
+            };
             /** @constant */
             type: "event";
         } | {
@@ -18175,6 +18189,13 @@ export interface components {
             cron: string;
             /** @description The zone of subscribers whose timezone is unknown (default UTC) */
             defaultTimezone?: string;
+            /** @description Entry rule: only people matching these filters (or in this saved segment) when the trigger fires are enrolled */
+            segment?: {
+                filters: components["schemas"]["SegmentFilters"];
+            } | {
+                /** @description A saved segment of the automation's project and environment */
+                savedSegmentId: string;
+            };
             /** @constant */
             type: "schedule";
         };
@@ -18185,6 +18206,13 @@ export interface components {
         } | {
             /** @description N: enrolls a subscriber not seen for N days (lastSeenAt) */
             inactiveDays: number;
+            /** @description Entry rule: only people matching these filters (or in this saved segment) when the trigger fires are enrolled */
+            segment?: {
+                filters: components["schemas"]["SegmentFiltersInput"];
+            } | {
+                /** @description A saved segment of the automation's project and environment */
+                savedSegmentId: string;
+            };
             /** @constant */
             type: "subscriber_inactive";
         } | {
@@ -18192,6 +18220,13 @@ export interface components {
             conditions?: components["schemas"]["PropertyConditionInput"][];
             /** @description An event name, e.g. cart.abandoned */
             eventName: string;
+            /** @description Entry rule: only people matching these filters (or in this saved segment) when the trigger fires are enrolled */
+            segment?: {
+                filters: components["schemas"]["SegmentFiltersInput"];
+            } | {
+                /** @description A saved segment of the automation's project and environment */
+                savedSegmentId: string;
+            };
             /** @constant */
             type: "event";
         } | {
@@ -18199,6 +18234,13 @@ export interface components {
             cron: string;
             /** @description The zone of subscribers whose timezone is unknown (default UTC) */
             defaultTimezone?: string;
+            /** @description Entry rule: only people matching these filters (or in this saved segment) when the trigger fires are enrolled */
+            segment?: {
+                filters: components["schemas"]["SegmentFiltersInput"];
+            } | {
+                /** @description A saved segment of the automation's project and environment */
+                savedSegmentId: string;
+            };
             /** @constant */
             type: "schedule";
         };

@@ -67,12 +67,15 @@ export interface ConditionSubject {
   event: Record<string, unknown> | null;
   /** The filters of the saved segment the criteria name (undefined: the segment no longer exists). */
   segment: SegmentFilter | undefined;
+  /** Verdicts on filters with attribute, event or segment conditions, evaluated in SQL beforehand (`subscriberMatches`). */
+  verdicts?: ReadonlyMap<SegmentFilter, boolean> | undefined;
 }
 
 /** A condition step's criteria: each part given must hold; a segment that no longer exists matches nobody. */
 export function criteriaHold(criteria: ConditionCriteria, subject: ConditionSubject, now: Date): boolean {
-  if (criteria.subscriber && !matchesSegmentFilter(criteria.subscriber as SegmentFilter, subject.subscriber, now)) return false;
-  if (criteria.segmentId !== undefined && (!subject.segment || !matchesSegmentFilter(subject.segment, subject.subscriber, now))) return false;
+  const matches = (filter: SegmentFilter) => subject.verdicts?.get(filter) ?? matchesSegmentFilter(filter, subject.subscriber, now);
+  if (criteria.subscriber && !matches(criteria.subscriber as SegmentFilter)) return false;
+  if (criteria.segmentId !== undefined && (!subject.segment || !matches(subject.segment))) return false;
   if (criteria.attributes && !allHold(criteria.attributes, subject.subscriber.attributes)) return false;
   if (criteria.event && (subject.event === null || !allHold(criteria.event, subject.event))) return false;
   return true;

@@ -1,5 +1,5 @@
 // Enrollments' SQL: set-based enrollment by each trigger, the executor's locked claim, and its fenced write-back.
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
 import type pg from 'pg';
 import type { Db } from '../../db/database.js';
@@ -71,6 +71,12 @@ export async function findTickAutomations(db: Db): Promise<TriggerAutomation[]> 
     JOIN automation_versions v ON v.automation_id = a.id AND v.version = a.version
     WHERE a.state = 'active' AND a.trigger_type IN ('schedule', 'subscriber_inactive')`);
   return rows.map(triggerAutomation);
+}
+
+/** Which of the subscribers are among `members` (a subquery of subscriber ids). */
+export async function subscribersIn(db: Db, ids: readonly string[], members: SQL): Promise<Set<string>> {
+  const { rows } = await db.execute<{ id: string }>(sql`SELECT id FROM unnest(${sql.param([...ids])}::text[]) AS i(id) WHERE id IN ${members}`);
+  return new Set(rows.map((r) => r.id));
 }
 
 /** Enrolls subscribers named one by one (events); a subscriber already enrolled is skipped. Returns the event of each enrollment made. */

@@ -14,7 +14,7 @@ import {
 } from '../../delivery/index.js';
 import { sleepFor } from '../../shared/sleep.js';
 import { messagingServiceOf, type SmsSenderService } from '../channels/index.js';
-import { type ConsentChannel, type SegmentFilter, storedFilter } from '../segments/index.js';
+import { type ConsentChannel, hasConditions, type SegmentFilter, storedFilter, subscriberMatches } from '../segments/index.js';
 import { SERVICE_WINDOW_MS } from '../transactional/index.js';
 import type { WhatsAppTemplateService } from '../whatsapp/index.js';
 import { criteriaHold } from './automation-conditions.js';
@@ -213,7 +213,9 @@ export class AutomationExecutor {
           run(step, true, 'exited');
           return end('exited', 'exit_step');
         case 'condition': {
-          const holds = criteriaHold(step.criteria, { subscriber, event: enrollment.eventProperties, segment: context.segment(flow, subscriber.projectId, step.criteria.segmentId) }, context.now);
+          const segment = context.segment(flow, subscriber.projectId, step.criteria.segmentId);
+          const verdicts = await context.verdicts(flow, subscriber, [step.criteria.subscriber as SegmentFilter | undefined, segment]);
+          const holds = criteriaHold(step.criteria, { subscriber, event: enrollment.eventProperties, segment, verdicts }, context.now);
           run(step, true, String(holds));
           stepId = holds ? step.trueBranch : step.falseBranch;
           break;
@@ -261,6 +263,14 @@ class PassContext {
       const found = await repo.findSegmentFilters(this.db, projectId, sandbox, [...ids]);
       for (const id of ids) this.segments.set(`${key}:${id}`, found.has(id) ? storedFilter(id, found.get(id)) : undefined);
     }
+  }
+
+  /** Trees with attribute, event or segment conditions are evaluated in SQL for the one subscriber; the rest in memory. */
+  async verdicts(flow: Flow, subscriber: repo.EnrollmentSubscriber, filters: (SegmentFilter | undefined)[]): Promise<Map<SegmentFilter, boolean>> {
+    const verdicts = new Map<SegmentFilter, boolean>();
+    const scope = { projectId: subscriber.projectId, sandbox: flow.sandbox };
+    for (const filter of filters) if (filter && hasConditions(filter)) verdicts.set(filter, await subscriberMatches(this.db, scope, subscriber.id, filter));
+    return verdicts;
   }
 
   segment(flow: Flow, projectId: string, segmentId: string | undefined): SegmentFilter | undefined {

@@ -54,6 +54,15 @@ export const goal = z
       'their enrollment ending `converted`; versioned with the flow, like the trigger',
   });
 
+/** Who may enter: only people matching it are enrolled by the trigger (docs/TARGETING.md, "Entry rules"). */
+const entryRule = z
+  .union([
+    z.strictObject({ filters: segmentFilterSchema }),
+    z.strictObject({ savedSegmentId: z.string().min(1).max(100).describe("A saved segment of the automation's project and environment") }),
+  ])
+  .optional()
+  .describe('Entry rule: only people matching these filters (or in this saved segment) when the trigger fires are enrolled');
+
 export const trigger = z
   .discriminatedUnion('type', [
     z.strictObject({ type: z.literal('subscriber_added') }).describe('A new subscriber registers on the project (POST /subscribers)'),
@@ -61,6 +70,7 @@ export const trigger = z
       .strictObject({
         type: z.literal('subscriber_inactive'),
         inactiveDays: z.number().int().min(1).max(3650).describe('N: enrolls a subscriber not seen for N days (lastSeenAt)'),
+        segment: entryRule,
       })
       .describe('A subscriber has not been seen for N days'),
     z
@@ -68,6 +78,7 @@ export const trigger = z
         type: z.literal('event'),
         eventName,
         conditions: propertyConditions.optional().describe("Tests of the event's properties, all of which must hold"),
+        segment: entryRule,
       })
       .describe('POST /events with this name (and properties matching the conditions)'),
     z
@@ -79,6 +90,7 @@ export const trigger = z
           .refine(isValidCron, 'must be a 5-field cron expression (minute hour day-of-month month day-of-week), e.g. "0 9 * * 1"')
           .describe("A 5-field cron expression, read in each subscriber's own timezone: \"0 9 * * 1\" is Mondays 9:00 local"),
         defaultTimezone: timezone.optional().describe('The zone of subscribers whose timezone is unknown (default UTC)'),
+        segment: entryRule,
       })
       .describe("A cron expression fires in the subscriber's timezone"),
   ])

@@ -1,5 +1,5 @@
 // Automations: flows checked and versioned, their states, starters, per-step stats, enrollments, and what enrolls people.
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import type pg from 'pg';
 import type { z } from 'zod';
 import type { Db } from '../../db/database.js';
@@ -8,6 +8,7 @@ import type { DeliveryEngine } from '../../delivery/index.js';
 import { AppError, notFound, validationFailed, type FieldError } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import type { CampaignKind, EmailCampaign, EmailCampaignInput } from '../campaigns/index.js';
+import { checkEntryRule, entryRuleMembers } from '../segments/index.js';
 import type { ProjectScope, Reach } from '../tenancy.js';
 import { allHold } from './automation-conditions.js';
 import * as enrollments from './automation-enrollment.repository.js';
@@ -103,6 +104,7 @@ export class AutomationService {
     starter: string | null = null,
   ): Promise<AutomationView> {
     const steps = await this.checkedFlow(scope, input.steps, false);
+    await this.checkEntryRule(scope, input.trigger);
     const row = await repo.insertAutomation(this.db, {
       id: newId('aut'),
       projectId: scope.projectId,
@@ -144,6 +146,7 @@ export class AutomationService {
     const current = await this.find(reach, id);
     if (current.state === 'archived') throw new AppError(409, 'automation_archived', 'An archived automation cannot be changed');
     const flowChanged = change.trigger !== undefined || change.steps !== undefined || change.goal !== undefined;
+    if (change.trigger) await this.checkEntryRule(scopeOf(reach, current), change.trigger);
     const flow = flowChanged
       ? {
           trigger: change.trigger ?? current.trigger,
@@ -266,9 +269,17 @@ export class AutomationService {
     const named = stored.filter((e) => e.subscriberId !== null);
     if (named.length === 0) return made;
     const automations = await enrollments.findEventAutomations(tx, scope.projectId, scope.sandbox, [...new Set(named.map((e) => e.name))]);
+    // An entry rule admits only the people it matches now: one query per automation that has one.
+    const admitted = new Map<string, Set<string>>();
+    for (const a of automations) {
+      if (a.trigger.type !== 'event' || !a.trigger.segment) continue;
+      const members = await entryRuleMembers(tx, scope, a.trigger.segment);
+      admitted.set(a.id, await enrollments.subscribersIn(tx, [...new Set(named.map((e) => e.subscriberId!))], members));
+    }
     const items = named.flatMap((event) =>
       automations
         .filter((a) => a.trigger.type === 'event' && a.trigger.eventName === event.name && allHold(a.trigger.conditions, event.properties))
+        .filter((a) => admitted.get(a.id)?.has(event.subscriberId!) ?? true)
         .map((a) => ({
           projectId: scope.projectId,
           automationId: a.id,
@@ -294,13 +305,15 @@ export class AutomationService {
     let enrolled = 0;
     for (const automation of await enrollments.findTickAutomations(this.db)) {
       const { trigger } = automation;
+      const rule = trigger.type !== 'subscriber_added' && trigger.segment ? await entryRuleMembers(this.db, automation, trigger.segment) : undefined;
+      const admitted = (who: SQL) => (rule ? sql`(${who}) AND s.id IN ${rule}` : who);
       if (trigger.type === 'subscriber_inactive') {
         const threshold = sql`now() - make_interval(days => ${trigger.inactiveDays})`;
         // Only those who crossed the threshold since the last evaluation: everyone inactive on the first one.
         const crossed = automation.evaluatedUntil
           ? sql`s.last_seen_at > ${automation.evaluatedUntil}::timestamptz - make_interval(days => ${trigger.inactiveDays}) AND s.last_seen_at <= ${threshold}`
           : sql`s.last_seen_at <= ${threshold}`;
-        enrolled += (await enrollments.enrollSelected(this.db, automation, now, crossed)) ?? 0;
+        enrolled += (await enrollments.enrollSelected(this.db, automation, now, admitted(crossed))) ?? 0;
       } else if (trigger.type === 'schedule') {
         const from = automation.evaluatedUntil === null ? now : new Date(automation.evaluatedUntil);
         const fired = zonesFiring(trigger.cron, from, now);
@@ -312,7 +325,7 @@ export class AutomationService {
             : fired.includes(fallback)
               ? sql`(s.timezone = ANY(${sql.param(fired)}::text[]) OR s.timezone IS NULL OR NOT s.timezone = ANY(${sql.param([...KNOWN_ZONES])}::text[]))`
               : sql`s.timezone = ANY(${sql.param(fired)}::text[])`;
-        enrolled += (await enrollments.enrollSelected(this.db, automation, now, who)) ?? 0;
+        enrolled += (await enrollments.enrollSelected(this.db, automation, now, admitted(who))) ?? 0;
       }
     }
     return enrolled;
@@ -329,6 +342,11 @@ export class AutomationService {
    * whose content cannot go on its channel. `sending`: also check what only matters once it runs (senders on
    * verified domains), as activation does.
    */
+  /** A trigger's entry rule must hold filters that fit the attribute list, or name a saved segment of the environment (422). */
+  private async checkEntryRule(scope: ProjectScope, trigger: AutomationTrigger): Promise<void> {
+    if (trigger.type !== 'subscriber_added' && trigger.segment) await checkEntryRule(this.db, scope, trigger.segment, 'trigger.segment');
+  }
+
   private async checkedFlow(scope: ProjectScope, steps: StepInput[], sending: boolean): Promise<AutomationStep[]> {
     const problems: FieldError[] = flowProblems(steps as AutomationStep[]);
     const stored: AutomationStep[] = [];

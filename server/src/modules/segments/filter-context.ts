@@ -1,9 +1,11 @@
 // Resolving what a filters tree refers to — the attribute types, the saved segments it names (level by level, with
 // cycle detection) — and the checks of a tree being written against them.
+import { sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/database.js';
+import type { EntryRule } from '../../db/schema.js';
 import { AppError, type FieldError } from '../../shared/errors.js';
-import type { ProjectScope } from '../tenancy.js';
-import type { AttributeListService } from './attribute-list.service.js';
+import { compileSegmentFilter, hasConditions } from './segment-filter.js';
+import { attributeTypes as listedTypes, type AttributeScope } from './attribute-list.repository.js';
 import { attributeTypeOf } from './attribute-condition.js';
 import { misfit } from './filter-values.js';
 import { eachCondition, namedSegments, segmentFilterSchema, type FilterContext, type SegmentFilter } from './segment-filter.js';
@@ -23,8 +25,7 @@ export interface ResolvedFilter {
  */
 export async function resolveFilterContext(
   db: Db,
-  attributes: AttributeListService,
-  scope: ProjectScope,
+  scope: AttributeScope,
   filter: SegmentFilter,
   segmentId?: string,
 ): Promise<ResolvedFilter> {
@@ -52,7 +53,7 @@ export async function resolveFilterContext(
       if ('attribute' in condition) names.add(condition.attribute);
     });
   }
-  const attributeTypes = await attributes.types(scope, [...names]);
+  const attributeTypes = await listedTypes(db, scope, [...names]);
   return { context: { attributeTypes, segments }, missing, cycle: findCycle(filter, segments, segmentId) };
 }
 
@@ -98,4 +99,45 @@ export function checkResolved(filter: SegmentFilter, resolved: ResolvedFilter, f
     }
   });
   if (problems.length > 0) throw new AppError(422, 'validation_failed', 'Validation failed', problems);
+}
+
+/**
+ * Whether one subscriber matches a stored tree now, evaluated in SQL with its context resolved leniently (what an
+ * automation's condition step asks of the person it is at).
+ */
+export async function subscriberMatches(db: Db, scope: AttributeScope, subscriberId: string, filter: SegmentFilter): Promise<boolean> {
+  const context = hasConditions(filter) ? (await resolveFilterContext(db, scope, filter)).context : undefined;
+  return repo.subscriberMatches(db, subscriberId, compileSegmentFilter(filter, { context }));
+}
+
+/** Resolves a tree being written and throws its 422s (`checkResolved`); returns its context. */
+export async function checkFilters(db: Db, scope: AttributeScope, filters: SegmentFilter, field: string, segmentId?: string): Promise<FilterContext> {
+  if (!hasConditions(filters)) return { attributeTypes: new Map(), segments: new Map() };
+  const resolved = await resolveFilterContext(db, scope, filters, segmentId);
+  checkResolved(filters, resolved, field);
+  return resolved.context;
+}
+
+/** Checks an automation's entry rule being written: its inline filters, or that its saved segment exists (422 on `field`). */
+export async function checkEntryRule(db: Db, scope: AttributeScope, rule: EntryRule, field: string): Promise<void> {
+  if ('filters' in rule) {
+    await checkFilters(db, scope, rule.filters as SegmentFilter, `${field}.filters`);
+    return;
+  }
+  if (!(await repo.findSegmentFilters(db, scope, [rule.savedSegmentId])).has(rule.savedSegmentId)) {
+    throw new AppError(422, 'validation_failed', 'Validation failed', [{ field: `${field}.savedSegmentId`, error: 'is not a saved segment of this project and environment' }]);
+  }
+}
+
+/**
+ * The people an entry rule lets in, as a subquery of subscriber ids of the scope (`s.id IN (…)`), resolved now from
+ * what is stored: a saved segment that is gone lets nobody in.
+ */
+export async function entryRuleMembers(db: Db, scope: AttributeScope, rule: EntryRule): Promise<SQL> {
+  let filters: SegmentFilter | undefined;
+  if ('filters' in rule) filters = segmentFilterSchema.safeParse(rule.filters).data;
+  else filters = segmentFilterSchema.safeParse((await repo.findSegmentFilters(db, scope, [rule.savedSegmentId])).get(rule.savedSegmentId)).data;
+  if (!filters) return sql`(SELECT NULL::text WHERE false)`;
+  const context = hasConditions(filters) ? (await resolveFilterContext(db, scope, filters)).context : undefined;
+  return repo.membersOf(scope, compileSegmentFilter(filters, { context }));
 }

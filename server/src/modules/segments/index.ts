@@ -19,4 +19,5 @@ export { channelAudience, countAudience } from './segment.repository.js';
 export { segmentRoutes } from './segment.routes.js';
 export { SegmentService, storedFilter } from './segment.service.js';
 export { AttributeListService } from './attribute-list.service.js';
+export { checkEntryRule, entryRuleMembers, subscriberMatches } from './filter-context.js';
 export { reachableOn, reachableOnSome } from './reachability.js';

@@ -172,7 +172,7 @@ export function pageAudience(db: Db, scope: ProjectScope, filter: SQL | undefine
 }
 
 /** The stored filters of the named segments of one project and environment (those that exist). */
-export async function findSegmentFilters(db: Db, scope: ProjectScope, ids: readonly string[]): Promise<Map<string, unknown>> {
+export async function findSegmentFilters(db: Db, scope: Pick<ProjectScope, 'projectId' | 'sandbox'>, ids: readonly string[]): Promise<Map<string, unknown>> {
   if (ids.length === 0) return new Map();
   const rows = await db
     .select({ id: segments.id, filters: segments.filters })
@@ -194,4 +194,15 @@ export async function segmentsNaming(db: Db, scope: ProjectScope, id: string): P
       ),
     );
   return rows.map((row) => row.id);
+}
+
+/** Whether the subscriber (by id) satisfies a compiled predicate. */
+export async function subscriberMatches(db: Db, subscriberId: string, predicate: SQL | undefined): Promise<boolean> {
+  const [row] = await db.select({ id: subscribers.id }).from(subscribers).where(and(eq(subscribers.id, subscriberId), predicate));
+  return row !== undefined;
+}
+
+/** The ids of the scope's subscribers satisfying a compiled predicate, as a subquery (for `… IN (…)`). */
+export function membersOf(scope: Pick<ProjectScope, 'projectId' | 'sandbox'>, predicate: SQL | undefined): SQL {
+  return sql`(SELECT ${subscribers.id} FROM ${subscribers} WHERE ${and(eq(subscribers.projectId, scope.projectId), eq(subscribers.sandbox, scope.sandbox), predicate)})`;
 }

@@ -6,7 +6,7 @@ import { AppError, conflict, notFound, validationFailed } from '../../shared/err
 import { newId } from '../../shared/ids.js';
 import type { ProjectScope, Reach } from '../tenancy.js';
 import type { AttributeListService } from './attribute-list.service.js';
-import { checkResolved, resolveFilterContext } from './filter-context.js';
+import { checkFilters, resolveFilterContext } from './filter-context.js';
 import { compileSegmentFilter, EMPTY_CONTEXT, filterKey, hasConditions, segmentFilterSchema, type FilterContext, type SegmentFilter } from './segment-filter.js';
 import * as repo from './segment.repository.js';
 
@@ -80,7 +80,7 @@ export class SegmentService {
    */
   async resolveContext(scope: ProjectScope, filters: SegmentFilter): Promise<FilterContext> {
     if (!hasConditions(filters)) return EMPTY_CONTEXT;
-    return (await resolveFilterContext(this.db, this.attributes, scope, filters)).context;
+    return (await resolveFilterContext(this.db, scope, filters)).context;
   }
 
   /**
@@ -88,10 +88,7 @@ export class SegmentService {
    * returns its context. `segmentId`: the saved segment whose filters these become.
    */
   async checkFilters(scope: ProjectScope, filters: SegmentFilter, field: string, segmentId?: string): Promise<FilterContext> {
-    if (!hasConditions(filters)) return EMPTY_CONTEXT;
-    const resolved = await resolveFilterContext(this.db, this.attributes, scope, filters, segmentId);
-    checkResolved(filters, resolved, field);
-    return resolved.context;
+    return checkFilters(this.db, scope, filters, field, segmentId);
   }
 
   /** The one SQL predicate over `subscribers` of a stored tree, its context resolved now. */
