@@ -5,7 +5,6 @@
 import { useQuery } from '@tanstack/react-query';
 import { useEffect, useId, useRef, useState, type ReactNode } from 'react';
 import { api, ApiError, unwrap, type Schemas } from '../api/client';
-import { propertiesApi } from '../api/targeting';
 import {
   COUNT_OPERATORS,
   COUNT_WORDS,
@@ -470,7 +469,7 @@ function EventEditor({ context, row, path, set }: { context: Context; row: Event
   const name = useDebounced(row.event.trim(), 300);
   const properties = useQuery({
     queryKey: ['event-properties', context.projectId, name],
-    queryFn: () => unwrap(propertiesApi.GET('/events/project/{projectId}/properties', { params: { path: { projectId: context.projectId }, query: { name } } })),
+    queryFn: () => unwrap(api.GET('/events/project/{projectId}/properties', { params: { path: { projectId: context.projectId }, query: { name } } })),
     enabled: name !== '',
     staleTime: 60_000,
   });
