@@ -58,13 +58,13 @@ async function bundleCase(): Promise<CaseResult> {
 
 /**
  * `GET /projects/:id/overview` (the whole) and its two parts the page asks for, each as the dashboard asks it (a
- * member's session, the default 30-day window): request to full JSON, one after another.
+ * member's session, the default 30-day window; the audience has none): request to full JSON, one after another.
  */
 async function overviewApiCases(ctx: AudienceContext, session: Session): Promise<CaseResult[]> {
   const headers = { authorization: `Bearer ${session.token}`, 'x-org-id': session.orgId };
   const call = (part: string) => async () => {
     const start = performance.now();
-    const res = await fetch(`${ctx.server.url}/projects/${ctx.projectId}/overview${part}?days=30`, { headers });
+    const res = await fetch(`${ctx.server.url}/projects/${ctx.projectId}/overview${part}${part === '/audience' ? '' : '?days=30'}`, { headers });
     const firstByte = performance.now() - start;
     if (!res.ok) throw new Error(`overview${part}: ${res.status} ${await res.text()}`);
     await res.json();
@@ -182,7 +182,7 @@ async function overviewPageCases(ctx: AudienceContext, session: Session, browser
   // What the server answers on each of the overview's paths the page may ask (the whole, its activity, its audience).
   const answers = new Map<string, string>();
   for (const part of ['', '/activity', '/audience']) {
-    const res = await fetch(`${ctx.server.url}/projects/${ctx.projectId}/overview${part}?days=30`, { headers });
+    const res = await fetch(`${ctx.server.url}/projects/${ctx.projectId}/overview${part}${part === '/audience' ? '' : '?days=30'}`, { headers });
     if (res.ok) answers.set(`/projects/${ctx.projectId}/overview${part}`, await res.text());
   }
   const open = async (instantApi: boolean) => {
