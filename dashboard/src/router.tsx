@@ -1,6 +1,7 @@
 // The route tree, in code: every path, its parameters and search parameters are typed for Link and navigate.
 import { createRootRoute, createRoute, createRouter, lazyRouteComponent, Link, Outlet, redirect } from '@tanstack/react-router';
 import { queryClient } from './api/query-client';
+import { meQuery } from './auth/me';
 import { session } from './auth/session';
 import { Layout } from './components/layout';
 import { ApiKeysPage } from './pages/api-keys';
@@ -16,9 +17,9 @@ import { eventFiltersFromSearch, EventsPage } from './pages/events';
 import { JoinPage } from './pages/join';
 import { LoginPage } from './pages/login';
 import { MembersPage } from './pages/members';
-import { overviewQuery, overviewSearch } from './pages/overview-window';
+import { activityQuery, audienceQuery, overviewSearch } from './pages/overview-window';
 import { ForgotPasswordPage, ResetPasswordPage, resetSearch } from './pages/password-reset';
-import { ProjectLayout, ProjectSettingsPage } from './pages/project';
+import { ProjectLayout, ProjectSettingsPage, projectQuery } from './pages/project';
 import { ProjectsPage } from './pages/projects';
 import { EditPushCampaignPage, NewPushCampaignPage, PushCampaignPage } from './pages/push-campaign';
 import { sendFiltersFromSearch, TransactionalPage } from './pages/transactional';
@@ -67,6 +68,10 @@ const signedInRoute = createRoute({
   beforeLoad: () => {
     if (!session.get().token) throw redirect({ to: '/login' });
   },
+  // The user is asked for with the page's own requests, not after the app's first render (only while not yet read).
+  loader: () => {
+    void queryClient.prefetchQuery({ ...meQuery(session.get().token), staleTime: Infinity });
+  },
 });
 
 const homeRoute = createRoute({
@@ -80,7 +85,15 @@ const homeRoute = createRoute({
 const projectsRoute = createRoute({ getParentRoute: () => signedInRoute, path: '/projects', component: ProjectsPage });
 const membersRoute = createRoute({ getParentRoute: () => signedInRoute, path: '/members', component: MembersPage });
 
-const projectRoute = createRoute({ getParentRoute: () => signedInRoute, path: '/projects/$projectId', component: ProjectLayout });
+const projectRoute = createRoute({
+  getParentRoute: () => signedInRoute,
+  path: '/projects/$projectId',
+  component: ProjectLayout,
+  // Likewise the project its frame names, once per project.
+  loader: ({ params }) => {
+    void queryClient.prefetchQuery({ ...projectQuery(params.projectId), staleTime: Infinity });
+  },
+});
 const projectHomeRoute = createRoute({
   getParentRoute: () => projectRoute,
   path: '/',
@@ -97,7 +110,8 @@ const overviewRoute = createRoute({
   // The figures are asked for while the page's code and charts load, not after.
   loaderDeps: ({ search }) => ({ days: search.days ?? 30 }),
   loader: ({ params, deps }) => {
-    void queryClient.prefetchQuery(overviewQuery(params.projectId, deps.days));
+    void queryClient.prefetchQuery(activityQuery(params.projectId, deps.days));
+    void queryClient.prefetchQuery(audienceQuery(params.projectId));
   },
 });
 const projectSettingsRoute = createRoute({ getParentRoute: () => projectRoute, path: '/settings', component: ProjectSettingsPage });

@@ -1,13 +1,18 @@
 // The signed-in user, their organizations, and what their role in the chosen one lets them do.
-import { useQuery } from '@tanstack/react-query';
+import { queryOptions, useQuery } from '@tanstack/react-query';
 import { api, unwrap, type Schemas } from '../api/client';
 import { useSession } from './session';
 
 export type Role = Schemas['User']['organizations'][number]['role'];
 
+/** The signed-in user's request: the frame reads it, and the signed-in routes' loader starts it before the frame renders. */
+export function meQuery(token: string | undefined) {
+  return queryOptions({ queryKey: ['me', token], queryFn: () => unwrap(api.GET('/auth/me')), enabled: token !== undefined });
+}
+
 export function useMe() {
   const { token } = useSession();
-  return useQuery({ queryKey: ['me', token], queryFn: () => unwrap(api.GET('/auth/me')), enabled: token !== undefined });
+  return useQuery(meQuery(token));
 }
 
 export interface Membership {

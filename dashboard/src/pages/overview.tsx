@@ -9,9 +9,9 @@ import { dateTime } from '../components/format';
 import { LineChart, type Series } from '../components/line-chart';
 import { QueryState } from '../components/query-state';
 import { SdkSnippet } from '../components/sdk-snippet';
-import { overviewQuery, WINDOWS } from './overview-window';
+import { activityQuery, audienceQuery, WINDOWS } from './overview-window';
 
-type Overview = Schemas['ProjectOverview'];
+type Overview = Schemas['OverviewActivity'];
 type Health = Overview['health'][number];
 type Step = Overview['checklist'][number]['step'];
 
@@ -45,7 +45,7 @@ export function OverviewPage() {
   const { projectId } = useParams({ from: '/signed-in/projects/$projectId/overview' });
   const search = useSearch({ from: '/signed-in/projects/$projectId/overview' });
   const days = search.days ?? 30;
-  const overview = useQuery(overviewQuery(projectId, days));
+  const activity = useQuery(activityQuery(projectId, days));
   return (
     <section aria-labelledby="overview-title">
       <div className="row align-center">
@@ -65,7 +65,7 @@ export function OverviewPage() {
           ))}
         </nav>
       </div>
-      <QueryState query={overview}>{(data) => <OverviewBody projectId={projectId} data={data} />}</QueryState>
+      <QueryState query={activity}>{(data) => <OverviewBody projectId={projectId} data={data} />}</QueryState>
     </section>
   );
 }
@@ -76,7 +76,7 @@ function OverviewBody({ projectId, data }: { projectId: string; data: Overview }
     <>
       {done < data.checklist.length && <Checklist projectId={projectId} checklist={data.checklist} done={done} />}
       <HealthSection projectId={projectId} health={data.health} />
-      <Audience data={data} />
+      <Audience projectId={projectId} data={data} />
       <Activity data={data} />
       <Recent projectId={projectId} recent={data.recent} />
     </>
@@ -232,15 +232,9 @@ function HealthSection({ projectId, health }: { projectId: string; health: Healt
   );
 }
 
-function Audience({ data }: { data: Overview }) {
-  const { audience } = data;
-  const tiles: [string, number][] = [
-    ['People', audience.people],
-    ['Push', audience.push],
-    ['Email', audience.email],
-    ['SMS', audience.sms],
-    ['WhatsApp', audience.whatsapp],
-  ];
+/** The audience's tiles come with their own request (a count over everyone), the growth chart with the activity. */
+function Audience({ projectId, data }: { projectId: string; data: Overview }) {
+  const audience = useQuery(audienceQuery(projectId));
   const growth = useMemo(
     () => ({ labels: data.growth.map((g) => g.day), series: [{ label: 'New people', color: CHANNEL_COLORS.push, values: data.growth.map((g) => g.subscribed) }] }),
     [data.growth],
@@ -248,14 +242,26 @@ function Audience({ data }: { data: Overview }) {
   return (
     <section aria-labelledby="audience-title">
       <h3 id="audience-title">Who you can reach now</h3>
-      <dl className="tiles">
-        {tiles.map(([label, value]) => (
-          <div key={label} className="tile">
-            <dt>{label === 'People' ? 'People' : `By ${label}`}</dt>
-            <dd>{number(value)}</dd>
-          </div>
-        ))}
-      </dl>
+      <QueryState query={audience}>
+        {(counts) => (
+          <dl className="tiles">
+            {(
+              [
+                ['People', counts.people],
+                ['By Push', counts.push],
+                ['By Email', counts.email],
+                ['By SMS', counts.sms],
+                ['By WhatsApp', counts.whatsapp],
+              ] as const
+            ).map(([label, value]) => (
+              <div key={label} className="tile">
+                <dt>{label}</dt>
+                <dd>{number(value)}</dd>
+              </div>
+            ))}
+          </dl>
+        )}
+      </QueryState>
       <p className="muted">Push counts devices; email, SMS and WhatsApp count the addresses a marketing message would reach (consent given, not suppressed).</p>
       <LineChart title={`New people per day, last ${data.days} days`} labels={growth.labels} series={growth.series} />
     </section>

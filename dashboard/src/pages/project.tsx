@@ -1,5 +1,5 @@
 // One project: its frame (sidebar, name, the page) and its settings form.
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { queryOptions, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, Outlet, useNavigate, useParams } from '@tanstack/react-router';
 import { useEffect, useState, type FormEvent } from 'react';
 import { api, unwrap, type Body, type Schemas } from '../api/client';
@@ -12,8 +12,13 @@ import { termHelp } from '../components/provider-terms';
 import { SdkSnippet } from '../components/sdk-snippet';
 import { allows, ProjectNav, useCurrentPlace } from '../components/project-nav';
 
+/** A project's request: its pages read it, and the project routes' loader starts it before the frame renders. */
+export function projectQuery(projectId: string) {
+  return queryOptions({ queryKey: ['project', projectId], queryFn: () => unwrap(api.GET('/projects/{id}', { params: { path: { id: projectId } } })) });
+}
+
 export function useProject(projectId: string) {
-  return useQuery({ queryKey: ['project', projectId], queryFn: () => unwrap(api.GET('/projects/{id}', { params: { path: { id: projectId } } })) });
+  return useQuery(projectQuery(projectId));
 }
 
 export function ProjectLayout() {

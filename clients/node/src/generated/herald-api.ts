@@ -11998,6 +11998,217 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{projectId}/overview/activity": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A project's overview without its audience: growth, sends, rates, recent work, health and set-up
+         * @description The overview (`GET /projects/{projectId}/overview`) less `audience`, the same figures: its counts are bounded by the window and answer quickly at any audience size, so a page can show them while the audience is counted.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description The window: this many UTC days, today included (1–365, default 30) */
+                    days?: number;
+                };
+                header?: never;
+                path: {
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["OverviewActivity"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{projectId}/overview/audience": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A project's live audience per channel now: the overview's `audience`
+         * @description The overview's `audience`, the same figures: each a count over the project's whole audience (0.5–1 s at a million people), independent of the window. For dashboard users (JWT + x-org-id, any role); always the live environment.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["OverviewAudience"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/projects/{projectId}/push/test": {
         parameters: {
             query?: never;
@@ -20248,6 +20459,224 @@ export interface components {
             /** @description The person by a subscriber's token (that device) */
             token?: string;
         };
+        /** @description A project's activity over the window, its health and set-up: the overview without its audience */
+        OverviewActivity: {
+            /** @description Getting started, in order: install_sdk (a browser subscribed to push), verify_domain (a verified sending domain), connect_provider (an email, SMS or WhatsApp provider), add_people (anyone in the live audience), first_campaign (a campaign sent) */
+            checklist: {
+                done: boolean;
+                /** @enum {string} */
+                step: "install_sdk" | "verify_domain" | "connect_provider" | "add_people" | "first_campaign";
+            }[];
+            /** @description The window the figures cover, in UTC days (today included) */
+            days: number;
+            /** @description One entry per UTC day of the window, oldest first, days without registrations as 0 */
+            growth: {
+                /** @description A UTC day, YYYY-MM-DD */
+                day: string;
+                /** @description Live subscribers and contacts registered that day */
+                subscribed: number;
+            }[];
+            /** @description What needs attention, critical first; empty when all is well */
+            health: {
+                /**
+                 * @description no_verified_domain: an email provider is set but no sending domain is verified (nothing can be sent); domain_failing: a verified domain's records are now missing or changed; email_provider_missing: the project uses email (a domain or an email campaign) but has no provider; bounce_rate_high: more than 2 % of the window's emails bounced (at least 100 sent); complaint_rate_high: more than 0.1 % were marked as spam (at least 100 sent); vapid_subject_unset: the project names no contact for push services (VAPID subject)
+                 * @enum {string}
+                 */
+                code: "no_verified_domain" | "domain_failing" | "email_provider_missing" | "bounce_rate_high" | "complaint_rate_high" | "vapid_subject_unset";
+                /**
+                 * @description The dashboard page that fixes it
+                 * @enum {string}
+                 */
+                fix: "domains" | "email-provider" | "settings" | "suppressions";
+                /**
+                 * @description critical: sending fails or mailbox providers start refusing mail
+                 * @enum {string}
+                 */
+                severity: "warning" | "critical";
+            }[];
+            /** @description Counts of the window; a rate is counter / sent (capped at 1), as on a campaign */
+            rates: {
+                email: {
+                    /** @description Hard bounces */
+                    bounced: number;
+                    /** @description First clicks */
+                    clicked: number;
+                    /** @description Spam complaints */
+                    complained: number;
+                    /** @description Deliveries confirmed by the receiving server (providers that report it) */
+                    delivered: number;
+                    /** @description First opens */
+                    opened: number;
+                    /** @description Emails sent in the window */
+                    sent: number;
+                };
+                push: {
+                    /** @description Pushes clicked */
+                    clicked: number;
+                    /** @description Pushes the device's service worker confirmed it received (shown or not) */
+                    delivered: number;
+                    /** @description Pushes the push services accepted in the window */
+                    sent: number;
+                };
+            };
+            recent: {
+                /** @description The newest 5 live automations (archived ones left out), newest first */
+                automations: {
+                    /** @description Last changed */
+                    at: string;
+                    id: string;
+                    name: string;
+                    /** @description draft, active or paused */
+                    status: string;
+                }[];
+                /** @description The newest 5 live push and email campaigns (archived ones left out), newest first */
+                campaigns: {
+                    /** @description When it started sending, else when it is scheduled, else when it was made */
+                    at: string;
+                    /** @enum {string} */
+                    channel: "push" | "email";
+                    id: string;
+                    name: string;
+                    /** @description draft, scheduled, sending, paused, sent, cancelled or failed */
+                    status: string;
+                }[];
+            };
+            /** @description Live deliveries sent per UTC day and channel (campaigns, automations and transactional sends), every day of the window */
+            sends: {
+                /** @description A UTC day, YYYY-MM-DD */
+                day: string;
+                /** @description Emails the provider accepted that day */
+                email: number;
+                /** @description Push deliveries the push services accepted that day */
+                push: number;
+                /** @description SMS the provider accepted that day */
+                sms: number;
+                /** @description WhatsApp messages the provider accepted that day */
+                whatsapp: number;
+            }[];
+        };
+        /** @description A project's activity over the window, its health and set-up: the overview without its audience */
+        OverviewActivityInput: {
+            /** @description Getting started, in order: install_sdk (a browser subscribed to push), verify_domain (a verified sending domain), connect_provider (an email, SMS or WhatsApp provider), add_people (anyone in the live audience), first_campaign (a campaign sent) */
+            checklist: {
+                done: boolean;
+                /** @enum {string} */
+                step: "install_sdk" | "verify_domain" | "connect_provider" | "add_people" | "first_campaign";
+            }[];
+            /** @description The window the figures cover, in UTC days (today included) */
+            days: number;
+            /** @description One entry per UTC day of the window, oldest first, days without registrations as 0 */
+            growth: {
+                /** @description A UTC day, YYYY-MM-DD */
+                day: string;
+                /** @description Live subscribers and contacts registered that day */
+                subscribed: number;
+            }[];
+            /** @description What needs attention, critical first; empty when all is well */
+            health: {
+                /**
+                 * @description no_verified_domain: an email provider is set but no sending domain is verified (nothing can be sent); domain_failing: a verified domain's records are now missing or changed; email_provider_missing: the project uses email (a domain or an email campaign) but has no provider; bounce_rate_high: more than 2 % of the window's emails bounced (at least 100 sent); complaint_rate_high: more than 0.1 % were marked as spam (at least 100 sent); vapid_subject_unset: the project names no contact for push services (VAPID subject)
+                 * @enum {string}
+                 */
+                code: "no_verified_domain" | "domain_failing" | "email_provider_missing" | "bounce_rate_high" | "complaint_rate_high" | "vapid_subject_unset";
+                /**
+                 * @description The dashboard page that fixes it
+                 * @enum {string}
+                 */
+                fix: "domains" | "email-provider" | "settings" | "suppressions";
+                /**
+                 * @description critical: sending fails or mailbox providers start refusing mail
+                 * @enum {string}
+                 */
+                severity: "warning" | "critical";
+            }[];
+            /** @description Counts of the window; a rate is counter / sent (capped at 1), as on a campaign */
+            rates: {
+                email: {
+                    /** @description Hard bounces */
+                    bounced: number;
+                    /** @description First clicks */
+                    clicked: number;
+                    /** @description Spam complaints */
+                    complained: number;
+                    /** @description Deliveries confirmed by the receiving server (providers that report it) */
+                    delivered: number;
+                    /** @description First opens */
+                    opened: number;
+                    /** @description Emails sent in the window */
+                    sent: number;
+                };
+                push: {
+                    /** @description Pushes clicked */
+                    clicked: number;
+                    /** @description Pushes the device's service worker confirmed it received (shown or not) */
+                    delivered: number;
+                    /** @description Pushes the push services accepted in the window */
+                    sent: number;
+                };
+            };
+            recent: {
+                /** @description The newest 5 live automations (archived ones left out), newest first */
+                automations: {
+                    /** @description Last changed */
+                    at: string;
+                    id: string;
+                    name: string;
+                    /** @description draft, active or paused */
+                    status: string;
+                }[];
+                /** @description The newest 5 live push and email campaigns (archived ones left out), newest first */
+                campaigns: {
+                    /** @description When it started sending, else when it is scheduled, else when it was made */
+                    at: string;
+                    /** @enum {string} */
+                    channel: "push" | "email";
+                    id: string;
+                    name: string;
+                    /** @description draft, scheduled, sending, paused, sent, cancelled or failed */
+                    status: string;
+                }[];
+            };
+            /** @description Live deliveries sent per UTC day and channel (campaigns, automations and transactional sends), every day of the window */
+            sends: {
+                /** @description A UTC day, YYYY-MM-DD */
+                day: string;
+                /** @description Emails the provider accepted that day */
+                email: number;
+                /** @description Push deliveries the push services accepted that day */
+                push: number;
+                /** @description SMS the provider accepted that day */
+                sms: number;
+                /** @description WhatsApp messages the provider accepted that day */
+                whatsapp: number;
+            }[];
+        };
+        /** @description Who is reachable now, by the same reading campaigns use */
+        OverviewAudience: {
+            /** @description Distinct email addresses a marketing email would reach now (not bounced, complained, unsubscribed or suppressed) */
+            email: number;
+            /** @description People of the live environment some channel reaches, or whose row is active */
+            people: number;
+            /** @description Push devices a campaign would reach now (active subscription, push kept on) */
+            push: number;
+            /** @description Distinct phone numbers a marketing SMS would reach now */
+            sms: number;
+            /** @description Distinct phone numbers a marketing WhatsApp message would reach now */
+            whatsapp: number;
+        };
+        /** @description Who is reachable now, by the same reading campaigns use */
+        OverviewAudienceInput: {
+            /** @description Distinct email addresses a marketing email would reach now (not bounced, complained, unsubscribed or suppressed) */
+            email: number;
+            /** @description People of the live environment some channel reaches, or whose row is active */
+            people: number;
+            /** @description Push devices a campaign would reach now (active subscription, push kept on) */
+            push: number;
+            /** @description Distinct phone numbers a marketing SMS would reach now */
+            sms: number;
+            /** @description Distinct phone numbers a marketing WhatsApp message would reach now */
+            whatsapp: number;
+        };
         Project: {
             /** @description ISO 8601 timestamp */
             createdAt: string;
@@ -20286,19 +20715,7 @@ export interface components {
         };
         /** @description A project's home: its live audience, activity over the window, health and set-up */
         ProjectOverview: {
-            /** @description Who is reachable now, by the same reading campaigns use */
-            audience: {
-                /** @description Distinct email addresses a marketing email would reach now (not bounced, complained, unsubscribed or suppressed) */
-                email: number;
-                /** @description People of the live environment some channel reaches, or whose row is active */
-                people: number;
-                /** @description Push devices a campaign would reach now (active subscription, push kept on) */
-                push: number;
-                /** @description Distinct phone numbers a marketing SMS would reach now */
-                sms: number;
-                /** @description Distinct phone numbers a marketing WhatsApp message would reach now */
-                whatsapp: number;
-            };
+            audience: components["schemas"]["OverviewAudience"];
             /** @description Getting started, in order: install_sdk (a browser subscribed to push), verify_domain (a verified sending domain), connect_provider (an email, SMS or WhatsApp provider), add_people (anyone in the live audience), first_campaign (a campaign sent) */
             checklist: {
                 done: boolean;
@@ -20395,19 +20812,7 @@ export interface components {
         };
         /** @description A project's home: its live audience, activity over the window, health and set-up */
         ProjectOverviewInput: {
-            /** @description Who is reachable now, by the same reading campaigns use */
-            audience: {
-                /** @description Distinct email addresses a marketing email would reach now (not bounced, complained, unsubscribed or suppressed) */
-                email: number;
-                /** @description People of the live environment some channel reaches, or whose row is active */
-                people: number;
-                /** @description Push devices a campaign would reach now (active subscription, push kept on) */
-                push: number;
-                /** @description Distinct phone numbers a marketing SMS would reach now */
-                sms: number;
-                /** @description Distinct phone numbers a marketing WhatsApp message would reach now */
-                whatsapp: number;
-            };
+            audience: components["schemas"]["OverviewAudienceInput"];
             /** @description Getting started, in order: install_sdk (a browser subscribed to push), verify_domain (a verified sending domain), connect_provider (an email, SMS or WhatsApp provider), add_people (anyone in the live audience), first_campaign (a campaign sent) */
             checklist: {
                 done: boolean;

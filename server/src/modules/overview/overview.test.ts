@@ -162,14 +162,14 @@ describe('a new project', () => {
 });
 
 describe('tenancy', () => {
-  it("is another organization's project: 404; without x-org-id: 403; with an API key: refused", async () => {
-    const foreign = await t.app.inject({ method: 'GET', url: `/projects/${other.projectId}/overview`, headers: tenant.jwt });
+  it.each(['', '/activity', '/audience'])("overview%s: another organization's project is 404; without x-org-id 403; with an API key refused", async (part) => {
+    const foreign = await t.app.inject({ method: 'GET', url: `/projects/${other.projectId}/overview${part}`, headers: tenant.jwt });
     expect(foreign.statusCode).toBe(404);
-    const noOrg = await t.app.inject({ method: 'GET', url: `/projects/${tenant.projectId}/overview`, headers: { authorization: tenant.jwt.authorization! } });
+    const noOrg = await t.app.inject({ method: 'GET', url: `/projects/${tenant.projectId}/overview${part}`, headers: { authorization: tenant.jwt.authorization! } });
     expect(noOrg.statusCode).toBe(403);
-    const key = await t.app.inject({ method: 'GET', url: `/projects/${tenant.projectId}/overview`, headers: tenant.live });
+    const key = await t.app.inject({ method: 'GET', url: `/projects/${tenant.projectId}/overview${part}`, headers: tenant.live });
     expect([401, 403]).toContain(key.statusCode);
-    const anonymous = await t.app.inject({ method: 'GET', url: `/projects/${tenant.projectId}/overview` });
+    const anonymous = await t.app.inject({ method: 'GET', url: `/projects/${tenant.projectId}/overview${part}` });
     expect(anonymous.statusCode).toBe(401);
   });
 
@@ -217,6 +217,18 @@ describe('a project with people and a sent campaign', () => {
     expect(o.recent.campaigns).toMatchObject([{ channel: 'push', name: 'Spring sale', status: 'sent' }]);
     expect(o.recent.automations).toMatchObject([{ name: 'Welcome', status: 'draft' }]);
     expect(done(o)).toEqual({ install_sdk: true, verify_domain: false, connect_provider: false, add_people: true, first_campaign: true });
+  });
+
+  it('answers in the two parts the dashboard asks for, each the same figures as the whole', async () => {
+    const { audience, ...activity } = await overview(tenant, '?days=7');
+    const activityRes = await t.app.inject({ method: 'GET', url: `/projects/${tenant.projectId}/overview/activity?days=7`, headers: tenant.jwt });
+    expect(activityRes.statusCode, activityRes.body).toBe(200);
+    expect(activityRes.json()).toEqual(activity);
+    const audienceRes = await t.app.inject({ method: 'GET', url: `/projects/${tenant.projectId}/overview/audience`, headers: tenant.jwt });
+    expect(audienceRes.statusCode, audienceRes.body).toBe(200);
+    expect(audienceRes.json()).toEqual(audience);
+    const badWindow = await t.app.inject({ method: 'GET', url: `/projects/${tenant.projectId}/overview/activity?days=0`, headers: tenant.jwt });
+    expect(badWindow.statusCode).toBe(422);
   });
 
   it("shows nothing of it to the other organization's project", async () => {
