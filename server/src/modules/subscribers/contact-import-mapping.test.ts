@@ -20,7 +20,7 @@ interface Details {
 const uid = () => randomBytes(6).toString('hex');
 const query = (params: Record<string, unknown>) =>
   new URLSearchParams(
-    Object.entries({ projectId: tenant.projectId, ...params }).map(([key, value]) => [key, typeof value === 'string' ? value : JSON.stringify(value)]),
+    Object.entries({ projectId: tenant.projectId, ...params }).map(([key, value]): [string, string] => [key, typeof value === 'string' ? value : JSON.stringify(value)]),
   ).toString();
 const importCsv = (csv: string, params: Record<string, unknown> = {}) =>
   t.app.inject({
