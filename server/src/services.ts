@@ -60,7 +60,7 @@ import {
 import { createTxtLookup, EmailDomainService } from './modules/email-domains/index.js';
 import { ProjectService } from './modules/projects/index.js';
 import { OverviewService } from './modules/overview/index.js';
-import { SegmentService } from './modules/segments/index.js';
+import { AttributeListService, SegmentService } from './modules/segments/index.js';
 import { SuppressionService } from './modules/suppressions/index.js';
 import { InboundMailService, SesWebhookService } from './modules/email-webhooks/index.js';
 import { ContactService, createGeoLookup, SubscriberService } from './modules/subscribers/index.js';
@@ -195,7 +195,8 @@ export function createServices(db: Db, config: ServicesConfig, jwtSecret: string
   const apiKeys = new ApiKeyService(db);
   const clock = options.clock ?? (() => new Date());
   const records = new DeliveryRecords(db);
-  const segments = new SegmentService(db);
+  const attributes = new AttributeListService(db);
+  const segments = new SegmentService(db, attributes);
   const suppressions = new SuppressionService(db, records);
   const emailKind = emailCampaignKind({
     validate: (content) => delivery.validate('email', content),
@@ -266,7 +267,7 @@ export function createServices(db: Db, config: ServicesConfig, jwtSecret: string
     { push: pushCampaignKind((content) => delivery.validate('push', content)), email: emailKind },
     { clock, scheduleGraceSeconds: config.campaigns.scheduleGraceSeconds, delivery },
   );
-  const contacts = new ContactService(db, records);
+  const contacts = new ContactService(db, records, attributes);
   const whatsappTemplates = new WhatsAppTemplateService(db, channels, (account) => listMessageTemplates(config.whatsapp, account));
   const preferences = new PreferenceService(db, records, emailLinks, contacts, { publicUrl: config.publicUrl, formTokens: createFormTokens(emailLinkSecret), clock });
   // Drizzle's handle exposes its pg pool as $client: registrations are written on it directly.

@@ -514,6 +514,31 @@ export const segments = pgTable(
   (t) => [index('segments_project_idx').on(t.projectId, t.createdAt)],
 );
 
+/** The types of the project's attribute list (docs/TARGETING.md): how a condition reads a stored attribute. */
+export const ATTRIBUTE_TYPES = ['text', 'number', 'boolean', 'date'] as const;
+export type AttributeType = (typeof ATTRIBUTE_TYPES)[number];
+export const attributeTypeEnum = pgEnum('attribute_type', ATTRIBUTE_TYPES);
+/** `inferred` from the first value seen; `declared` by a user (PUT /projects/:projectId/attributes/:name). */
+export const attributeSourceEnum = pgEnum('attribute_source', ['inferred', 'declared']);
+
+/** The project's attribute list, per environment: every top-level attribute name its people have, and its type. */
+export const subscriberAttributes = pgTable(
+  'subscriber_attributes',
+  {
+    projectId: text('project_id')
+      .notNull()
+      .references(() => projects.id, { onDelete: 'cascade' }),
+    sandbox: boolean('sandbox').notNull(),
+    name: text('name').notNull(),
+    type: attributeTypeEnum('type').notNull(),
+    source: attributeSourceEnum('source').notNull(),
+    /** When a value of it was first written; null for an attribute declared before any person had it. */
+    firstSeenAt: timestamp('first_seen_at', { withTimezone: true }),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.projectId, t.sandbox, t.name] })],
+);
+
 /** The visual editor's block document, validated by the email-templates module's `emailDesign` schema. */
 export type EmailDesignDocument = Record<string, unknown>;
 

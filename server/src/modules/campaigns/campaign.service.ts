@@ -466,7 +466,7 @@ export class CampaignService {
       const size = await this.options.delivery.queueAudience(
         tx,
         { id: messageId, projectId, source: 'campaign', campaignId, sandbox: row.sandbox, ...message },
-        this.segments.audienceOn(scope, row.channel, filters),
+        await this.segments.audienceOn(scope, row.channel, filters),
         row.localTime ? await this.localDue(row) : undefined,
       );
       await repo.updateLocked(tx, projectId, campaignId, { messageId, audienceSize: size, snapshotAt: now, pendingSegmentId: null });
@@ -533,6 +533,7 @@ export class CampaignService {
       else problems.push(NOT_A_SAVED_SEGMENT);
     } else {
       filters = input.segment.filters;
+      await this.segments.checkFilters(scope, filters, 'segment.filters');
     }
 
     const { mode } = input.schedule;

@@ -6,13 +6,17 @@ export {
   emailStatusOf,
   type FilterableSubscriber,
   marketingConsentOf,
-  matchesSegmentFilter,
-  rangeAfter,
-  rangeStart,
+  EMPTY_CONTEXT,
+  type FilterCondition,
+  type FilterContext,
+  hasConditions,
   type SegmentFilter,
   segmentFilterSchema,
 } from './segment-filter.js';
+export { rangeAfter, rangeStart } from './date-range.js';
+export { matchesSegmentFilter, type EvaluablePerson } from './filter-evaluator.js';
 export { channelAudience, countAudience } from './segment.repository.js';
 export { segmentRoutes } from './segment.routes.js';
 export { SegmentService, storedFilter } from './segment.service.js';
+export { AttributeListService } from './attribute-list.service.js';
 export { reachableOn, reachableOnSome } from './reachability.js';

@@ -10,11 +10,11 @@ import {
   compileSegmentFilter,
   CONSENT_CHANNELS,
   filterKey,
-  matchesSegmentFilter,
   segmentFilterSchema,
   type FilterableSubscriber,
   type SegmentFilter,
 } from './segment-filter.js';
+import { matchesSegmentFilter } from './filter-evaluator.js';
 
 /** mulberry32: a small seeded PRNG, so a failing case can be replayed from its seed. */
 function prng(seed: number) {

@@ -4,7 +4,10 @@ import { and, eq, gte, inArray, lt, lte, not, or, sql, type SQL } from 'drizzle-
 import type { PgColumn } from 'drizzle-orm/pg-core';
 import { z } from 'zod';
 import { EMAIL_STATUSES, MARKETING_CONSENTS, type EmailStatus, SUBSCRIBER_BROWSERS, SUBSCRIBER_OSES, SUBSCRIBER_PLATFORMS, subscribers } from '../../db/schema.js';
-import { dateOrDateTime, MAX_INSTANT_MS } from '../../shared/instants.js';
+import { attributeConditionSchema, attributeConditionSql, type AttributeCondition } from './attribute-condition.js';
+import { dateRangeSchema, isDateOnly, rangeAfter, rangeEnd, rangeStart } from './date-range.js';
+import { eventConditionSchema, eventConditionSql, type EventCondition } from './event-condition.js';
+import type { AttributeType } from './filter-values.js';
 
 /** A value, or a non-empty array meaning "any of". */
 const oneOrMany = <T extends z.ZodType>(item: T) => z.union([item, z.array(item).min(1).max(500)]);
@@ -30,64 +33,126 @@ const text = z.string().min(1).max(200);
 const tag = z.string().trim().min(1).max(64);
 const tagList = z.array(tag).min(1).max(500);
 
-export const segmentFilterSchema = z
+/** The spec's fields (spec §2.4) and Herald's consent fields: their shape and meaning are fixed. */
+const fieldsShape = {
+  platform: oneOrMany(z.enum(SUBSCRIBER_PLATFORMS)).optional(),
+  browser: oneOrMany(z.enum(SUBSCRIBER_BROWSERS)).optional(),
+  os: oneOrMany(z.enum(SUBSCRIBER_OSES)).optional(),
+  country: oneOrMany(countryCode).optional().describe('ISO 3166-1 alpha-2 code(s), case-insensitive'),
+  city: oneOrMany(text).optional().describe('Exact city name(s)'),
+  device: oneOrMany(text).optional().describe('Exact device name(s), e.g. "Apple iPhone"'),
+  language: oneOrMany(languageTag)
+    .optional()
+    .describe('BCP 47 tag(s); "en" also matches "en-US" and every other "en-…" tag'),
+  tags: z
+    .union([
+      tagList,
+      z
+        .strictObject({ any: tagList.optional(), all: tagList.optional(), none: tagList.optional() })
+        .refine((v) => v.any || v.all || v.none, 'must name at least one of any, all, none'),
+    ])
+    .optional()
+    .describe('An array (has any of these tags), or {any?, all?, none?} arrays combined with AND'),
+  lastSeenDays: z.number().int().min(1).max(36500).optional().describe('Seen within the last N days'),
+  emailStatus: oneOrMany(z.enum(EMAIL_STATUSES)).optional(),
+  emailConsent: oneOrMany(z.enum(MARKETING_CONSENTS))
+    .optional()
+    .describe('Marketing consent of the email address: subscribed, transactional (only ever sent transactional email), unsubscribed'),
+  smsConsent: oneOrMany(z.enum(MARKETING_CONSENTS)).optional().describe('Marketing consent of the phone number on SMS'),
+  whatsappConsent: oneOrMany(z.enum(MARKETING_CONSENTS)).optional().describe('Marketing consent of the phone number on WhatsApp'),
+  subscriptionDate: dateRangeSchema
+    .optional()
+    .describe('subscribedAt within [from, to], both inclusive; a date (YYYY-MM-DD) covers its whole UTC day'),
+};
+
+type FieldFilter = z.output<z.ZodObject<typeof fieldsShape>>;
+export type SegmentMembership = { inSegment: string } | { notInSegment: string };
+/** One member of an `all` / `any` list. */
+export type FilterCondition = SegmentFilter | AttributeCondition | EventCondition | SegmentMembership;
+/** The filters object: the fixed fields, and the `all` / `any` lists of conditions (docs/TARGETING.md). */
+export type SegmentFilter = FieldFilter & { all?: FilterCondition[] | undefined; any?: FilterCondition[] | undefined };
+
+/** Groups nest at most this deep; the top-level object is level 1. */
+export const MAX_GROUP_DEPTH = 3;
+/** The key that makes a condition of each kind; a condition with none of them is a group. */
+const RECOGNISING_KEYS = ['attribute', 'event', 'inSegment', 'notInSegment'] as const;
+type ConditionKind = (typeof RECOGNISING_KEYS)[number] | 'group';
+
+const kindOf = (condition: unknown): ConditionKind =>
+  condition !== null && typeof condition === 'object' && !Array.isArray(condition)
+    ? (RECOGNISING_KEYS.find((key) => key in condition) ?? 'group')
+    : 'group';
+
+const segmentId = z.string().min(1).max(100);
+const kinds: Record<ConditionKind, z.ZodType> = {
+  attribute: attributeConditionSchema,
+  event: eventConditionSchema,
+  inSegment: z.strictObject({ inSegment: segmentId.describe('Holds for the people of this saved segment (same project and environment)') }),
+  notInSegment: z.strictObject({ notInSegment: segmentId.describe('Holds for the people not in this saved segment') }),
+  get group() {
+    return filterObject;
+  },
+};
+
+/**
+ * A condition is validated as the kind its recognising key names, so a mistake is reported on its own field rather than
+ * as "matches none of five shapes"; the union after it only documents the kinds (and re-reads what already passed).
+ */
+const condition: z.ZodType<FilterCondition> = z.lazy(() =>
+  z.preprocess(
+    (input, ctx) => {
+      const checked = kinds[kindOf(input)].safeParse(input);
+      if (!checked.success) for (const issue of checked.error.issues) ctx.addIssue({ ...issue } as Parameters<typeof ctx.addIssue>[0]);
+      return input;
+    },
+    z.union([kinds.group, kinds.attribute, kinds.event, kinds.inSegment, kinds.notInSegment]),
+  ),
+) as z.ZodType<FilterCondition>;
+
+const conditionList = z.array(condition).min(1).max(50);
+
+const filterObject = z
   .strictObject({
-    platform: oneOrMany(z.enum(SUBSCRIBER_PLATFORMS)).optional(),
-    browser: oneOrMany(z.enum(SUBSCRIBER_BROWSERS)).optional(),
-    os: oneOrMany(z.enum(SUBSCRIBER_OSES)).optional(),
-    country: oneOrMany(countryCode).optional().describe('ISO 3166-1 alpha-2 code(s), case-insensitive'),
-    city: oneOrMany(text).optional().describe('Exact city name(s)'),
-    device: oneOrMany(text).optional().describe('Exact device name(s), e.g. "Apple iPhone"'),
-    language: oneOrMany(languageTag)
-      .optional()
-      .describe('BCP 47 tag(s); "en" also matches "en-US" and every other "en-…" tag'),
-    tags: z
-      .union([
-        tagList,
-        z
-          .strictObject({ any: tagList.optional(), all: tagList.optional(), none: tagList.optional() })
-          .refine((v) => v.any || v.all || v.none, 'must name at least one of any, all, none'),
-      ])
-      .optional()
-      .describe('An array (has any of these tags), or {any?, all?, none?} arrays combined with AND'),
-    lastSeenDays: z.number().int().min(1).max(36500).optional().describe('Seen within the last N days'),
-    emailStatus: oneOrMany(z.enum(EMAIL_STATUSES)).optional(),
-    emailConsent: oneOrMany(z.enum(MARKETING_CONSENTS))
-      .optional()
-      .describe('Marketing consent of the email address: subscribed, transactional (only ever sent transactional email), unsubscribed'),
-    smsConsent: oneOrMany(z.enum(MARKETING_CONSENTS)).optional().describe('Marketing consent of the phone number on SMS'),
-    whatsappConsent: oneOrMany(z.enum(MARKETING_CONSENTS)).optional().describe('Marketing consent of the phone number on WhatsApp'),
-    subscriptionDate: z
-      .strictObject({ from: dateOrDateTime.optional(), to: dateOrDateTime.optional() })
-      .refine((v) => v.from !== undefined || v.to !== undefined, 'must name from, to or both')
-      .refine((v) => !v.from || !v.to || rangeStart(v.from) <= rangeEnd(v.to), 'from must not be after to')
-      .optional()
-      .describe('subscribedAt within [from, to], both inclusive; a date (YYYY-MM-DD) covers its whole UTC day'),
+    ...fieldsShape,
+    all: conditionList.optional().describe('Conditions (groups, attribute, event, segment membership) that all hold'),
+    any: conditionList.optional().describe('Conditions of which at least one holds'),
   })
   .meta({
     id: 'SegmentFilters',
-    description: 'Subscriber filters keyed by field, all combined with AND. Array values mean "any of".',
+    description:
+      'Subscriber filters keyed by field, all combined with AND. Array values mean "any of". `all` and `any` hold ' +
+      'conditions: a nested filters object (a group, at most 3 levels deep), an attribute, an event, or membership of a ' +
+      'saved segment (docs/TARGETING.md).',
   });
 
-export type SegmentFilter = z.output<typeof segmentFilterSchema>;
+/** Where groups nest deeper than MAX_GROUP_DEPTH, read from the raw input before anything recurses into it. */
+function tooDeep(value: unknown, level: number, path: (string | number)[], found: (string | number)[][]): void {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return;
+  for (const key of ['all', 'any'] as const) {
+    const list = (value as Record<string, unknown>)[key];
+    if (!Array.isArray(list)) continue;
+    list.forEach((item, i) => {
+      if (kindOf(item) !== 'group' || item === null || typeof item !== 'object') return;
+      if (level + 1 > MAX_GROUP_DEPTH) found.push([...path, key, i]);
+      else tooDeep(item, level + 1, [...path, key, i], found);
+    });
+  }
+}
+
+export const segmentFilterSchema: z.ZodType<SegmentFilter> = z.preprocess((input, ctx) => {
+  const found: (string | number)[][] = [];
+  tooDeep(input, 1, [], found);
+  for (const path of found) ctx.addIssue({ code: 'custom', path, message: `groups nest at most ${MAX_GROUP_DEPTH} levels deep` });
+  return input;
+}, filterObject) as z.ZodType<SegmentFilter>;
+
+
 
 const DAY_MS = 86_400_000;
-const isDateOnly = (value: string) => /^\d{4}-\d{2}-\d{2}$/.test(value);
-/** First instant of a `from` bound. */
-export const rangeStart = (value: string) => new Date(isDateOnly(value) ? `${value}T00:00:00.000Z` : value).getTime();
-/** Last instant (inclusive) of a `to` bound: a date covers its whole UTC day. */
-const rangeEnd = (value: string) =>
-  isDateOnly(value) ? new Date(`${value}T00:00:00.000Z`).getTime() + DAY_MS - 1 : new Date(value).getTime();
-
-/** The first instant after a `to` bound, its exclusive end; none after 9999-12-31, where nothing can lie beyond. */
-export const rangeAfter = (value: string): Date | undefined => {
-  const next = rangeEnd(value) + 1;
-  return next > MAX_INSTANT_MS ? undefined : new Date(next);
-};
 
 const lessThan = (column: PgColumn, bound: Date | undefined) => (bound === undefined ? undefined : lt(column, bound));
 
-const asArray = <T>(value: T | T[]): T[] => (Array.isArray(value) ? value : [value]);
+export const asArray = <T>(value: T | T[]): T[] => (Array.isArray(value) ? value : [value]);
 
 /** The channels whose marketing consent is kept per address (push: a browser subscription is the opt-in). */
 export const CONSENT_CHANNELS = ['email', 'sms', 'whatsapp'] as const;
@@ -132,9 +197,21 @@ export interface FilterableSubscriber {
   lastSeenAt: Date;
 }
 
+/** What a filters tree refers to, resolved before it is compiled (`SegmentService.resolveContext`). */
+export interface FilterContext {
+  /** The project's attribute list: an attribute not in it is read as the type of the condition's value. */
+  attributeTypes: ReadonlyMap<string, AttributeType>;
+  /** The saved segments the tree names, directly or through others; one not here matches nobody. */
+  segments: ReadonlyMap<string, SegmentFilter>;
+}
+
+export const EMPTY_CONTEXT: FilterContext = { attributeTypes: new Map(), segments: new Map() };
+
 export interface CompileOptions {
-  /** The reference time for lastSeenDays; default: the database's now(). */
-  now?: Date;
+  /** The reference time for lastSeenDays and every "days" condition; default: the database's now(). */
+  now?: Date | undefined;
+  /** Attribute types and named segments; default: none known. */
+  context?: FilterContext | undefined;
 }
 
 /**
@@ -152,8 +229,31 @@ export function emailStatusOf(s: SubscriberColumns = subscribers): SQL<EmailStat
       AND a.status <> 'reachable'), 'active') END`);
 }
 
-/** Turns a parsed filter into one SQL predicate (undefined = everyone). Every user value is a bound parameter. */
+/**
+ * Turns a parsed filters tree into one SQL predicate over `subscribers` (undefined = everyone). Every user value is a
+ * bound parameter; a condition on a segment that is not in the context, or that names itself, holds for nobody.
+ */
 export function compileSegmentFilter(filter: SegmentFilter, options: CompileOptions = {}): SQL | undefined {
+  return compileGroup(filter, options.context ?? EMPTY_CONTEXT, options.now, new Set());
+}
+
+/** A predicate that is true or false, never NULL, so that NOT and OR read it as the evaluator does. */
+const definite = (predicate: SQL | undefined): SQL => (predicate === undefined ? sql`true` : sql`coalesce((${predicate}), false)`);
+
+function compileCondition(condition: FilterCondition, context: FilterContext, now: Date | undefined, inside: ReadonlySet<string>): SQL {
+  if ('attribute' in condition) return attributeConditionSql(condition, context.attributeTypes, now);
+  if ('event' in condition) return eventConditionSql(condition, now);
+  if ('inSegment' in condition || 'notInSegment' in condition) {
+    const id = 'inSegment' in condition ? condition.inSegment : condition.notInSegment;
+    const saved = context.segments.get(id);
+    const member = saved === undefined || inside.has(id) ? sql`false` : definite(compileGroup(saved, context, now, new Set([...inside, id])));
+    return 'inSegment' in condition ? member : sql`(NOT ${member})`;
+  }
+  return definite(compileGroup(condition, context, now, inside));
+}
+
+function compileGroup(filter: SegmentFilter, context: FilterContext, now: Date | undefined, inside: ReadonlySet<string>): SQL | undefined {
+  const options = { now };
   const parts: (SQL | undefined)[] = [];
   const anyOf = (column: PgColumn, value: string | string[] | undefined) => {
     if (value === undefined) return;
@@ -207,44 +307,36 @@ export function compileSegmentFilter(filter: SegmentFilter, options: CompileOpti
     }
   }
 
+  if (filter.all !== undefined) parts.push(...filter.all.map((c) => compileCondition(c, context, now, inside)));
+  if (filter.any !== undefined) parts.push(sql`(${sql.join(filter.any.map((c) => compileCondition(c, context, now, inside)), sql` OR `)})`);
+
   const defined = parts.filter((part): part is SQL => part !== undefined);
   return defined.length === 0 ? undefined : and(...defined);
 }
 
-/** The same semantics as compileSegmentFilter, on one subscriber in memory. */
-export function matchesSegmentFilter(filter: SegmentFilter, subscriber: FilterableSubscriber, now: Date): boolean {
-  const anyOf = (value: string | string[] | undefined, actual: string | null) =>
-    value === undefined || (actual !== null && asArray(value).includes(actual));
-  if (!anyOf(filter.platform, subscriber.platform)) return false;
-  if (!anyOf(filter.browser, subscriber.browser)) return false;
-  if (!anyOf(filter.os, subscriber.os)) return false;
-  if (!anyOf(filter.country, subscriber.country)) return false;
-  if (!anyOf(filter.city, subscriber.city)) return false;
-  if (!anyOf(filter.device, subscriber.device)) return false;
-  if (!anyOf(filter.emailStatus, subscriber.emailStatus)) return false;
-  if (!CONSENT_CHANNELS.every((channel) => anyOf(filter[`${channel}Consent`], subscriber.consent[channel]))) return false;
-  if (filter.language !== undefined) {
-    const language = subscriber.language;
-    if (language === null || !asArray(filter.language).some((l) => language === l || language.startsWith(`${l}-`))) return false;
+/** Calls `visit` on every condition of the tree (not into the segments it names), with its path from the top. */
+export function eachCondition(filter: SegmentFilter, visit: (condition: FilterCondition, path: (string | number)[]) => void, path: (string | number)[] = []): void {
+  for (const key of ['all', 'any'] as const) {
+    filter[key]?.forEach((condition, i) => {
+      const at = [...path, key, i];
+      visit(condition, at);
+      if (!('attribute' in condition || 'event' in condition || 'inSegment' in condition || 'notInSegment' in condition)) eachCondition(condition, visit, at);
+    });
   }
-  if (filter.tags !== undefined) {
-    const tags = Array.isArray(filter.tags) ? { any: filter.tags } : filter.tags;
-    const has = (t: string) => subscriber.tags.includes(t);
-    if (tags.any && !tags.any.some(has)) return false;
-    if (tags.all && !tags.all.every(has)) return false;
-    if (tags.none && tags.none.some(has)) return false;
-  }
-  if (filter.lastSeenDays !== undefined && subscriber.lastSeenAt.getTime() < now.getTime() - filter.lastSeenDays * DAY_MS) {
-    return false;
-  }
-  if (filter.subscriptionDate !== undefined) {
-    const at = subscriber.subscribedAt.getTime();
-    const { from, to } = filter.subscriptionDate;
-    if (from !== undefined && at < rangeStart(from)) return false;
-    if (to !== undefined && at > rangeEnd(to)) return false;
-  }
-  return true;
 }
+
+/** The saved segments a tree names directly. */
+export function namedSegments(filter: SegmentFilter): Set<string> {
+  const ids = new Set<string>();
+  eachCondition(filter, (condition) => {
+    if ('inSegment' in condition) ids.add(condition.inSegment);
+    if ('notInSegment' in condition) ids.add(condition.notInSegment);
+  });
+  return ids;
+}
+
+/** Whether a tree holds anything beyond the fixed fields (conditions in all / any lists). */
+export const hasConditions = (filter: SegmentFilter) => filter.all !== undefined || filter.any !== undefined;
 
 /** A stable key for a parsed filter (object keys sorted), for caches. */
 export function filterKey(filter: SegmentFilter): string {

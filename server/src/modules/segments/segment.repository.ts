@@ -170,3 +170,28 @@ export function pageAudience(db: Db, scope: ProjectScope, filter: SQL | undefine
     .orderBy(asc(subscribers.id))
     .limit(limit);
 }
+
+/** The stored filters of the named segments of one project and environment (those that exist). */
+export async function findSegmentFilters(db: Db, scope: ProjectScope, ids: readonly string[]): Promise<Map<string, unknown>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db
+    .select({ id: segments.id, filters: segments.filters })
+    .from(segments)
+    .where(and(eq(segments.projectId, scope.projectId), eq(segments.sandbox, scope.sandbox), inArray(segments.id, [...ids])));
+  return new Map(rows.map((row) => [row.id, row.filters]));
+}
+
+/** The segments of the same project and environment whose filters name `id` (inSegment / notInSegment, at any depth). */
+export async function segmentsNaming(db: Db, scope: ProjectScope, id: string): Promise<string[]> {
+  const rows = await db
+    .select({ id: segments.id })
+    .from(segments)
+    .where(
+      and(
+        eq(segments.projectId, scope.projectId),
+        eq(segments.sandbox, scope.sandbox),
+        sql`jsonb_path_exists(${segments.filters}, '$.** ? (@.inSegment == $id || @.notInSegment == $id)', jsonb_build_object('id', ${id}::text))`,
+      ),
+    );
+  return rows.map((row) => row.id);
+}

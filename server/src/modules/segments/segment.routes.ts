@@ -1,6 +1,6 @@
 // Segment routes: saved segments CRUD, reach estimates and the streamed CSV export of spec 4.5.
 import { z } from 'zod';
-import { CHANNELS } from '../../db/schema.js';
+import { ATTRIBUTE_TYPES, CHANNELS } from '../../db/schema.js';
 import { projectOf, reachOf } from '../../http/access.js';
 import { escapeCell, sendCsv } from '../../http/csv.js';
 import { commonErrors, errorEnvelope, paginated, paginationQuery, timestamp } from '../../http/schemas.js';
@@ -46,7 +46,65 @@ function toCsvRecord(row: ExportRow): string[] {
   ];
 }
 
+const attributeTags = ['Attributes'];
+const attributeName = z.string().min(1).max(100);
+const attributeView = z
+  .object({
+    name: z.string(),
+    type: z.enum(ATTRIBUTE_TYPES),
+    source: z.enum(['inferred', 'declared']).describe('inferred: from the first value written; declared: set by a user'),
+    firstSeenAt: timestamp.nullable().describe('When a person first had it; null: declared before anyone had it'),
+  })
+  .meta({ id: 'Attribute', description: "An attribute of the project's people and the type every condition reads it as (docs/TARGETING.md)" });
+const attributeParams = z.object({ projectId: z.string(), name: attributeName });
+
 export async function segmentRoutes(app: App, segments: SegmentService) {
+  app.get(
+    '/projects/:projectId/attributes',
+    {
+      config: { access: { auth: 'project', project: 'params.projectId' } },
+      schema: {
+        tags: attributeTags,
+        summary: "The project's attribute list: every top-level attribute its people have, by name, with its type",
+        description: 'Of the caller\'s environment (a test key: the sandbox people\'s). A new attribute is listed with the type of the first value written.',
+        params: projectParams,
+        response: { 200: z.object({ data: z.array(attributeView) }), ...commonErrors },
+      },
+    },
+    async (request) => ({ data: await segments.attributes.list(projectOf(request)) }),
+  );
+
+  app.put(
+    '/projects/:projectId/attributes/:name',
+    {
+      config: { access: { auth: 'project', project: 'params.projectId' } },
+      schema: {
+        tags: attributeTags,
+        summary: "Declare an attribute's type: every condition on it reads stored values as this type from now on",
+        params: attributeParams,
+        body: z.strictObject({ type: z.enum(ATTRIBUTE_TYPES) }),
+        response: { 200: attributeView, ...commonErrors },
+      },
+    },
+    (request) => segments.attributes.declare(projectOf(request), request.params.name, request.body.type),
+  );
+
+  app.get(
+    '/projects/:projectId/attributes/:name/values',
+    {
+      config: { access: { auth: 'project', project: 'params.projectId' } },
+      schema: {
+        tags: attributeTags,
+        summary: "An attribute's 20 most frequent values among the environment's people, optionally those starting with q",
+        description: 'Values as text (numbers and booleans as their JSON text); objects and lists are left out. For the segment builder\'s typeahead.',
+        params: attributeParams,
+        querystring: z.strictObject({ q: z.string().max(200).optional().describe('Only values starting with this (case-sensitive)') }),
+        response: { 200: z.object({ data: z.array(z.object({ value: z.string(), count: z.number().int() })) }), ...commonErrors },
+      },
+    },
+    (request) => segments.attributes.values(projectOf(request), request.params.name, request.query.q || undefined),
+  );
+
   app.post(
     '/segments',
     {
@@ -54,6 +112,7 @@ export async function segmentRoutes(app: App, segments: SegmentService) {
       schema: {
         tags,
         summary: 'Save a segment: a name and filters combined with AND',
+        description: 'Attribute conditions are checked against the attribute list, named segments must exist in the same project and environment (422); a segment that would name itself, directly or through others, is 422 `segment_cycle`.',
         body: z.strictObject({ projectId: z.string(), name, filters: segmentFilterSchema }),
         response: { 201: segment, ...commonErrors },
       },
@@ -171,7 +230,7 @@ export async function segmentRoutes(app: App, segments: SegmentService) {
       schema: {
         tags,
         summary: 'Delete a saved segment',
-        description: 'A segment a draft or scheduled campaign will read at send time cannot be deleted: 409 `segment_in_use`.',
+        description: 'A segment a draft or scheduled campaign will read at send time, or that another segment names (inSegment / notInSegment), cannot be deleted: 409 `segment_in_use`.',
         params: idParams,
         response: { 204: z.null(), ...commonErrors, 409: errorEnvelope },
       },

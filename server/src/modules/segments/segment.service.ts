@@ -5,7 +5,9 @@ import type { Channel } from '../../db/schema.js';
 import { AppError, conflict, notFound, validationFailed } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import type { ProjectScope, Reach } from '../tenancy.js';
-import { compileSegmentFilter, filterKey, segmentFilterSchema, type SegmentFilter } from './segment-filter.js';
+import type { AttributeListService } from './attribute-list.service.js';
+import { checkResolved, resolveFilterContext } from './filter-context.js';
+import { compileSegmentFilter, EMPTY_CONTEXT, filterKey, hasConditions, segmentFilterSchema, type FilterContext, type SegmentFilter } from './segment-filter.js';
 import * as repo from './segment.repository.js';
 
 export interface Segment {
@@ -27,6 +29,9 @@ export function storedFilter(owner: string, filters: unknown): SegmentFilter {
   if (!parsed.success) throw new AppError(500, 'invalid_stored_segment', `${owner} has filters Herald cannot read`);
   return parsed.data;
 }
+
+/** The project and environment a segment lives in: where its references and attribute types are read. */
+const scopeOf = (reach: Reach, row: repo.SegmentRow): ProjectScope => ({ organizationId: reach.organizationId, projectId: row.projectId, sandbox: row.sandbox });
 
 const toSegment = (row: repo.SegmentRow): Segment => ({
   id: row.id,
@@ -64,13 +69,42 @@ export class SegmentService {
 
   constructor(
     private readonly db: Db,
+    readonly attributes: AttributeListService,
     private readonly clock: () => number = Date.now,
   ) {}
 
+  /**
+   * What a tree refers to — its attributes' types and the saved segments it names, resolved recursively in the scope's
+   * project and environment — for `compileSegmentFilter`. Stored trees are read leniently: a segment that is gone, a
+   * cycle, or a condition that no longer fits its attribute's type matches nobody.
+   */
+  async resolveContext(scope: ProjectScope, filters: SegmentFilter): Promise<FilterContext> {
+    if (!hasConditions(filters)) return EMPTY_CONTEXT;
+    return (await resolveFilterContext(this.db, this.attributes, scope, filters)).context;
+  }
+
+  /**
+   * Checks a tree being written (422 on `field`'s paths; `segment_cycle` when segments would name themselves) and
+   * returns its context. `segmentId`: the saved segment whose filters these become.
+   */
+  async checkFilters(scope: ProjectScope, filters: SegmentFilter, field: string, segmentId?: string): Promise<FilterContext> {
+    if (!hasConditions(filters)) return EMPTY_CONTEXT;
+    const resolved = await resolveFilterContext(this.db, this.attributes, scope, filters, segmentId);
+    checkResolved(filters, resolved, field);
+    return resolved.context;
+  }
+
+  /** The one SQL predicate over `subscribers` of a stored tree, its context resolved now. */
+  async predicate(scope: ProjectScope, filters: SegmentFilter): Promise<SQL | undefined> {
+    return compileSegmentFilter(filters, { context: await this.resolveContext(scope, filters) });
+  }
+
   /** A test key saves a sandbox segment; live keys and dashboard users a live one. */
   async create(scope: ProjectScope, input: { name: string; filters: SegmentFilter }): Promise<Segment> {
+    const id = newId('seg');
+    await this.checkFilters(scope, input.filters, 'filters', id);
     const row = await repo.insertSegment(this.db, {
-      id: newId('seg'),
+      id,
       projectId: scope.projectId,
       sandbox: scope.sandbox,
       name: input.name,
@@ -91,6 +125,11 @@ export class SegmentService {
   }
 
   async update(reach: Reach, id: string, change: { name?: string | undefined; filters?: SegmentFilter | undefined }) {
+    if (change.filters !== undefined) {
+      const current = await repo.findSegment(this.db, reach, id);
+      if (!current) throw notFound('Segment');
+      await this.checkFilters(scopeOf(reach, current), change.filters, 'filters', id);
+    }
     const row = await repo.updateSegment(this.db, reach, id, {
       name: change.name,
       filters: change.filters as Record<string, unknown> | undefined,
@@ -101,6 +140,12 @@ export class SegmentService {
 
   /** A segment a draft or scheduled campaign will read cannot be deleted (409): edit or delete the campaign first. */
   async remove(reach: Reach, id: string): Promise<void> {
+    const row = await repo.findSegment(this.db, reach, id);
+    if (!row) throw notFound('Segment');
+    const naming = await repo.segmentsNaming(this.db, scopeOf(reach, row), id);
+    if (naming.length > 0) {
+      throw conflict(`Segment is named by segment ${naming.join(', ')}: remove it from their filters first`, 'segment_in_use');
+    }
     const outcome = await repo.deleteSegment(this.db, reach, id);
     if (outcome === 'not_found') throw notFound('Segment');
     if (outcome === 'in_use') {
@@ -141,13 +186,14 @@ export class SegmentService {
       throw validationFailed([{ field: 'filters', error: 'give exactly one of filters and segmentId' }]);
     }
     const filters = input.filters ?? (await this.filtersOf(scope, input.segmentId!));
+    const context = input.filters ? await this.checkFilters(scope, input.filters, 'filters') : await this.resolveContext(scope, filters);
     const key = `${scope.projectId}|${scope.sandbox ? 'sandbox' : 'live'}|${input.channel ?? 'all'}|${filterKey(filters)}`;
     const now = this.clock();
     const hit = this.reachCache.get(key);
     if (hit && now - hit.computedAt < REACH_CACHE_SECONDS * 1000) {
       return { count: hit.count, computedAt: new Date(hit.computedAt).toISOString(), cached: true };
     }
-    const count = await repo.countAudience(this.db, scope, compileSegmentFilter(filters), input.channel);
+    const count = await repo.countAudience(this.db, scope, compileSegmentFilter(filters, { context }), input.channel);
     this.reachCache.delete(key);
     this.reachCache.set(key, { count, computedAt: now });
     // Oldest entries go first (a Map keeps insertion order), so the cache stays bounded.
@@ -159,18 +205,18 @@ export class SegmentService {
    * A channel's send audience for `filters` (a campaign's snapshot): the rows it reaches and the address that makes one
    * recipient of several rows (`channelAudience`).
    */
-  audienceOn(scope: ProjectScope, channel: Channel, filters: SegmentFilter): { where: SQL; address: SQL | undefined } {
-    return repo.channelAudience(scope, channel, compileSegmentFilter(filters));
+  async audienceOn(scope: ProjectScope, channel: Channel, filters: SegmentFilter): Promise<{ where: SQL; address: SQL | undefined }> {
+    return repo.channelAudience(scope, channel, await this.predicate(scope, filters));
   }
 
   /** The exact size of a channel's send audience for `filters` (its recipients), uncached. */
-  countOn(scope: ProjectScope, channel: Channel, filters: SegmentFilter): Promise<number> {
-    return repo.countAudience(this.db, scope, compileSegmentFilter(filters), channel);
+  async countOn(scope: ProjectScope, channel: Channel, filters: SegmentFilter): Promise<number> {
+    return repo.countAudience(this.db, scope, await this.predicate(scope, filters), channel);
   }
 
   /** Checks the segment now (so a 404 comes before any CSV byte), then yields matching subscribers batch by batch. */
   async openExport(scope: ProjectScope, segmentId: string): Promise<AsyncGenerator<ExportRow>> {
-    const filter = compileSegmentFilter(await this.filtersOf(scope, segmentId));
+    const filter = await this.predicate(scope, await this.filtersOf(scope, segmentId));
     const db = this.db;
     return (async function* () {
       let after: string | undefined;

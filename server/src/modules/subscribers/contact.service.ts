@@ -8,7 +8,7 @@ import { randomToken } from '../../shared/secrets.js';
 import type { ProjectScope, Reach } from '../tenancy.js';
 import { upsertKeyOf, validateRows } from './contact-import.js';
 import * as repo from './contact.repository.js';
-import { CONSENT_CHANNELS, type ConsentChannel } from '../segments/index.js';
+import { type AttributeListService, CONSENT_CHANNELS, type ConsentChannel } from '../segments/index.js';
 import { ATTRIBUTES_MAX_BYTES, jsonBytes, type ContactInput, type ContactUpdate, type MarketingConsentInput, type UpsertKey } from './contact.schemas.js';
 import type { SubscriberRow } from './subscriber.repository.js';
 import { withConsents, type Subscriber } from './subscriber.service.js';
@@ -56,6 +56,7 @@ export class ContactService {
   constructor(
     private readonly db: Db,
     private readonly records: DeliveryRecords,
+    private readonly attributes: AttributeListService,
   ) {}
 
   updateById(reach: Reach, id: string, update: ContactUpdate): Promise<Subscriber> {
@@ -69,7 +70,7 @@ export class ContactService {
 
   /** One statement; rolled back when the merged attributes outgrow the cap or a consent names no address. */
   private async update(reach: Reach, target: { id: string } | { token: string }, update: ContactUpdate, source: string) {
-    return this.db.transaction(async (tx) => {
+    const updated = await this.db.transaction(async (tx) => {
       const row = await repo.updateContact(tx, reach, target, toPatch(update));
       if (!row) throw notFound('Subscriber');
       if (jsonBytes(row.attributes) > ATTRIBUTES_MAX_BYTES) {
@@ -86,12 +87,14 @@ export class ContactService {
       await this.records.recordConsents(tx, consentChanges(row, update.marketingConsent, source));
       return (await withConsents(tx, reach, [row]))[0]!;
     });
+    await this.attributes.recordWritten({ projectId: updated.projectId, sandbox: updated.sandbox }, [update.attributes]);
+    return updated;
   }
 
   /** An email- or phone-only contact (no push endpoint), active; a test key creates a sandbox contact. */
   async create(scope: ProjectScope, input: ContactInput): Promise<Subscriber> {
     const now = new Date();
-    return this.db.transaction(async (tx) => {
+    const created = await this.db.transaction(async (tx) => {
       const row = await repo.insertContact(tx, {
         id: newId('sub'),
         projectId: scope.projectId,
@@ -114,6 +117,8 @@ export class ContactService {
       await this.records.recordConsents(tx, consentChanges(row, input.marketingConsent, 'api'));
       return (await withConsents(tx, scope, [row]))[0]!;
     });
+    await this.attributes.recordWritten(scope, [input.attributes]);
+    return created;
   }
 
   /**
@@ -186,7 +191,7 @@ export class ContactService {
       attributes: row.attributes ?? null,
       channels: (row.preferences?.channels as Record<string, boolean> | undefined) ?? null,
     }));
-    return this.db.transaction(async (tx) => {
+    const imported = await this.db.transaction(async (tx) => {
       const result = await repo.upsertContacts(tx, scope, by, input, ATTRIBUTES_MAX_BYTES);
       if (result.oversized.length > 0) {
         throw new AppError(
@@ -211,5 +216,8 @@ export class ContactService {
       );
       return { created: result.created, updated: result.updated, total: rows.length };
     });
+    // After the commit, so a rolled-back write lists nothing (the attribute list is never ahead of the people).
+    await this.attributes.recordWritten(scope, rows.map((row) => row.attributes));
+    return imported;
   }
 }
