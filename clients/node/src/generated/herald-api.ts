@@ -3453,7 +3453,7 @@ export interface paths {
                     mapping?: string;
                     /** @description CSV uploads only: the project to import into */
                     projectId?: string;
-                    /** @description CSV uploads only: the type of attribute columns, as URL-encoded JSON keyed by attribute name: text (the cell as written, the default), number (1234.5, -3, 1,234,567.89: commas only between groups of three digits), boolean (true/false, yes/no, 1/0, any case) or date (an ISO 8601 date or date-time, stored as an ISO UTC timestamp; without an offset it is UTC). A cell that does not read as its type is a row error rows[<index>].attributes.<name> naming the column; empty cells are left out. */
+                    /** @description CSV uploads only: the type of attribute columns, as URL-encoded JSON keyed by attribute name: text (the cell as written, the default), number (1234.5, -3, 1,234,567.89: commas only between groups of three digits), boolean (true/false, yes/no, 1/0, any case) or date (an ISO 8601 date or date-time, stored as an ISO UTC timestamp; without an offset it is UTC). A cell that does not read as its type is a row error rows[<index>].attributes.<name> naming the column; empty cells are left out. Each type given is declared in the project's attribute list once the import is written (as PUT /projects/{projectId}/attributes/{name} does). */
                     types?: string;
                     /** @description CSV uploads only: externalId (default) or email */
                     upsertBy?: "externalId" | "email";
@@ -10937,6 +10937,343 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{projectId}/attributes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The project's attribute list: every top-level attribute its people have, by name, with its type
+         * @description Of the caller's environment (a test key: the sandbox people's). A new attribute is listed with the type of the first value written.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["Attribute"][];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{projectId}/attributes/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Declare an attribute's type: every condition on it reads stored values as this type from now on */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    name: string;
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        type: "text" | "number" | "boolean" | "date";
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Attribute"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{projectId}/attributes/{name}/values": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An attribute's 20 most frequent values among the environment's people, optionally those starting with q
+         * @description Values as text (numbers and booleans as their JSON text); objects and lists are left out. For the segment builder's typeahead.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Only values starting with this (case-sensitive) */
+                    q?: string;
+                };
+                header?: never;
+                path: {
+                    name: string;
+                    projectId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                count: number;
+                                value: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/projects/{projectId}/email-domains": {
         parameters: {
             query?: never;
@@ -12707,7 +13044,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Save a segment: a name and filters combined with AND */
+        /**
+         * Save a segment: a name and filters combined with AND
+         * @description Attribute conditions are checked against the attribute list, named segments must exist in the same project and environment (422); a segment that would name itself, directly or through others, is 422 `segment_cycle`.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -12902,7 +13242,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a saved segment
-         * @description A segment a draft or scheduled campaign will read at send time cannot be deleted: 409 `segment_in_use`.
+         * @description A segment a draft or scheduled campaign will read at send time, or that another segment names (inSegment / notInSegment), cannot be deleted: 409 `segment_in_use`.
          */
         delete: {
             parameters: {
@@ -17230,6 +17570,56 @@ export interface components {
              */
             scope: "server" | "publishable";
         };
+        /** @description An attribute of the project's people and the type every condition reads it as (docs/TARGETING.md) */
+        Attribute: {
+            /** @description When a person first had it; null: declared before anyone had it */
+            firstSeenAt: string | null;
+            name: string;
+            /**
+             * @description inferred: from the first value written; declared: set by a user
+             * @enum {string}
+             */
+            source: "inferred" | "declared";
+            /** @enum {string} */
+            type: "text" | "number" | "boolean" | "date";
+        };
+        /** @description The person's attribute compares as asked, the stored value read as the attribute's type */
+        AttributeCondition: {
+            /** @description A top-level key of the person's attributes */
+            attribute: string;
+            /**
+             * @description The attribute's type decides which operators it takes (docs/TARGETING.md)
+             * @enum {string}
+             */
+            operator: "eq" | "neq" | "in" | "contains" | "starts_with" | "gt" | "gte" | "lt" | "lte" | "between" | "within_last_days" | "more_than_days_ago" | "exists" | "not_exists";
+            /** @description Per operator: a string, number, true / false or ISO 8601 date; `in` a list; `between` [low, high]; the days operators a whole number; none for exists / not_exists */
+            value?: string | number | boolean | (string | number)[];
+        };
+        /** @description The person's attribute compares as asked, the stored value read as the attribute's type */
+        AttributeConditionInput: {
+            /** @description A top-level key of the person's attributes */
+            attribute: string;
+            /**
+             * @description The attribute's type decides which operators it takes (docs/TARGETING.md)
+             * @enum {string}
+             */
+            operator: "eq" | "neq" | "in" | "contains" | "starts_with" | "gt" | "gte" | "lt" | "lte" | "between" | "within_last_days" | "more_than_days_ago" | "exists" | "not_exists";
+            /** @description Per operator: a string, number, true / false or ISO 8601 date; `in` a list; `between` [low, high]; the days operators a whole number; none for exists / not_exists */
+            value?: string | number | boolean | (string | number)[];
+        };
+        /** @description An attribute of the project's people and the type every condition reads it as (docs/TARGETING.md) */
+        AttributeInput: {
+            /** @description When a person first had it; null: declared before anyone had it */
+            firstSeenAt: string | null;
+            name: string;
+            /**
+             * @description inferred: from the first value written; declared: set by a user
+             * @enum {string}
+             */
+            source: "inferred" | "declared";
+            /** @enum {string} */
+            type: "text" | "number" | "boolean" | "date";
+        };
         Automation: {
             activatedAt: string | null;
             /** @description ISO 8601 timestamp */
@@ -19070,6 +19460,86 @@ export interface components {
             subscriber: components["schemas"]["SubscriberSummary"] | null;
             subscriberId: string | null;
         };
+        /** @description The person performed (or did not perform) the event as asked */
+        EventCondition: {
+            /** @description Occurred within [from, to], both inclusive; a date covers its whole UTC day */
+            between?: {
+                from?: string;
+                to?: string;
+            };
+            /** @description How many times, within the window and matching where (default: at least 1) */
+            count?: {
+                /** @enum {string} */
+                operator: "gte" | "lte" | "eq";
+                value: number;
+            };
+            /** @description The event name */
+            event: string;
+            /** @description The first time the person performed it (within the window, matching where) */
+            first?: {
+                /** @enum {string} */
+                operator: "gt" | "gte" | "lt" | "lte" | "between" | "within_last_days" | "more_than_days_ago";
+                value: string | number | string[];
+            };
+            /** @description The last time the person performed it (within the window, matching where) */
+            last?: {
+                /** @enum {string} */
+                operator: "gt" | "gte" | "lt" | "lte" | "between" | "within_last_days" | "more_than_days_ago";
+                value: string | number | string[];
+            };
+            /** @description false: holds exactly when the same condition with true does not (default true) */
+            performed?: boolean;
+            /** @description Conditions on the properties, all of which hold */
+            where?: {
+                /** @enum {string} */
+                operator: "eq" | "neq" | "in" | "contains" | "starts_with" | "gt" | "gte" | "lt" | "lte" | "between" | "within_last_days" | "more_than_days_ago" | "exists" | "not_exists";
+                /** @description A dotted path into the event's properties */
+                property: string;
+                value?: string | number | boolean | (string | number)[];
+            }[];
+            /** @description Occurred within the last N days */
+            withinLastDays?: number;
+        };
+        /** @description The person performed (or did not perform) the event as asked */
+        EventConditionInput: {
+            /** @description Occurred within [from, to], both inclusive; a date covers its whole UTC day */
+            between?: {
+                from?: string;
+                to?: string;
+            };
+            /** @description How many times, within the window and matching where (default: at least 1) */
+            count?: {
+                /** @enum {string} */
+                operator: "gte" | "lte" | "eq";
+                value: number;
+            };
+            /** @description The event name */
+            event: string;
+            /** @description The first time the person performed it (within the window, matching where) */
+            first?: {
+                /** @enum {string} */
+                operator: "gt" | "gte" | "lt" | "lte" | "between" | "within_last_days" | "more_than_days_ago";
+                value: string | number | string[];
+            };
+            /** @description The last time the person performed it (within the window, matching where) */
+            last?: {
+                /** @enum {string} */
+                operator: "gt" | "gte" | "lt" | "lte" | "between" | "within_last_days" | "more_than_days_ago";
+                value: string | number | string[];
+            };
+            /** @description false: holds exactly when the same condition with true does not (default true) */
+            performed?: boolean;
+            /** @description Conditions on the properties, all of which hold */
+            where?: {
+                /** @enum {string} */
+                operator: "eq" | "neq" | "in" | "contains" | "starts_with" | "gt" | "gte" | "lt" | "lte" | "between" | "within_last_days" | "more_than_days_ago" | "exists" | "not_exists";
+                /** @description A dotted path into the event's properties */
+                property: string;
+                value?: string | number | boolean | (string | number)[];
+            }[];
+            /** @description Occurred within the last N days */
+            withinLastDays?: number;
+        };
         EventCounts: {
             data: {
                 count: number;
@@ -19837,8 +20307,24 @@ export interface components {
             /** @description ISO 8601 timestamp */
             updatedAt: string;
         };
-        /** @description Subscriber filters keyed by field, all combined with AND. Array values mean "any of". */
+        /** @description Subscriber filters keyed by field, all combined with AND. Array values mean "any of". `all` and `any` hold conditions: a nested filters object (a group, at most 3 levels deep), an attribute, an event, or membership of a saved segment (docs/TARGETING.md). */
         SegmentFilters: {
+            /** @description Conditions (groups, attribute, event, segment membership) that all hold */
+            all?: (components["schemas"]["SegmentFilters"] | components["schemas"]["AttributeCondition"] | components["schemas"]["EventCondition"] | {
+                /** @description Holds for the people of this saved segment (same project and environment) */
+                inSegment: string;
+            } | {
+                /** @description Holds for the people not in this saved segment */
+                notInSegment: string;
+            })[];
+            /** @description Conditions of which at least one holds */
+            any?: (components["schemas"]["SegmentFilters"] | components["schemas"]["AttributeCondition"] | components["schemas"]["EventCondition"] | {
+                /** @description Holds for the people of this saved segment (same project and environment) */
+                inSegment: string;
+            } | {
+                /** @description Holds for the people not in this saved segment */
+                notInSegment: string;
+            })[];
             browser?: ("Chrome" | "Safari" | "Firefox" | "Edge") | ("Chrome" | "Safari" | "Firefox" | "Edge")[];
             /** @description Exact city name(s) */
             city?: string | string[];
@@ -19871,8 +20357,24 @@ export interface components {
             /** @description Marketing consent of the phone number on WhatsApp */
             whatsappConsent?: ("subscribed" | "transactional" | "unsubscribed") | ("subscribed" | "transactional" | "unsubscribed")[];
         };
-        /** @description Subscriber filters keyed by field, all combined with AND. Array values mean "any of". */
+        /** @description Subscriber filters keyed by field, all combined with AND. Array values mean "any of". `all` and `any` hold conditions: a nested filters object (a group, at most 3 levels deep), an attribute, an event, or membership of a saved segment (docs/TARGETING.md). */
         SegmentFiltersInput: {
+            /** @description Conditions (groups, attribute, event, segment membership) that all hold */
+            all?: (components["schemas"]["SegmentFiltersInput"] | components["schemas"]["AttributeConditionInput"] | components["schemas"]["EventConditionInput"] | {
+                /** @description Holds for the people of this saved segment (same project and environment) */
+                inSegment: string;
+            } | {
+                /** @description Holds for the people not in this saved segment */
+                notInSegment: string;
+            })[];
+            /** @description Conditions of which at least one holds */
+            any?: (components["schemas"]["SegmentFiltersInput"] | components["schemas"]["AttributeConditionInput"] | components["schemas"]["EventConditionInput"] | {
+                /** @description Holds for the people of this saved segment (same project and environment) */
+                inSegment: string;
+            } | {
+                /** @description Holds for the people not in this saved segment */
+                notInSegment: string;
+            })[];
             browser?: ("Chrome" | "Safari" | "Firefox" | "Edge") | ("Chrome" | "Safari" | "Firefox" | "Edge")[];
             /** @description Exact city name(s) */
             city?: string | string[];

@@ -88,6 +88,33 @@ describe('POST /contacts/import (CSV) with a mapping and types', () => {
     });
   });
 
+  it("declares the types given in the project's attribute list, over an inferred type; a refused import declares nothing", async () => {
+    const list = async () =>
+      (await t.app.inject({ method: 'GET', url: `/projects/${tenant.projectId}/attributes`, headers: tenant.jwt })).json<{
+        data: { name: string; type: string; source: string }[];
+      }>().data;
+    const key = uid();
+    // zip is declared a number by one import, then text by a later one; a refused import in between declares nothing.
+    expect((await importCsv(`externalId,attributes.zip_${key}\n${key}-0,75001\n`, { types: { [`zip_${key}`]: 'number' } })).statusCode).toBe(200);
+    const refused = await importCsv(`externalId,Plan,Zip\n${key}-1,pro,x\n`, {
+      mapping: { Plan: `attributes.plan_${key}`, Zip: `attributes.zip_${key}` },
+      types: { [`plan_${key}`]: 'text', [`zip_${key}`]: 'number' },
+    });
+    expect(refused.statusCode).toBe(422);
+    expect((await list()).filter((a) => a.name.endsWith(key))).toEqual([expect.objectContaining({ name: `zip_${key}`, type: 'number', source: 'declared' })]);
+
+    const res = await importCsv(`externalId,Plan,Zip\n${key}-1,pro,01234\n`, {
+      mapping: { Plan: `attributes.plan_${key}`, Zip: `attributes.zip_${key}` },
+      types: { [`plan_${key}`]: 'text', [`zip_${key}`]: 'text' },
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(await stored(`${key}-1`)).toMatchObject({ attributes: { [`plan_${key}`]: 'pro', [`zip_${key}`]: '01234' } });
+    expect((await list()).filter((a) => a.name.endsWith(key))).toEqual([
+      expect.objectContaining({ name: `plan_${key}`, type: 'text', source: 'declared' }),
+      expect.objectContaining({ name: `zip_${key}`, type: 'text', source: 'declared' }),
+    ]);
+  });
+
   it('reads columns left out of the mapping by their header, and types attribute columns named the usual way', async () => {
     const key = uid();
     const res = await importCsv(`externalId,Mail,attributes.age\n${key},m-${key}@example.com,7\n`, { mapping: { Mail: 'email' }, types: { age: 'number' } });

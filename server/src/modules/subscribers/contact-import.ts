@@ -3,7 +3,8 @@ import { CsvError, parse } from 'csv-parse/sync';
 import { z } from 'zod';
 import { AppError, validationFailed, type FieldError } from '../../shared/errors.js';
 import { isoDate, isoDateTime, writtenInstant } from '../../shared/instants.js';
-import { contactRow, isImportColumn, type AttributeType, type ContactInput, type CsvMapping, type CsvTypes, type UpsertKey } from './contact.schemas.js';
+import type { AttributeType } from '../../db/schema.js';
+import { contactRow, isImportColumn, type ContactInput, type CsvMapping, type CsvTypes, type UpsertKey } from './contact.schemas.js';
 
 const BOOLEAN: Record<string, boolean> = { true: true, false: false, yes: true, no: false, '1': true, '0': false };
 /** A decimal number, commas allowed only as thousands separators (1,234,567.89); never a decimal comma. */

@@ -121,7 +121,7 @@ export async function contactRoutes(app: App, contacts: ContactService) {
           );
         }
         const { upsertBy, contacts: rows } = request.body;
-        return contacts.import(projectOf(request), upsertBy, rows);
+        return contacts.import(projectOf(request), upsertBy, rows, request.query.types);
       },
     );
   });

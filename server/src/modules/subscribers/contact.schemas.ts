@@ -2,7 +2,7 @@
 // update routes, contact creation and bulk import.
 import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import { z } from 'zod';
-import { MARKETING_CONSENTS } from '../../db/schema.js';
+import { ATTRIBUTE_TYPES, MARKETING_CONSENTS } from '../../db/schema.js';
 import { jsonQueryParam, timezone } from '../../http/schemas.js';
 import { language, tag } from './subscriber.schemas.js';
 import { canonicalLanguage } from './user-agent.js';
@@ -183,9 +183,6 @@ export const isImportColumn = (column: string) =>
   (column.startsWith('preferences.channels.') && CHANNELS.has(column.slice('preferences.channels.'.length))) ||
   (column.startsWith('marketingConsent.') && CONSENT_CHANNELS.has(column.slice('marketingConsent.'.length)));
 
-/** The types an attribute column's cells are converted to (docs/TARGETING.md, "Data in"). */
-export const ATTRIBUTE_TYPES = ['text', 'number', 'boolean', 'date'] as const;
-export type AttributeType = (typeof ATTRIBUTE_TYPES)[number];
 
 export const csvMapping = z
   .record(
@@ -222,7 +219,8 @@ export const importQuery = z.strictObject({
         'as written, the default), number (1234.5, -3, 1,234,567.89: commas only between groups of three digits), ' +
         'boolean (true/false, yes/no, 1/0, any case) or date (an ISO 8601 date or date-time, stored as an ISO UTC ' +
         'timestamp; without an offset it is UTC). A cell that does not read as its type is a row error ' +
-        'rows[<index>].attributes.<name> naming the column; empty cells are left out.',
+        'rows[<index>].attributes.<name> naming the column; empty cells are left out. Each type given is declared in the ' +
+        'project\'s attribute list once the import is written (as PUT /projects/{projectId}/attributes/{name} does).',
     )
     .meta({ example: '{"score":"number","vip":"boolean","signed_up":"date"}' }),
 });
