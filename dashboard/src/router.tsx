@@ -9,7 +9,6 @@ import { AutomationEnrollmentsPage, enrollmentFiltersFromSearch } from './pages/
 import { AutomationsPage } from './pages/automations';
 import { emailCampaigns, listFiltersFromSearch, pushCampaigns } from './pages/campaign-channel';
 import { CampaignListPage } from './pages/campaign-list';
-import { ContactImportPage } from './pages/contact-import';
 import { EmailDomainsPage } from './pages/email-domains';
 import { EmailProviderPage } from './pages/email-provider';
 import { EmailTemplatePage, EmailTemplatesPage, NewEmailTemplatePage } from './pages/email-templates';
@@ -131,7 +130,11 @@ const transactionalRoute = createRoute({
   component: TransactionalPage,
   validateSearch: sendFiltersFromSearch,
 });
-const importRoute = createRoute({ getParentRoute: () => projectRoute, path: '/import', component: ContactImportPage });
+const importRoute = createRoute({
+  getParentRoute: () => projectRoute,
+  path: '/import',
+  component: lazyRouteComponent(() => import('./pages/contact-import'), 'ContactImportPage'),
+});
 // Its own chunk: the charting library loads with this page only.
 const audienceRoute = createRoute({
   getParentRoute: () => projectRoute,

@@ -18,7 +18,11 @@ export function rowErrors(error: unknown): RowError[] {
   });
 }
 
-export function RowErrors({ rows, csv }: { rows: RowError[]; csv: boolean }) {
+/** A field as the file names it: `Score (attributes.score)`, or the field alone when the column bears its name. */
+const fieldWords = (field: string, column: string | undefined) => (column === undefined || field === column ? field : `${column} (${field})`);
+
+/** `columnOf`: the file's column a field came from (a mapped CSV), shown beside the field. */
+export function RowErrors({ rows, csv, columnOf }: { rows: RowError[]; csv: boolean; columnOf?: (field: string) => string | undefined }) {
   return (
     <div role="alert">
       <p className="error">Nothing was imported: {rows.length} error(s) in the file.</p>
@@ -36,7 +40,7 @@ export function RowErrors({ rows, csv }: { rows: RowError[]; csv: boolean }) {
             <tr key={`${row.row}.${row.field}`}>
               {/* rows[0] is the first record: line 2 of a CSV (after its header), row 1 of a JSON array. */}
               <td>{csv ? row.row + 2 : row.row + 1}</td>
-              <td>{row.field}</td>
+              <td>{fieldWords(row.field, columnOf?.(row.field))}</td>
               <td>{row.error}</td>
             </tr>
           ))}

@@ -77,6 +77,23 @@ export const domainName = z
   // Labels of 1-63 letters, digits and inner hyphens (so IDN A-labels such as xn--bcher-kva pass), then a TLD.
   .regex(/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+([a-z]{2,63}|xn--[a-z0-9-]{1,59})$/, 'must be a domain name such as example.com');
 
+/**
+ * A query parameter holding JSON (`?mapping={"E-mail":"email"}`), read and then checked by `schema`; the document
+ * shows it as the string it is on the wire.
+ */
+export const jsonQueryParam = <T extends z.ZodType>(schema: T) =>
+  z
+    .string()
+    .transform((text, ctx) => {
+      try {
+        return JSON.parse(text) as unknown;
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'must be JSON (URL-encoded)' });
+        return z.NEVER;
+      }
+    })
+    .pipe(schema);
+
 /** A range bound read as its first instant (a date is its UTC midnight). */
 export const instant = dateOrDateTime.transform((value) => new Date(value));
 

@@ -3447,13 +3447,17 @@ export interface paths {
         put?: never;
         /**
          * Import up to 10000 contacts (JSON or CSV), all or nothing
-         * @description JSON: {projectId, upsertBy, contacts}. CSV (Content-Type text/csv): a header row with the columns externalId, email, phone, timezone, language, tags (separated by , or |), attributes.<name>, preferences.channels.<email|push|sms|whatsapp>; projectId and upsertBy come from the query. Rows are matched by externalId or by email (case-insensitive) within the project and environment (a test key imports sandbox contacts); every match is updated, the other rows are created. Any bad row → 422 listing rows[<index>].<field> (0-based, the first row after a CSV header is 0) and nothing is written. A body over 20 MB → 413 body_too_large.
+         * @description JSON: {projectId, upsertBy, contacts}. CSV (Content-Type text/csv): a header row with the columns externalId, email, phone, timezone, language, tags (separated by , or |), attributes.<name>, preferences.channels.<email|push|sms|whatsapp>, marketingConsent.<email|sms|whatsapp>, or any other header sent to one of them (or skipped) by the mapping query parameter; attribute columns are text unless the types query parameter says number, boolean or date; projectId and upsertBy come from the query too. Rows are matched by externalId or by email (case-insensitive) within the project and environment (a test key imports sandbox contacts); every match is updated, the other rows are created. Any bad row → 422 listing rows[<index>].<field> (0-based, the first row after a CSV header is 0) and nothing is written. A body over 20 MB → 413 body_too_large.
          */
         post: {
             parameters: {
                 query?: {
+                    /** @description CSV uploads only: where each column goes, as URL-encoded JSON keyed by header name: a field (externalId, email, phone, timezone, language, tags, attributes.<name>, preferences.channels.<channel>, marketingConsent.<channel>) or null to skip the column. A column left out is read by its header name, as without a mapping; a key that is no header of the file, or two columns going to one field, is a 422. */
+                    mapping?: string;
                     /** @description CSV uploads only: the project to import into */
                     projectId?: string;
+                    /** @description CSV uploads only: the type of attribute columns, as URL-encoded JSON keyed by attribute name: text (the cell as written, the default), number (1234.5, -3, 1,234,567.89: commas only between groups of three digits), boolean (true/false, yes/no, 1/0, any case) or date (an ISO 8601 date or date-time, stored as an ISO UTC timestamp; without an offset it is UTC). A cell that does not read as its type is a row error rows[<index>].attributes.<name> naming the column; empty cells are left out. Each type given is declared in the project's attribute list once the import is written (as PUT /projects/{projectId}/attributes/{name} does). */
+                    types?: string;
                     /** @description CSV uploads only: externalId (default) or email */
                     upsertBy?: "externalId" | "email";
                 };

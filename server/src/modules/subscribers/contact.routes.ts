@@ -2,6 +2,7 @@
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { projectOf, reachOf } from '../../http/access.js';
+import { fieldName } from '../../http/errors.js';
 import { commonErrors } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import { validationFailed } from '../../shared/errors.js';
@@ -78,8 +79,13 @@ export async function contactRoutes(app: App, contacts: ContactService) {
   // Only this route reads text/csv: the app deliberately accepts JSON alone everywhere else.
   await app.register(async (scope: App) => {
     scope.addContentTypeParser('text/csv', { parseAs: 'string', bodyLimit: c.IMPORT_MAX_BYTES }, async (request: FastifyRequest, body: string | Buffer) => {
-      const query = (request.query ?? {}) as Record<string, unknown>;
-      return { projectId: query.projectId, upsertBy: query.upsertBy, contacts: contactsFromCsv(String(body)) };
+      // The body is read before the route checks its query: the mapping and types it needs are checked here first.
+      const query = c.importQuery.safeParse(request.query ?? {});
+      if (!query.success) {
+        throw validationFailed(query.error.issues.map((issue) => ({ field: fieldName('querystring', issue.path.map(String)), error: issue.message })));
+      }
+      const { projectId, upsertBy, mapping, types } = query.data;
+      return { projectId, upsertBy, contacts: contactsFromCsv(String(body), { mapping, types }) };
     });
 
     scope.post(
@@ -96,7 +102,9 @@ export async function contactRoutes(app: App, contacts: ContactService) {
           description:
             'JSON: {projectId, upsertBy, contacts}. CSV (Content-Type text/csv): a header row with the columns externalId, ' +
             'email, phone, timezone, language, tags (separated by , or |), attributes.<name>, ' +
-            'preferences.channels.<email|push|sms|whatsapp>; projectId and upsertBy come from the query. Rows are ' +
+            'preferences.channels.<email|push|sms|whatsapp>, marketingConsent.<email|sms|whatsapp>, or any other header ' +
+            'sent to one of them (or skipped) by the mapping query parameter; attribute columns are text unless the ' +
+            'types query parameter says number, boolean or date; projectId and upsertBy come from the query too. Rows are ' +
             'matched by externalId or by email (case-insensitive) within the project and environment (a test key ' +
             'imports sandbox contacts); every match is updated, the other rows are created. Any bad row → 422 listing ' +
             'rows[<index>].<field> (0-based, the first row after a CSV header is 0) and nothing is written. A body over ' +
@@ -113,7 +121,7 @@ export async function contactRoutes(app: App, contacts: ContactService) {
           );
         }
         const { upsertBy, contacts: rows } = request.body;
-        return contacts.import(projectOf(request), upsertBy, rows);
+        return contacts.import(projectOf(request), upsertBy, rows, request.query.types);
       },
     );
   });

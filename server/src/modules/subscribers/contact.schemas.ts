@@ -2,8 +2,8 @@
 // update routes, contact creation and bulk import.
 import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import { z } from 'zod';
-import { MARKETING_CONSENTS } from '../../db/schema.js';
-import { timezone } from '../../http/schemas.js';
+import { ATTRIBUTE_TYPES, MARKETING_CONSENTS } from '../../db/schema.js';
+import { jsonQueryParam, timezone } from '../../http/schemas.js';
 import { language, tag } from './subscriber.schemas.js';
 import { canonicalLanguage } from './user-agent.js';
 
@@ -171,10 +171,60 @@ export const importBody = z.strictObject({
     ),
 });
 
+const SIMPLE_COLUMNS = new Set(['externalId', 'email', 'phone', 'timezone', 'language', 'tags']);
+const CHANNELS = new Set(['email', 'push', 'sms', 'whatsapp']);
+const CONSENT_CHANNELS = new Set(['email', 'sms', 'whatsapp']);
+export const ATTRIBUTE_COLUMN = /^attributes\.[^.].{0,99}$/s;
+
+/** Whether a CSV column (by header or by mapping) names a field an import row has. */
+export const isImportColumn = (column: string) =>
+  SIMPLE_COLUMNS.has(column) ||
+  ATTRIBUTE_COLUMN.test(column) ||
+  (column.startsWith('preferences.channels.') && CHANNELS.has(column.slice('preferences.channels.'.length))) ||
+  (column.startsWith('marketingConsent.') && CONSENT_CHANNELS.has(column.slice('marketingConsent.'.length)));
+
+
+export const csvMapping = z
+  .record(
+    z.string().max(200),
+    z
+      .string()
+      .refine(isImportColumn, 'must be externalId, email, phone, timezone, language, tags, attributes.<name>, preferences.channels.<channel> or marketingConsent.<channel>')
+      .nullable(),
+  )
+  .refine((value) => Object.keys(value).length <= 500, 'must map at most 500 columns');
+export type CsvMapping = z.output<typeof csvMapping>;
+
+export const csvTypes = z
+  .record(z.string().min(1).max(100), z.enum(ATTRIBUTE_TYPES))
+  .refine((value) => Object.keys(value).length <= 500, 'must type at most 500 attributes');
+export type CsvTypes = z.output<typeof csvTypes>;
+
 export const importQuery = z.strictObject({
   projectId: z.string().min(1).optional().describe('CSV uploads only: the project to import into'),
   upsertBy: z.enum(UPSERT_KEYS).optional().describe('CSV uploads only: externalId (default) or email'),
+  mapping: jsonQueryParam(csvMapping)
+    .optional()
+    .describe(
+      'CSV uploads only: where each column goes, as URL-encoded JSON keyed by header name: a field (externalId, email, ' +
+        'phone, timezone, language, tags, attributes.<name>, preferences.channels.<channel>, ' +
+        'marketingConsent.<channel>) or null to skip the column. A column left out is read by its header name, as ' +
+        'without a mapping; a key that is no header of the file, or two columns going to one field, is a 422.',
+    )
+    .meta({ example: '{"E-mail":"email","First name":"attributes.first_name","Score":"attributes.score","Notes":null}' }),
+  types: jsonQueryParam(csvTypes)
+    .optional()
+    .describe(
+      'CSV uploads only: the type of attribute columns, as URL-encoded JSON keyed by attribute name: text (the cell ' +
+        'as written, the default), number (1234.5, -3, 1,234,567.89: commas only between groups of three digits), ' +
+        'boolean (true/false, yes/no, 1/0, any case) or date (an ISO 8601 date or date-time, stored as an ISO UTC ' +
+        'timestamp; without an offset it is UTC). A cell that does not read as its type is a row error ' +
+        'rows[<index>].attributes.<name> naming the column; empty cells are left out. Each type given is declared in the ' +
+        'project\'s attribute list once the import is written (as PUT /projects/{projectId}/attributes/{name} does).',
+    )
+    .meta({ example: '{"score":"number","vip":"boolean","signed_up":"date"}' }),
 });
+export type ImportQuery = z.output<typeof importQuery>;
 
 export const importResult = z
   .object({

@@ -9,7 +9,7 @@ import type { ProjectScope, Reach } from '../tenancy.js';
 import { upsertKeyOf, validateRows } from './contact-import.js';
 import * as repo from './contact.repository.js';
 import { type AttributeListService, CONSENT_CHANNELS, type ConsentChannel } from '../segments/index.js';
-import { ATTRIBUTES_MAX_BYTES, jsonBytes, type ContactInput, type ContactUpdate, type MarketingConsentInput, type UpsertKey } from './contact.schemas.js';
+import { ATTRIBUTES_MAX_BYTES, jsonBytes, type ContactInput, type ContactUpdate, type CsvTypes, type MarketingConsentInput, type UpsertKey } from './contact.schemas.js';
 import type { SubscriberRow } from './subscriber.repository.js';
 import { withConsents, type Subscriber } from './subscriber.service.js';
 
@@ -173,9 +173,10 @@ export class ContactService {
 
   /**
    * Validates every row, then applies all of them in one transaction (or none): rows whose key matches existing
-   * subscribers of the project and environment update them, the others are created.
+   * subscribers of the project and environment update them, the others are created. `types` (a CSV import's
+   * attribute types) are then declared in the project's attribute list.
    */
-  async import(scope: ProjectScope, by: UpsertKey, raw: unknown[]): Promise<ImportResult> {
+  async import(scope: ProjectScope, by: UpsertKey, raw: unknown[], types: CsvTypes = {}): Promise<ImportResult> {
     const rows = validateRows(raw, by);
     const input: repo.ImportRow[] = rows.map((row, idx) => ({
       idx,
@@ -217,6 +218,7 @@ export class ContactService {
       return { created: result.created, updated: result.updated, total: rows.length };
     });
     // After the commit, so a rolled-back write lists nothing (the attribute list is never ahead of the people).
+    for (const [name, type] of Object.entries(types)) await this.attributes.declare(scope, name, type);
     await this.attributes.recordWritten(scope, rows.map((row) => row.attributes));
     return imported;
   }
