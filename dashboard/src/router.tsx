@@ -16,7 +16,7 @@ import { eventFiltersFromSearch, EventsPage } from './pages/events';
 import { JoinPage } from './pages/join';
 import { LoginPage } from './pages/login';
 import { MembersPage } from './pages/members';
-import { activityQuery, audienceQuery, overviewSearch } from './pages/overview-window';
+import { activityQuery, overviewSearch } from './pages/overview-window';
 import { ForgotPasswordPage, ResetPasswordPage, resetSearch } from './pages/password-reset';
 import { ProjectLayout, ProjectSettingsPage, projectQuery } from './pages/project';
 import { ProjectsPage } from './pages/projects';
@@ -106,11 +106,10 @@ const overviewRoute = createRoute({
   path: '/overview',
   component: lazyRouteComponent(() => import('./pages/overview'), 'OverviewPage'),
   validateSearch: overviewSearch,
-  // The figures are asked for while the page's code and charts load, not after.
+  // The activity is asked for while the page's code and charts load, not after; the audience once it has come.
   loaderDeps: ({ search }) => ({ days: search.days ?? 30 }),
   loader: ({ params, deps }) => {
     void queryClient.prefetchQuery(activityQuery(params.projectId, deps.days));
-    void queryClient.prefetchQuery(audienceQuery(params.projectId));
   },
 });
 const projectSettingsRoute = createRoute({ getParentRoute: () => projectRoute, path: '/settings', component: ProjectSettingsPage });

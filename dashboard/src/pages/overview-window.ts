@@ -23,7 +23,11 @@ export function activityQuery(projectId: string, days: number) {
   });
 }
 
-/** Who each channel reaches now: counted over the whole audience, the same for every window; started with the activity. */
+/**
+ * Who each channel reaches now: counted over the whole audience, the same for every window. Asked for once the activity
+ * has come (the page's audience section asks): run beside it, its parallel counts take both cores of a small machine
+ * and hold the charts back (docs/PERFORMANCE.md, "Dashboard", run 10).
+ */
 export function audienceQuery(projectId: string) {
   return queryOptions({
     queryKey: ['overview', projectId, 'audience'],
