@@ -8,19 +8,8 @@ import { subscribers, type AttributeType } from '../../db/schema.js';
 import { newId } from '../../shared/ids.js';
 import { matchesSegmentFilter, type EvaluablePerson } from './filter-evaluator.js';
 import { compileSegmentFilter, segmentFilterSchema, type FilterContext, type SegmentFilter } from './segment-filter.js';
+import { prng } from '../../../test/seeded-random.js';
 
-function prng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let r = Math.imul(a ^ (a >>> 15), 1 | a);
-    r = (r + Math.imul(r ^ (r >>> 7), 61 | r)) ^ r;
-    return ((r ^ (r >>> 14)) >>> 0) / 4294967296;
-  };
-  const int = (min: number, max: number) => min + Math.floor(next() * (max - min + 1));
-  const pick = <T>(items: readonly T[]): T => items[int(0, items.length - 1)]!;
-  return { next, int, pick, chance: (p: number) => next() < p };
-}
 type Rnd = ReturnType<typeof prng>;
 
 const DAY = 86_400_000;
