@@ -40,7 +40,7 @@ export interface ValueTest {
 
 const DAY_MS = 86_400_000;
 // The one grammar of a stored date, shared by SQL (POSIX regex) and memory: a date, or a date-time to the millisecond
-// with an optional Z or ±hh:mm offset; PostgreSQL then judges the calendar (pg_input_is_valid), JavaScript the same.
+// with an optional Z or ±hh:mm offset; PostgreSQL then judges the calendar (herald_timestamptz_or_null, migration 0041), JavaScript the same.
 const DAY = '[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])';
 const TIME = 'T([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\\.[0-9]{1,3})?)?';
 const OFFSET = '(Z|[+-](0[0-9]|1[0-4]):[0-5][0-9])';
@@ -94,7 +94,7 @@ export function readAsSql(type: AttributeType, json: SQL): SQL {
       const text = sql`(CASE WHEN jsonb_typeof(${json}) = 'string' THEN ${json} #>> '{}' END)`;
       const written = sql`(CASE WHEN ${text} ~ ${DATE_ONLY} THEN ${text} || 'T00:00:00Z' WHEN ${text} ~ ${WITH_OFFSET} THEN ${text}
         WHEN ${text} ~ ${LOCAL} THEN ${text} || 'Z' END)`;
-      return sql`(CASE WHEN pg_input_is_valid(${written}, 'timestamptz') THEN ${written}::timestamptz END)`;
+      return sql`herald_timestamptz_or_null(${written})`;
     }
   }
 }
