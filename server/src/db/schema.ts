@@ -1,6 +1,6 @@
 // The Drizzle schema: every table Herald owns. drizzle-kit generates the SQL migrations in server/migrations from it.
 import { sql, type SQL } from 'drizzle-orm';
-import { type AnyPgColumn, bigint, boolean, check, date, index, integer, jsonb, pgEnum, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { type AnyPgColumn, bigint, boolean, check, date, index, integer, jsonb, numeric, pgEnum, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 
 const timestamps = {
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
@@ -540,6 +540,34 @@ export const subscriberAttributes = pgTable(
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [primaryKey({ columns: [t.projectId, t.sandbox, t.name] })],
+);
+
+/**
+ * Each person's scalar attributes read every way a condition may read them (docs/TARGETING.md, "Storage"), so that an
+ * audience's attribute condition is a range of an index rather than a read of every person's `attributes`. Written only
+ * by the triggers on `subscribers` (migration 0043), in the statement that changes the attributes.
+ */
+export const attributeValues = pgTable(
+  'attribute_values',
+  {
+    subscriberId: text('subscriber_id').notNull(),
+    projectId: text('project_id').notNull(),
+    sandbox: boolean('sandbox').notNull(),
+    name: text('name').notNull(),
+    /** The text reading, when at most 1000 bytes (an index entry's bound). */
+    text: text('text'),
+    /** The text reading is longer: conditions on it read `subscribers.attributes`. */
+    long: boolean('long').notNull(),
+    number: numeric('number'),
+    at: timestamp('at', { withTimezone: true }),
+  },
+  (t) => [
+    primaryKey({ columns: [t.subscriberId, t.name] }),
+    index('attribute_values_text_idx').on(t.projectId, t.sandbox, t.name, t.text, t.subscriberId).where(sql`${t.text} IS NOT NULL`),
+    index('attribute_values_number_idx').on(t.projectId, t.sandbox, t.name, t.number, t.subscriberId).where(sql`${t.number} IS NOT NULL`),
+    index('attribute_values_at_idx').on(t.projectId, t.sandbox, t.name, t.at, t.subscriberId).where(sql`${t.at} IS NOT NULL`),
+    index('attribute_values_long_idx').on(t.projectId, t.sandbox, t.name, t.subscriberId).where(sql`${t.long}`),
+  ],
 );
 
 /** The visual editor's block document, validated by the email-templates module's `emailDesign` schema. */

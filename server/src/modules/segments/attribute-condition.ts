@@ -2,7 +2,8 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { z } from 'zod';
 import { subscribers } from '../../db/schema.js';
-import { misfit, shapeProblem, testSql, typeOfTest, VALUE_OPERATORS, type AttributeType, type ValueTest } from './filter-values.js';
+import { compareSql, misfit, shapeProblem, testSql, typeOfTest, VALUE_OPERATORS, type AttributeType, type AudienceScope, type ValueTest } from './filter-values.js';
+import type { FilterContext } from './segment-filter.js';
 
 /** A condition value as documented: a string, number or boolean, or a list of them (`in`, `between`). */
 const conditionValue = z
@@ -31,9 +32,34 @@ export type AttributeCondition = z.output<typeof attributeConditionSchema>;
 export const attributeTypeOf = (condition: AttributeCondition, types: ReadonlyMap<string, AttributeType>): AttributeType =>
   types.get(condition.attribute) ?? typeOfTest(condition);
 
-/** The predicate of an attribute condition; one that no longer fits its attribute's type (declared since) holds for nobody. */
-export function attributeConditionSql(condition: AttributeCondition, types: ReadonlyMap<string, AttributeType>, now: Date | undefined): SQL {
-  const type = attributeTypeOf(condition, types);
+/**
+ * The predicate of an attribute condition; one that no longer fits its attribute's type (declared since) holds for
+ * nobody. For an audience (`scope` given) it is a set of people read from `attribute_values` (docs/TARGETING.md,
+ * "Storage"): `neq` and `not_exists` as the people outside the set of `eq` and `exists`.
+ */
+export function attributeConditionSql(condition: AttributeCondition, context: Pick<FilterContext, 'attributeTypes' | 'longTexts'>, now: Date | undefined, scope?: AudienceScope): SQL {
+  const type = attributeTypeOf(condition, context.attributeTypes);
   if (misfit(type, condition)) return sql`false`;
-  return testSql(type, sql`(${subscribers.attributes} -> ${condition.attribute}::text)`, condition, now);
+  const stored = (attributes: SQL) => sql`(${attributes} -> ${condition.attribute}::text)`;
+  if (!scope) return testSql(type, stored(sql`${subscribers.attributes}`), condition, now);
+  const negated = condition.operator === 'neq' || condition.operator === 'not_exists';
+  const test: ValueTest = negated ? { operator: condition.operator === 'neq' ? 'eq' : 'exists', value: condition.value } : condition;
+  const named = sql`v.project_id = ${scope.projectId} AND v.sandbox = ${scope.sandbox} AND v.name = ${condition.attribute}::text`;
+  const members = (reading: SQL) => sql`SELECT v.subscriber_id FROM attribute_values v WHERE ${named} AND ${compareSql(type, reading, test, now)}`;
+  let set: SQL;
+  if (type === 'text') {
+    // Every row has a text reading, kept in `text` unless it is long: those few are read again from the person.
+    if (test.operator === 'exists') set = sql`SELECT v.subscriber_id FROM attribute_values v WHERE ${named}`;
+    else if (!context.longTexts.has(condition.attribute)) set = members(sql`v.text`);
+    else {
+      set = sql`${members(sql`v.text`)} UNION ALL SELECT v.subscriber_id FROM attribute_values v JOIN subscribers s ON s.id = v.subscriber_id
+        WHERE ${named} AND v.long AND ${testSql('text', stored(sql.raw('s.attributes')), test, now)}`;
+    }
+  } else if (type === 'boolean') {
+    // The text of true and "true" is 'true': the text index answers.
+    set = test.operator === 'exists' ? sql`SELECT v.subscriber_id FROM attribute_values v WHERE ${named} AND v.text IN ('true', 'false')`
+      : sql`SELECT v.subscriber_id FROM attribute_values v WHERE ${named} AND v.text = ${String(test.value)}::text`;
+  } else set = members(type === 'number' ? sql`v.number` : sql`v.at`);
+  const member = sql`${subscribers.id} IN (${set})`;
+  return negated ? sql`(NOT ${member})` : member;
 }

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { subscribers } from '../../db/schema.js';
 import { checkShape } from './attribute-condition.js';
 import { dateRangeSchema, isDateOnly, rangeAfter, rangeEnd, rangeStart, type DateRange } from './date-range.js';
-import { compareSql, daysAgoSql, misfit, testSql, typeOfTest, VALUE_OPERATORS } from './filter-values.js';
+import { compareSql, daysAgoSql, misfit, testSql, typeOfTest, VALUE_OPERATORS, type AudienceScope } from './filter-values.js';
 
 const propertyConditionSchema = z
   .strictObject({
@@ -74,50 +74,87 @@ function windowSql(condition: EventCondition, now: Date | undefined): SQL[] {
 }
 
 /**
- * The predicate of an event condition over `subscribers` (docs/TARGETING.md, "Storage"). Each subquery is tied to the
- * person's project and environment by equality with the outer row: at the top of a filter PostgreSQL turns it into a
- * semi- or anti-join whose project is known, so its rows are one range of an index; under `any` it hashes the set.
- * Without a window or `where` the person's row of event_totals answers (count, first and last over all time); else the
- * raw events: EXISTS for "at least once", one aggregate over the person's matching events otherwise (never NULL).
- * `first` / `last` hold only for people who performed it.
+ * The predicate of an event condition over `subscribers` (docs/TARGETING.md, "Storage"). Without a window or `where`
+ * the per-person totals answer (count, first and last over all time); else the raw events. `first` / `last` hold only
+ * for people who performed it.
+ *
+ * For an audience (`scope` given) it is a set: `subscribers.id IN (SELECT subscriber_id …)` over one range of an
+ * index of the environment, grouped per person when a count or a time is asked. At the top of a WHERE PostgreSQL
+ * joins it either way round (from the set's few people or from the audience's many); under `any` or NOT it hashes
+ * it once. A person's own check (no scope) is a subquery on that person's rows instead: a set would be built whole
+ * for one person.
  */
-export function eventConditionSql(condition: EventCondition, now: Date | undefined): SQL {
+export function eventConditionSql(condition: EventCondition, now: Date | undefined, scope?: AudienceScope): SQL {
   const count = condition.count ?? { operator: 'gte' as const, value: 1 };
   const operator = sql.raw(count.operator === 'gte' ? '>=' : count.operator === 'lte' ? '<=' : '=');
   const raw = condition.withinLastDays !== undefined || condition.between !== undefined || condition.where !== undefined;
-  const holds = raw ? rawEventsSql(condition, count, operator, now) : totalsSql(condition, count, operator, now);
+  const holds = scope
+    ? setSql(condition, count, operator, now, scope, raw)
+    : raw
+      ? rawEventsSql(condition, count, operator, now)
+      : totalsSql(condition, count, operator, now);
   return condition.performed === false ? sql`(NOT ${holds})` : holds;
 }
 
 type Count = NonNullable<EventCondition['count']>;
 
+/** Whether a person who never performed it (count 0, no time) satisfies the count: then the test is its negation's. */
+const zeroHolds = (condition: EventCondition, count: Count) =>
+  !condition.first && !condition.last && (count.operator === 'lte' || count.value === 0);
+
+function timesSql(condition: EventCondition, first: SQL, last: SQL, now: Date | undefined): SQL[] {
+  const times: SQL[] = [];
+  if (condition.first) times.push(compareSql('date', first, condition.first, now));
+  if (condition.last) times.push(compareSql('date', last, condition.last, now));
+  return times;
+}
+
+function setSql(condition: EventCondition, count: Count, operator: SQL, now: Date | undefined, scope: AudienceScope, raw: boolean): SQL {
+  const negated = zeroHolds(condition, count);
+  const counted = sql`${raw ? sql`count(*)` : sql`t.count`} ${operator} ${count.value}::int`;
+  const wanted = negated ? sql`NOT (${counted})` : sql.join([counted, ...(raw ? timesSql(condition, sql`min(e.occurred_at)`, sql`max(e.occurred_at)`, now) : [])], sql` AND `);
+  let members: SQL;
+  if (!raw) {
+    const times = negated ? [] : timesSql(condition, sql`t.first_at`, sql`t.last_at`, now);
+    members = sql`SELECT t.subscriber_id FROM event_totals t
+      WHERE ${sql.join([sql`t.project_id = ${scope.projectId} AND t.sandbox = ${scope.sandbox} AND t.name = ${condition.event}::text`, wanted, ...times], sql` AND `)}`;
+  } else {
+    const matching = sql.join([sql`e.project_id = ${scope.projectId} AND e.sandbox = ${scope.sandbox}`, ...eventRowsSql(condition, now), sql`e.subscriber_id IS NOT NULL`], sql` AND `);
+    const once = !negated && count.operator === 'gte' && count.value === 1 && !condition.first && !condition.last;
+    members = once
+      ? sql`SELECT e.subscriber_id FROM events e WHERE ${matching}`
+      : sql`SELECT e.subscriber_id FROM events e WHERE ${matching} GROUP BY e.subscriber_id HAVING ${wanted}`;
+  }
+  const member = sql`${subscribers.id} IN (${members})`;
+  return negated ? sql`(NOT ${member})` : member;
+}
+
+/** The name, window and property tests of the events a condition counts (`e` rows). */
+function eventRowsSql(condition: EventCondition, now: Date | undefined): SQL[] {
+  return [
+    sql`e.name = ${condition.event}::text`,
+    ...windowSql(condition, now),
+    ...(condition.where ?? []).map((test) => testSql(typeOfTest(test), sql`(e.properties #> ${sql.param(test.property.split('.'))}::text[])`, test, now)),
+  ];
+}
+
 function totalsSql(condition: EventCondition, count: Count, operator: SQL, now: Date | undefined): SQL {
   const person = sql`t.project_id = ${subscribers.projectId} AND t.sandbox = ${subscribers.sandbox} AND t.name = ${condition.event}::text AND t.subscriber_id = ${subscribers.id}`;
-  const times: SQL[] = [];
-  if (condition.first) times.push(compareSql('date', sql`t.first_at`, condition.first, now));
-  if (condition.last) times.push(compareSql('date', sql`t.last_at`, condition.last, now));
   // A person without a row performed it 0 times: when the count takes 0 (and no first/last is asked, which need a
   // time), the condition fails only on a row whose count it does not take.
-  if (times.length === 0 && (count.operator === 'lte' || count.value === 0)) {
+  if (zeroHolds(condition, count)) {
     return sql`NOT EXISTS (SELECT 1 FROM event_totals t WHERE ${person} AND NOT (t.count ${operator} ${count.value}::int))`;
   }
+  const times = timesSql(condition, sql`t.first_at`, sql`t.last_at`, now);
   return sql`EXISTS (SELECT 1 FROM event_totals t WHERE ${sql.join([person, sql`t.count ${operator} ${count.value}::int`, ...times], sql` AND `)})`;
 }
 
 function rawEventsSql(condition: EventCondition, count: Count, operator: SQL, now: Date | undefined): SQL {
   const matching = sql.join(
-    [
-      sql`e.project_id = ${subscribers.projectId} AND e.sandbox = ${subscribers.sandbox}`,
-      sql`e.name = ${condition.event}::text`,
-      ...windowSql(condition, now),
-      ...(condition.where ?? []).map((test) => testSql(typeOfTest(test), sql`(e.properties #> ${sql.param(test.property.split('.'))}::text[])`, test, now)),
-      sql`e.subscriber_id = ${subscribers.id}`,
-    ],
+    [sql`e.project_id = ${subscribers.projectId} AND e.sandbox = ${subscribers.sandbox}`, ...eventRowsSql(condition, now), sql`e.subscriber_id = ${subscribers.id}`],
     sql` AND `,
   );
-  const checks: SQL[] = [sql`count(*) ${operator} ${count.value}::int`];
-  if (condition.first) checks.push(compareSql('date', sql`min(e.occurred_at)`, condition.first, now));
-  if (condition.last) checks.push(compareSql('date', sql`max(e.occurred_at)`, condition.last, now));
+  const checks: SQL[] = [sql`count(*) ${operator} ${count.value}::int`, ...timesSql(condition, sql`min(e.occurred_at)`, sql`max(e.occurred_at)`, now)];
   return checks.length === 1 && count.operator === 'gte' && count.value === 1
     ? sql`EXISTS (SELECT 1 FROM events e WHERE ${matching})`
     : sql`coalesce((SELECT ${sql.join(checks, sql` AND `)} FROM events e WHERE ${matching}), false)`;

@@ -8,7 +8,7 @@ import { compileSegmentFilter, hasConditions } from './segment-filter.js';
 import { attributeTypes as listedTypes, type AttributeScope } from './attribute-list.repository.js';
 import { attributeTypeOf } from './attribute-condition.js';
 import { misfit } from './filter-values.js';
-import { eachCondition, namedSegments, segmentFilterSchema, type FilterContext, type SegmentFilter } from './segment-filter.js';
+import { EMPTY_CONTEXT, eachCondition, namedSegments, segmentFilterSchema, type FilterContext, type SegmentFilter } from './segment-filter.js';
 import * as repo from './segment.repository.js';
 
 export interface ResolvedFilter {
@@ -54,7 +54,8 @@ export async function resolveFilterContext(
     });
   }
   const attributeTypes = await listedTypes(db, scope, [...names]);
-  return { context: { attributeTypes, segments }, missing, cycle: findCycle(filter, segments, segmentId) };
+  const longTexts = await repo.attributesWithLongTexts(db, scope, [...names]);
+  return { context: { attributeTypes, longTexts, segments }, missing, cycle: findCycle(filter, segments, segmentId) };
 }
 
 /** A path of segment references from the tree that reaches a segment already on the path. */
@@ -112,7 +113,7 @@ export async function subscriberMatches(db: Db, scope: AttributeScope, subscribe
 
 /** Resolves a tree being written and throws its 422s (`checkResolved`); returns its context. */
 export async function checkFilters(db: Db, scope: AttributeScope, filters: SegmentFilter, field: string, segmentId?: string): Promise<FilterContext> {
-  if (!hasConditions(filters)) return { attributeTypes: new Map(), segments: new Map() };
+  if (!hasConditions(filters)) return EMPTY_CONTEXT;
   const resolved = await resolveFilterContext(db, scope, filters, segmentId);
   checkResolved(filters, resolved, field);
   return resolved.context;

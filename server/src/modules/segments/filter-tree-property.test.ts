@@ -9,6 +9,7 @@ import { newId } from '../../shared/ids.js';
 import { matchesSegmentFilter, type EvaluablePerson } from './filter-evaluator.js';
 import { compileSegmentFilter, segmentFilterSchema, type FilterContext, type SegmentFilter } from './segment-filter.js';
 import { prng } from '../../../test/seeded-random.js';
+import { attributesWithLongTexts } from './segment.repository.js';
 
 type Rnd = ReturnType<typeof prng>;
 
@@ -18,9 +19,11 @@ const iso = (ms: number) => new Date(ms).toISOString();
 /** Instants around NOW, whole seconds, never on a whole-day boundary from NOW (no ties with "days" operators). */
 const around = (rnd: Rnd) => NOW.getTime() - (rnd.int(-20, 60) + 0.37) * DAY;
 
+/** A text longer than attribute_values keeps in its index (1000 bytes), read again from the person. */
+const LONG = `${'é'.repeat(600)}pro`;
 /** Stored values of every shape a type can meet, including the "wrong" JSON type and unreadable ones. */
 const STORED: Record<string, (rnd: Rnd) => unknown> = {
-  plan: (rnd) => rnd.pick(['free', 'pro', 'pro-trial', 'Pro', 10, true, '', { nested: 1 }]),
+  plan: (rnd) => rnd.pick(['free', 'pro', 'pro-trial', 'Pro', 10, true, '', { nested: 1 }, LONG, `pro${'-'.repeat(1200)}`]),
   score: (rnd) => rnd.pick([0, 5, 10, 10.5, -3, '10', '5', '10.50', ' 10', 'lots', '1e3', true, null]),
   vip: (rnd) => rnd.pick([true, false, 'true', 'false', 'yes', 1, 'TRUE']),
   renewal: (rnd) => {
@@ -70,11 +73,11 @@ function randomTest(rnd: Rnd, type: AttributeType): Record<string, unknown> {
   switch (type) {
     case 'text':
       return rnd.pick([
-        { operator: 'eq', value: rnd.pick(['pro', 'free', '10', 'true']) },
+        { operator: 'eq', value: rnd.pick(['pro', 'free', '10', 'true', LONG]) },
         { operator: 'neq', value: 'pro' },
         { operator: 'in', value: ['pro', 'free', '10'] },
         { operator: 'contains', value: rnd.pick(['pro', 'ro', 'Pro']) },
-        { operator: 'starts_with', value: rnd.pick(['pro', 'f', '1']) },
+        { operator: 'starts_with', value: rnd.pick(['pro', 'f', '1', 'éé']) },
         { operator: rnd.pick(['exists', 'not_exists']) },
       ]);
     case 'number':
@@ -140,16 +143,17 @@ function randomGroup(rnd: Rnd, level: number): Record<string, unknown> {
   return group;
 }
 
-async function sqlIds(filter: SegmentFilter, context: FilterContext): Promise<string[]> {
+/** The people the compiled tree selects: as one person's check is written (`audience` false), or as an audience's. */
+async function sqlIds(filter: SegmentFilter, context: FilterContext, audience: boolean): Promise<string[]> {
   const found = await t.database.db
     .select({ id: subscribers.id })
     .from(subscribers)
-    .where(and(eq(subscribers.projectId, projectId), compileSegmentFilter(filter, { now: NOW, context })));
+    .where(and(eq(subscribers.projectId, projectId), compileSegmentFilter(filter, { now: NOW, context, audience: audience ? { projectId, sandbox: false } : undefined })));
   return found.map((r) => r.id).sort();
 }
 
 describe('tree compiler', () => {
-  it('matches the in-memory evaluator on 300 random trees', async () => {
+  it('matches the in-memory evaluator on 300 random trees, compiled for one person and for an audience', async () => {
     const seed = Number(process.env.SEGMENT_PROPERTY_SEED ?? Date.now() % 1_000_000);
     const rnd = prng(seed);
     let nonTrivial = 0;
@@ -157,13 +161,15 @@ describe('tree compiler', () => {
       const segments = new Map(SEGMENT_IDS.map((id) => [id, segmentFilterSchema.parse(randomGroup(rnd, 2))]));
       // Sometimes an attribute is declared another type than its values suggest, sometimes not listed at all.
       const attributeTypes = new Map(Object.entries(TYPES).filter(() => rnd.chance(0.8)).map(([name, type]) => [name, rnd.chance(0.1) ? rnd.pick(['text', 'number'] as const) : type]));
-      const context: FilterContext = { attributeTypes, segments };
+      const context: FilterContext = { attributeTypes, longTexts: await attributesWithLongTexts(t.database.db, { projectId, sandbox: false }, Object.keys(STORED)), segments };
       const input = randomGroup(rnd, 1);
       const parsed = segmentFilterSchema.safeParse(input);
       expect(parsed.success, `seed ${seed} case ${i}: ${JSON.stringify(input)} ${parsed.error?.message}`).toBe(true);
       const expected = people.filter((p) => matchesSegmentFilter(parsed.data!, p, NOW, context)).map((p) => p.id).sort();
       if (expected.length > 0 && expected.length < people.length) nonTrivial++;
-      expect(await sqlIds(parsed.data!, context), `seed ${seed} case ${i}: ${JSON.stringify(input)} segments ${JSON.stringify([...segments])}`).toEqual(expected);
+      const label = `seed ${seed} case ${i}: ${JSON.stringify(input)} segments ${JSON.stringify([...segments])}`;
+      expect(await sqlIds(parsed.data!, context, false), `${label} (one person's check)`).toEqual(expected);
+      expect(await sqlIds(parsed.data!, context, true), `${label} (an audience)`).toEqual(expected);
     }
     expect(nonTrivial).toBeGreaterThan(100);
   });

@@ -189,3 +189,49 @@ describe('segment membership', () => {
     expect(withTree.json().filters).toEqual(tree);
   });
 });
+
+describe('an audience reads attributes from attribute_values, which follows every write', () => {
+  // Each tree is new to the 30 s reach cache: a tag nobody has changes its key, not its people.
+  let asked = 0;
+  const fresh = (condition: Record<string, unknown>) => ({ tags: { none: [`probe-${++asked}`] }, all: [condition] });
+  const rank = (operator: string, value?: unknown) => fresh({ attribute: 'rank', operator, ...(value !== undefined && { value }) });
+
+  it('creation, a merge, a removal, a type change of the value, an import and a deletion', async () => {
+    const created = await request('POST', '/contacts', tenant.live, { projectId: tenant.projectId, externalId: 'eve', attributes: { rank: 'gold', seats: 5 } });
+    expect(created.statusCode, created.body).toBe(201);
+    const eve = created.json().id as string;
+    expect(await members(rank('eq', 'gold'))).toEqual(['eve']);
+    expect(await members(fresh({ attribute: 'seats', operator: 'gte', value: 5 }))).toEqual(['eve']);
+
+    // A merge rewrites the key it changes and keeps the others.
+    expect((await request('PATCH', `/subscribers/${eve}`, tenant.live, { attributes: { rank: 'silver' } })).statusCode).toBe(200);
+    expect(await members(rank('eq', 'gold'))).toEqual([]);
+    expect(await members(rank('eq', 'silver'))).toEqual(['eve']);
+    expect(await members(fresh({ attribute: 'seats', operator: 'eq', value: 5 }))).toEqual(['eve']);
+
+    // A number where a text was: read as text, it is '7'; an array has no reading at all.
+    expect((await request('PATCH', `/subscribers/${eve}`, tenant.live, { attributes: { rank: 7, seats: [1] } })).statusCode).toBe(200);
+    expect(await members(rank('eq', '7'))).toEqual(['eve']);
+    expect(await members(fresh({ attribute: 'seats', operator: 'exists' }))).toEqual([]);
+
+    // null removes the key: neq and not_exists then hold, as for anyone without it.
+    expect((await request('PATCH', `/subscribers/${eve}`, tenant.live, { attributes: { rank: null } })).statusCode).toBe(200);
+    expect(await members(rank('exists'))).toEqual([]);
+    expect(await members(rank('not_exists'))).toContain('eve');
+
+    // An import updating by externalId is one statement over many rows.
+    const imported = await request('POST', '/contacts/import', tenant.live, {
+      projectId: tenant.projectId,
+      upsertBy: 'externalId',
+      contacts: [{ externalId: 'eve', attributes: { rank: 'platinum' } }, { externalId: 'fay', attributes: { rank: 'platinum' } }],
+    });
+    expect(imported.statusCode, imported.body).toBe(200);
+    expect(await members(rank('eq', 'platinum'))).toEqual(['eve', 'fay']);
+
+    expect((await request('DELETE', `/subscribers/${eve}`, tenant.live)).statusCode).toBe(204);
+    expect(await members(rank('eq', 'platinum'))).toEqual(['fay']);
+    // Nothing of eve is left behind.
+    const { rows } = await t.database.pool.query('SELECT count(*)::int AS n FROM attribute_values WHERE subscriber_id = $1', [eve]);
+    expect(rows[0].n).toBe(0);
+  });
+});

@@ -80,23 +80,27 @@ export function readAs(type: AttributeType, value: unknown): string | number | b
   }
 }
 
-/** The same reading in SQL, of a jsonb expression: NULL when it cannot be read; never a cast that can throw. */
+/**
+ * The same reading in SQL, of a jsonb expression: NULL when it cannot be read; never a cast that can throw. The
+ * grammar's SQL side is in the database (migration 0043), shared with the readings `attribute_values` keeps.
+ */
 export function readAsSql(type: AttributeType, json: SQL): SQL {
   switch (type) {
     case 'text':
-      return sql`(CASE jsonb_typeof(${json}) WHEN 'string' THEN ${json} #>> '{}' WHEN 'number' THEN ${json}::text WHEN 'boolean' THEN ${json}::text END)`;
+      return sql`herald_attribute_text(${json})`;
     case 'number':
-      return sql`(CASE WHEN jsonb_typeof(${json}) = 'number' THEN ${json}::numeric
-        WHEN jsonb_typeof(${json}) = 'string' AND (${json} #>> '{}') ~ ${DECIMAL} THEN (${json} #>> '{}')::numeric END)`;
+      return sql`herald_attribute_number(${json})`;
     case 'boolean':
       return sql`(CASE WHEN ${json} IN ('true'::jsonb, '"true"'::jsonb) THEN true WHEN ${json} IN ('false'::jsonb, '"false"'::jsonb) THEN false END)`;
-    case 'date': {
-      const text = sql`(CASE WHEN jsonb_typeof(${json}) = 'string' THEN ${json} #>> '{}' END)`;
-      const written = sql`(CASE WHEN ${text} ~ ${DATE_ONLY} THEN ${text} || 'T00:00:00Z' WHEN ${text} ~ ${WITH_OFFSET} THEN ${text}
-        WHEN ${text} ~ ${LOCAL} THEN ${text} || 'Z' END)`;
-      return sql`herald_timestamptz_or_null(${written})`;
-    }
+    case 'date':
+      return sql`herald_attribute_at(${json})`;
   }
+}
+
+/** The project and environment of a whole audience (a count, an export, a snapshot), whose conditions compile to sets. */
+export interface AudienceScope {
+  projectId: string;
+  sandbox: boolean;
 }
 
 const isDateText = (value: unknown) => typeof value === 'string' && readDate(value) !== undefined;

@@ -7,7 +7,7 @@ import { EMAIL_STATUSES, MARKETING_CONSENTS, type EmailStatus, SUBSCRIBER_BROWSE
 import { attributeConditionSchema, attributeConditionSql, type AttributeCondition } from './attribute-condition.js';
 import { dateRangeSchema, isDateOnly, rangeAfter, rangeEnd, rangeStart } from './date-range.js';
 import { eventConditionSchema, eventConditionSql, type EventCondition } from './event-condition.js';
-import type { AttributeType } from './filter-values.js';
+import type { AttributeType, AudienceScope } from './filter-values.js';
 
 /** A value, or a non-empty array meaning "any of". */
 const oneOrMany = <T extends z.ZodType>(item: T) => z.union([item, z.array(item).min(1).max(500)]);
@@ -201,17 +201,31 @@ export interface FilterableSubscriber {
 export interface FilterContext {
   /** The project's attribute list: an attribute not in it is read as the type of the condition's value. */
   attributeTypes: ReadonlyMap<string, AttributeType>;
+  /** The attributes of which some person of the environment holds a text longer than `attribute_values` keeps. */
+  longTexts: ReadonlySet<string>;
   /** The saved segments the tree names, directly or through others; one not here matches nobody. */
   segments: ReadonlyMap<string, SegmentFilter>;
 }
 
-export const EMPTY_CONTEXT: FilterContext = { attributeTypes: new Map(), segments: new Map() };
+export const EMPTY_CONTEXT: FilterContext = { attributeTypes: new Map(), longTexts: new Set(), segments: new Map() };
 
 export interface CompileOptions {
   /** The reference time for lastSeenDays and every "days" condition; default: the database's now(). */
   now?: Date | undefined;
-  /** Attribute types and named segments; default: none known. */
+  /** Attribute types, long texts and named segments; default: none known. */
   context?: FilterContext | undefined;
+  /**
+   * The project and environment of a whole audience (a count, an export, a snapshot): attribute and event conditions
+   * then compile to sets of that environment's people, read from indexes. Without it, to a test of each person on its
+   * own (one person's check).
+   */
+  audience?: AudienceScope | undefined;
+}
+
+interface Compilation {
+  context: FilterContext;
+  now: Date | undefined;
+  audience: AudienceScope | undefined;
 }
 
 /**
@@ -234,26 +248,29 @@ export function emailStatusOf(s: SubscriberColumns = subscribers): SQL<EmailStat
  * bound parameter; a condition on a segment that is not in the context, or that names itself, holds for nobody.
  */
 export function compileSegmentFilter(filter: SegmentFilter, options: CompileOptions = {}): SQL | undefined {
-  return compileGroup(filter, options.context ?? EMPTY_CONTEXT, options.now, new Set());
+  return compileGroup(filter, { context: options.context ?? EMPTY_CONTEXT, now: options.now, audience: options.audience }, new Set());
 }
 
-/** A predicate that is true or false, never NULL, so that NOT and OR read it as the evaluator does. */
+// A predicate may be NULL where the evaluator says false (an absent attribute). Under AND and OR that changes nothing a
+// WHERE selects (both are monotone, and NULL selects no row as false does), so the tree is left as is there — which
+// keeps its subqueries where PostgreSQL can turn them into joins. Only a NOT must see a definite value.
 const definite = (predicate: SQL | undefined): SQL => (predicate === undefined ? sql`true` : sql`coalesce((${predicate}), false)`);
 
-function compileCondition(condition: FilterCondition, context: FilterContext, now: Date | undefined, inside: ReadonlySet<string>): SQL {
-  if ('attribute' in condition) return attributeConditionSql(condition, context.attributeTypes, now);
-  if ('event' in condition) return eventConditionSql(condition, now);
+function compileCondition(condition: FilterCondition, compilation: Compilation, inside: ReadonlySet<string>): SQL {
+  const { context, now, audience } = compilation;
+  if ('attribute' in condition) return attributeConditionSql(condition, context, now, audience);
+  if ('event' in condition) return eventConditionSql(condition, now, audience);
   if ('inSegment' in condition || 'notInSegment' in condition) {
     const id = 'inSegment' in condition ? condition.inSegment : condition.notInSegment;
     const saved = context.segments.get(id);
-    const member = saved === undefined || inside.has(id) ? sql`false` : definite(compileGroup(saved, context, now, new Set([...inside, id])));
-    return 'inSegment' in condition ? member : sql`(NOT ${member})`;
+    const member = saved === undefined || inside.has(id) ? sql`false` : (compileGroup(saved, compilation, new Set([...inside, id])) ?? sql`true`);
+    return 'inSegment' in condition ? member : sql`(NOT ${definite(member)})`;
   }
-  return definite(compileGroup(condition, context, now, inside));
+  return compileGroup(condition, compilation, inside) ?? sql`true`;
 }
 
-function compileGroup(filter: SegmentFilter, context: FilterContext, now: Date | undefined, inside: ReadonlySet<string>): SQL | undefined {
-  const options = { now };
+function compileGroup(filter: SegmentFilter, compilation: Compilation, inside: ReadonlySet<string>): SQL | undefined {
+  const options = { now: compilation.now };
   const parts: (SQL | undefined)[] = [];
   const anyOf = (column: PgColumn, value: string | string[] | undefined) => {
     if (value === undefined) return;
@@ -307,8 +324,8 @@ function compileGroup(filter: SegmentFilter, context: FilterContext, now: Date |
     }
   }
 
-  if (filter.all !== undefined) parts.push(...filter.all.map((c) => compileCondition(c, context, now, inside)));
-  if (filter.any !== undefined) parts.push(sql`(${sql.join(filter.any.map((c) => compileCondition(c, context, now, inside)), sql` OR `)})`);
+  if (filter.all !== undefined) parts.push(...filter.all.map((c) => compileCondition(c, compilation, inside)));
+  if (filter.any !== undefined) parts.push(sql`(${sql.join(filter.any.map((c) => compileCondition(c, compilation, inside)), sql` OR `)})`);
 
   const defined = parts.filter((part): part is SQL => part !== undefined);
   return defined.length === 0 ? undefined : and(...defined);

@@ -196,6 +196,15 @@ export async function segmentsNaming(db: Db, scope: ProjectScope, id: string): P
   return rows.map((row) => row.id);
 }
 
+/** Of these attribute names, those of which some person of the environment holds a text too long for `attribute_values.text`. */
+export async function attributesWithLongTexts(db: Db, scope: Pick<ProjectScope, 'projectId' | 'sandbox'>, names: readonly string[]): Promise<Set<string>> {
+  if (names.length === 0) return new Set();
+  const { rows } = await db.execute<{ name: string }>(sql`
+    SELECT DISTINCT name FROM attribute_values
+    WHERE project_id = ${scope.projectId} AND sandbox = ${scope.sandbox} AND long AND name = ANY(${sql.param([...names])}::text[])`);
+  return new Set(rows.map((row) => row.name));
+}
+
 /** Whether the subscriber (by id) satisfies a compiled predicate. */
 export async function subscriberMatches(db: Db, subscriberId: string, predicate: SQL | undefined): Promise<boolean> {
   const [row] = await db.select({ id: subscribers.id }).from(subscribers).where(and(eq(subscribers.id, subscriberId), predicate));

@@ -91,9 +91,9 @@ export class SegmentService {
     return checkFilters(this.db, scope, filters, field, segmentId);
   }
 
-  /** The one SQL predicate over `subscribers` of a stored tree, its context resolved now. */
+  /** The one SQL predicate over `subscribers` of a stored tree, for an audience of the scope, its context resolved now. */
   async predicate(scope: ProjectScope, filters: SegmentFilter): Promise<SQL | undefined> {
-    return compileSegmentFilter(filters, { context: await this.resolveContext(scope, filters) });
+    return compileSegmentFilter(filters, { context: await this.resolveContext(scope, filters), audience: scope });
   }
 
   /** A test key saves a sandbox segment; live keys and dashboard users a live one. */
@@ -190,7 +190,7 @@ export class SegmentService {
     if (hit && now - hit.computedAt < REACH_CACHE_SECONDS * 1000) {
       return { count: hit.count, computedAt: new Date(hit.computedAt).toISOString(), cached: true };
     }
-    const count = await repo.countAudience(this.db, scope, compileSegmentFilter(filters, { context }), input.channel);
+    const count = await repo.countAudience(this.db, scope, compileSegmentFilter(filters, { context, audience: scope }), input.channel);
     this.reachCache.delete(key);
     this.reachCache.set(key, { count, computedAt: now });
     // Oldest entries go first (a Map keeps insertion order), so the cache stays bounded.
