@@ -18375,6 +18375,13 @@ export interface components {
         };
         /** @description What enrolls a subscriber (spec 6.2) */
         AutomationTrigger: {
+            /** @description Entry rule: only people matching these filters (or in this saved segment) when the trigger fires are enrolled */
+            segment?: {
+                filters: components["schemas"]["SegmentFilters"];
+            } | {
+                /** @description A saved segment of the automation's project and environment */
+                savedSegmentId: string;
+            };
             /** @constant */
             type: "subscriber_added";
         } | {
@@ -18420,6 +18427,13 @@ export interface components {
         };
         /** @description What enrolls a subscriber (spec 6.2) */
         AutomationTriggerInput: {
+            /** @description Entry rule: only people matching these filters (or in this saved segment) when the trigger fires are enrolled */
+            segment?: {
+                filters: components["schemas"]["SegmentFiltersInput"];
+            } | {
+                /** @description A saved segment of the automation's project and environment */
+                savedSegmentId: string;
+            };
             /** @constant */
             type: "subscriber_added";
         } | {
