@@ -1,5 +1,6 @@
 // The People page in Chromium against `herald serve`: partial search, sort, a selection tagged, exported and deleted in
-// bulk, an attribute set on a selection, "select all matching", a person's attributes edited with their types, a VIEWER's read-only view, 390 px (skipped without a Chromium).
+// bulk, an attribute set on a selection, "select all matching", a person's attributes edited with their types, a
+// VIEWER's read-only view, 390 px (skipped without a Chromium).
 import { readFile } from 'node:fs/promises';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
