@@ -417,6 +417,14 @@ describe.skipIf(!chromiumPath)('automations and events in Chromium', { timeout: 
     const row = page.getByRole('table', { name: 'Per-step stats' }).getByRole('row').filter({ hasText: 'wait-until-1' });
     expect(await row.getByRole('cell').allTextContents()).toEqual(['wait-until-1', 'wait_until', '1', '0', '0', '0', '1']);
     await expectAccessible(page, 'a wait-until step and a goal with a conversion');
+
+    // The list: the people converted and the goal conversion for a flow with a goal, "No goal" for one without.
+    await openTab(page, 'Automations');
+    const listed = page.getByRole('table', { name: 'Automations' });
+    const conversions = async (name: string) => (await listed.getByRole('row', { name: new RegExp(`^${name}`) }).getByRole('cell').allInnerTexts())[9];
+    await expect.poll(() => conversions('Trial nurture')).toBe('1 (100%)');
+    expect(await conversions('Abandoned cart')).toBe('No goal');
+    expect(await listed.getByRole('columnheader').allInnerTexts()).toContain('Conversions');
     await context.close();
   });
 

@@ -1,5 +1,6 @@
 // The contacts import page in Chromium against `herald serve`: a CSV with its own header names mapped to fields and
-// typed attributes, a bad cell listed by line and column, then the people stored with typed values (skipped without a Chromium).
+// typed attributes, a bad cell listed by line and column, then the people stored with typed values; types taken from the
+// project's attribute list (skipped without a Chromium).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN, api, expectAccessible, findChromium, screenshot, sidewaysOverflow, startSession, type Session } from './browser.js';
 
@@ -94,6 +95,37 @@ describe.skipIf(!chromiumPath)('the contacts import page in Chromium', { timeout
     await page.setViewportSize({ width: 390, height: 844 });
     expect(await sidewaysOverflow(page)).toEqual([]);
     await expectAccessible(page, 'contacts import mapping at 390 px');
+    await context.close();
+  });
+
+  it("takes each attribute column's type from the project's attribute list, still changeable", async () => {
+    const { herald, auth, projectId } = session;
+    const { context, page } = await session.newPage();
+    await session.openDemo(page, ADMIN);
+    await page.goto(`${herald.url}/app/projects/${projectId}/import`);
+    // The first import listed points (number), vip (boolean) and first_name (text).
+    const file = ['E-mail,Points,VIP,Level', 'cy@example.com,n/a,1,3', 'di@example.com,7,0,4'].join('\n');
+    await page.getByLabel('File (.csv or .json)').setInputFiles({ name: 'more.csv', mimeType: 'text/csv', buffer: Buffer.from(file) });
+    await page.getByRole('table', { name: 'Where each column goes' }).waitFor();
+    // The samples say text ("n/a") and number (1 / 0); the list says number and yes / no.
+    expect(await page.getByLabel('Type of “Points”').inputValue()).toBe('number');
+    expect(await page.getByLabel('Type of “VIP”').inputValue()).toBe('boolean');
+    expect(await page.getByLabel('Type of “Level”').inputValue()).toBe('number');
+    // Renamed to a listed attribute: its type follows; then changed by hand, it stays.
+    await page.getByLabel('Attribute name for “Level”').fill('first_name');
+    await expect.poll(() => page.getByLabel('Type of “Level”').inputValue()).toBe('text');
+    await page.getByLabel('Type of “Points”').selectOption('text');
+    expect(await page.getByLabel('Type of “Points”').inputValue()).toBe('text');
+    await expectAccessible(page, 'contacts import with listed types');
+    await page.getByLabel('Type of “Points”').selectOption('number');
+    await page.getByLabel('Attribute name for “Points”').fill('points');
+    await page.getByLabel('Where “Points” goes').selectOption('skip');
+    await page.getByLabel('Match existing subscribers by').selectOption('email');
+
+    await page.getByRole('button', { name: 'Import' }).click();
+    await page.getByText('Imported 2 rows: 2 created, 0 updated.').waitFor();
+    const listed = await api<{ data: Person[] }>(herald, 'GET', `/subscribers/project/${projectId}?email=di@example.com`, undefined, auth);
+    expect(listed.data[0]!.attributes).toEqual({ vip: false, first_name: '4' });
     await context.close();
   });
 });

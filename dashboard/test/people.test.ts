@@ -1,5 +1,6 @@
 // The People page in Chromium against `herald serve`: partial search, sort, a selection tagged, exported and deleted in
-// bulk, "select all matching", a person's attributes edited with their types, a VIEWER's read-only view, 390 px (skipped without a Chromium).
+// bulk, an attribute set on a selection, "select all matching", a person's attributes edited with their types, a
+// VIEWER's read-only view, 390 px (skipped without a Chromium).
 import { readFile } from 'node:fs/promises';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -122,6 +123,48 @@ describe.skipIf(!chromiumPath)('the People page in Chromium', { timeout: 90_000 
     await page.getByRole('alertdialog').getByRole('button', { name: 'Delete' }).click();
     await page.getByText('Deleted 1 person.').waitFor();
     await expect.poll(() => names(page)).toEqual(['Ada Lovelace', 'Alan Turing', 'Grace Hopper', '+14155550123']);
+    await context.close();
+  });
+
+  it('sets an attribute on a selection, typed as the attribute list has it, and removes it', async () => {
+    const { context, page } = await session.newPage();
+    await session.openDemo(page, ADMIN);
+    await page.goto(`${herald.url}/app/projects/${projectId}/subscribers?sort=name&order=asc`);
+    await page.getByRole('link', { name: 'Ada Lovelace', exact: true }).waitFor();
+    await page.getByRole('checkbox', { name: 'Select Grace Hopper' }).check();
+    await page.getByRole('checkbox', { name: 'Select Alan Turing' }).check();
+    const bar = page.getByRole('form', { name: 'Selected people' });
+    await bar.getByText('2 people selected.').waitFor();
+
+    // `seats` is a number in the project's attribute list (Ada's 3): the type follows the name, still changeable.
+    await bar.getByLabel('Attribute name').fill('seats');
+    await expect.poll(() => bar.getByLabel('Type').inputValue()).toBe('number');
+    await bar.getByLabel('Value').fill('many');
+    await bar.getByRole('button', { name: 'Set attribute' }).click();
+    await bar.getByText('Enter a number, such as 42 or 3.5.').waitFor();
+    await expectAccessible(page, 'the bulk attribute form with an error');
+    await bar.getByLabel('Value').fill('5');
+    await bar.getByRole('button', { name: 'Set attribute' }).click();
+    await bar.getByText('Updated 2 people (2 changed).').waitFor();
+    expect((await api<Person>(herald, 'GET', `/subscribers/${ids.alan}`, undefined, auth)).attributes).toEqual({ name: 'Alan Turing', seats: 5 });
+    expect((await api<Person>(herald, 'GET', `/subscribers/${ids.grace}`, undefined, auth)).attributes).toMatchObject({ seats: 5 });
+    expect((await api<Person>(herald, 'GET', `/subscribers/${ids.ada}`, undefined, auth)).attributes).toMatchObject({ seats: 3 });
+
+    // A new name: the type chosen here; yes / no is a choice, not typed text.
+    await bar.getByLabel('Attribute name').fill('beta_tester');
+    await bar.getByLabel('Type').selectOption('boolean');
+    await bar.getByLabel('Value').selectOption('true');
+    await bar.getByRole('button', { name: 'Set attribute' }).click();
+    await expect.poll(async () => (await api<Person>(herald, 'GET', `/subscribers/${ids.alan}`, undefined, auth)).attributes.beta_tester).toBe(true);
+    const listed = await api<{ data: { name: string; type: string }[] }>(herald, 'GET', `/projects/${projectId}/attributes`, undefined, auth);
+    expect(listed.data).toContainEqual(expect.objectContaining({ name: 'beta_tester', type: 'boolean' }));
+
+    await bar.getByLabel('Attribute name').fill('seats');
+    await bar.getByRole('button', { name: 'Remove attribute' }).click();
+    await expect.poll(async () => (await api<Person>(herald, 'GET', `/subscribers/${ids.alan}`, undefined, auth)).attributes).toEqual({
+      name: 'Alan Turing',
+      beta_tester: true,
+    });
     await context.close();
   });
 

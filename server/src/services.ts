@@ -297,7 +297,7 @@ export function createServices(db: Db, config: ServicesConfig, jwtSecret: string
     keyring,
     emailDomains,
     apiKeys,
-    subscribers: new SubscriberService(db, pool, createGeoLookup(config.geo), (client, registered) => automations.enrollRegistered(client, registered)),
+    subscribers: new SubscriberService(db, pool, attributes, createGeoLookup(config.geo), (client, registered) => automations.enrollRegistered(client, registered)),
     segments,
     overview: new OverviewService(db, clock),
     suppressions,

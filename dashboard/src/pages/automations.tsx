@@ -178,6 +178,7 @@ export function AutomationsPage() {
                   <th scope="col">Waiting</th>
                   <th scope="col">Completed</th>
                   <th scope="col">Conversion</th>
+                  <th scope="col">Conversions</th>
                   <th scope="col">Actions</th>
                 </tr>
               </thead>
@@ -204,6 +205,13 @@ export function AutomationsPage() {
                     <td>{automation.totals.waiting}</td>
                     <td>{automation.totals.completed}</td>
                     <td>{percent(automation.totals.conversion)}</td>
+                    <td>
+                      {automation.goal ? (
+                        `${automation.totals.converted} (${percent(automation.totals.goalConversion)})`
+                      ) : (
+                        <span className="muted">No goal</span>
+                      )}
+                    </td>
                     <td>
                       <AutomationActions automation={automation} />
                     </td>

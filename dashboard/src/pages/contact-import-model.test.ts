@@ -1,6 +1,6 @@
 // The import page's reading of a CSV header and samples, its guesses, and the mapping it sends.
 import { describe, expect, it } from 'vitest';
-import { columnOfField, columnsOf, guessColumn, guessType, importParams, mappingProblems, readCsv } from './contact-import-model';
+import { columnOfField, columnsOf, guessColumn, guessType, importParams, mappingProblems, readCsv, withListedType } from './contact-import-model';
 
 describe('readCsv', () => {
   it('reads quoted cells, doubled quotes, line breaks inside quotes, CRLF and a byte order mark; stops after the rows asked', () => {
@@ -59,5 +59,15 @@ describe('the upload', () => {
         [2, 'Column “E-mail” already goes there: choose another place or Skip.'],
       ]),
     );
+  });
+});
+
+describe('withListedType', () => {
+  const listed = new Map([['score', 'number' as const]]);
+  it("gives an attribute column the listed attribute's type, and leaves the others as guessed", () => {
+    expect(withListedType(guessColumn('Score', ['n/a']), listed).type).toBe('number');
+    expect(withListedType(guessColumn('Notes', ['12']), listed).type).toBe('number');
+    expect(withListedType(guessColumn('Notes', ['n/a']), listed).type).toBe('text');
+    expect(withListedType({ ...guessColumn('Score', ['x']), destination: 'skip' }, listed).type).toBe('text');
   });
 });

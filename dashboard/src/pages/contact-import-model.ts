@@ -133,6 +133,15 @@ export function columnsOf(text: string, sampleRows = 3): ColumnMapping[] {
   return header.map((name, i) => guessColumn(name, rows.map((row) => row[i] ?? '')));
 }
 
+/**
+ * An attribute column whose name the project's attribute list already holds takes the list's type (rather than its
+ * samples' guess), so an import does not declare a listed attribute anew by accident; the user may still change it.
+ */
+export function withListedType(column: ColumnMapping, listed: ReadonlyMap<string, AttributeType>): ColumnMapping {
+  const type = column.destination === 'attribute' ? listed.get(column.attribute.trim()) : undefined;
+  return type === undefined ? column : { ...column, type };
+}
+
 /** The field a column goes to on the wire, or null when skipped. */
 export function target(column: ColumnMapping): string | null {
   switch (column.destination) {

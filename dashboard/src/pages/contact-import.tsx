@@ -18,6 +18,7 @@ import {
   type AttributeType,
   type ColumnMapping,
   type Destination,
+  withListedType,
 } from './contact-import-model';
 
 type ImportBody = Body<'/contacts/import', 'post'>;
@@ -63,11 +64,28 @@ export function ContactImportPage() {
       upload(projectId, file, upsertBy, columns),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: ['subscribers', projectId] }),
   });
+  const listed = async () => {
+    try {
+      const { data } = await queryClient.fetchQuery({
+        queryKey: ['attributes', projectId],
+        queryFn: () => unwrap(api.GET('/projects/{projectId}/attributes', { params: { path: { projectId } } })),
+        staleTime: 60_000,
+      });
+      return new Map(data.map((attribute) => [attribute.name, attribute.type]));
+    } catch {
+      // Without the list, the samples' guesses stand.
+      return new Map<string, AttributeType>();
+    }
+  };
+  const [types, setTypes] = useState<ReadonlyMap<string, AttributeType>>(new Map());
   const choose = async (event: ChangeEvent<HTMLInputElement>) => {
     const file = event.target.files?.[0];
     run.reset();
     setChecked(false);
-    setColumns(file && isCsv(file) ? columnsOf(await file.text()) : null);
+    if (!file || !isCsv(file)) return setColumns(null);
+    const [text, known] = await Promise.all([file.text(), listed()]);
+    setTypes(known);
+    setColumns(columnsOf(text).map((column) => withListedType(column, known)));
   };
   const problems = columns ? mappingProblems(columns) : new Map<number, string>();
   const submit = (event: FormEvent<HTMLFormElement>) => {
@@ -107,6 +125,7 @@ export function ContactImportPage() {
             <ColumnTable
               columns={columns}
               problems={checked ? problems : new Map()}
+              listed={types}
               onChange={(index, column) => setColumns((current) => current && current.map((c, i) => (i === index ? column : c)))}
             />
           )}
@@ -143,10 +162,13 @@ export function ContactImportPage() {
 function ColumnTable({
   columns,
   problems,
+  listed,
   onChange,
 }: {
   columns: ColumnMapping[];
   problems: Map<number, string>;
+  /** The project's attribute list: a column renamed to one of its attributes takes its type. */
+  listed: ReadonlyMap<string, AttributeType>;
   onChange: (index: number, column: ColumnMapping) => void;
 }) {
   const id = useId();
@@ -188,7 +210,7 @@ function ColumnTable({
                     value={column.destination}
                     aria-invalid={problem && column.destination !== 'attribute' ? true : undefined}
                     aria-describedby={problem ? errorId : undefined}
-                    onChange={(event) => onChange(index, { ...column, destination: event.target.value as Destination })}
+                    onChange={(event) => onChange(index, withListedType({ ...column, destination: event.target.value as Destination }, listed))}
                   >
                     {column.destination === 'header' && <option value="header">As its header says</option>}
                     {destinations.map(([value, label]) => (
@@ -212,7 +234,7 @@ function ColumnTable({
                         maxLength={100}
                         aria-invalid={problem ? true : undefined}
                         aria-describedby={problem ? errorId : undefined}
-                        onChange={(event) => onChange(index, { ...column, attribute: event.target.value })}
+                        onChange={(event) => onChange(index, withListedType({ ...column, attribute: event.target.value }, listed))}
                       />
                       <select
                         aria-label={`Type of ${quoted}`}

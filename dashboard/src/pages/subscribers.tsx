@@ -1,7 +1,7 @@
 // People of a project: partial search, sort, every filter of spec 4.3 (kept in the URL), bulk actions and export; a person's page with its attribute editor.
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate, useParams, useSearch } from '@tanstack/react-router';
-import { useEffect, useRef, useState, type FormEvent } from 'react';
+import { useEffect, useId, useRef, useState, type FormEvent } from 'react';
 import { api, ApiError, unwrap, type Schemas } from '../api/client';
 import { download } from '../api/download';
 import { useMembership } from '../auth/me';
@@ -307,10 +307,10 @@ function BulkBar({
   const target = selection.all ? { filter: selectionFilter(filters) } : { ids: [...selection.ids] };
   const people = (n: number) => `${n} ${n === 1 ? 'person' : 'people'}`;
   const act = useMutation({
-    mutationFn: (body: { action: 'tag' | 'untag' | 'delete'; tags?: string[] }) =>
+    mutationFn: (body: { action: 'tag' | 'untag' | 'delete' | 'set_attributes'; tags?: string[]; attributes?: Record<string, unknown> }) =>
       unwrap(api.POST('/projects/{projectId}/subscribers/bulk', { params: { path: { projectId } }, body: { ...body, ...target } })),
     onSuccess: async (result, body) => {
-      const verb = { tag: 'Tagged', untag: 'Untagged', delete: 'Deleted' }[body.action];
+      const verb = { tag: 'Tagged', untag: 'Untagged', delete: 'Deleted', set_attributes: 'Updated' }[body.action];
       setDone(
         body.action === 'delete'
           ? `Deleted ${people(result.changed)}.`
@@ -366,6 +366,12 @@ function BulkBar({
               onConfirm={() => (setDone(undefined), act.mutateAsync({ action: 'delete' }))}
             />
           </div>
+          <BulkAttribute
+            projectId={projectId}
+            pending={act.isPending}
+            error={act.error}
+            onSet={(attributes) => (setDone(undefined), act.mutate({ action: 'set_attributes', attributes }))}
+          />
         </>
       )}
       <div className="actions">
@@ -379,10 +385,101 @@ function BulkBar({
           Export CSV
         </button>
       </div>
-      <FormError error={act.error} fields={['tags']} />
+      <FormError error={act.error} fields={['tags', 'attributes']} />
       <ErrorMessage error={exportError} />
       {done && <p role="status">{done}</p>}
     </form>
+  );
+}
+
+const BULK_TYPES = { text: 'Text', number: 'Number', boolean: 'Yes / no', date: 'Date' } as const;
+type BulkType = keyof typeof BULK_TYPES;
+
+/**
+ * One attribute set on (or removed from) the selection, its value read as the chosen type; the type starts as the
+ * project's attribute list has it once the name is one of its attributes.
+ */
+function BulkAttribute({ projectId, pending, error, onSet }: { projectId: string; pending: boolean; error: unknown; onSet: (attributes: Record<string, unknown>) => void }) {
+  const uid = useId();
+  const [name, setName] = useState('');
+  const [type, setType] = useState<BulkType>('text');
+  const [value, setValue] = useState('');
+  const [problem, setProblem] = useState<ApiError>();
+  const known = useQuery({
+    queryKey: ['attributes', projectId],
+    queryFn: () => unwrap(api.GET('/projects/{projectId}/attributes', { params: { path: { projectId } } })),
+    staleTime: 60_000,
+  });
+  const refuse = (field: string, message: string) => setProblem(new ApiError(422, 'validation_failed', message, [{ field, error: message }]));
+  const submit = (remove: boolean) => {
+    setProblem(undefined);
+    const key = name.trim();
+    if (key === '' || key.length > 100) return refuse('attributes', key === '' ? 'Enter the name of an attribute.' : 'Use at most 100 characters.');
+    if (remove) return onSet({ [key]: null });
+    if (type === 'number') {
+      const number = Number(value.trim());
+      if (value.trim() === '' || !Number.isFinite(number)) return refuse('attributeValue', 'Enter a number, such as 42 or 3.5.');
+      return onSet({ [key]: number });
+    }
+    if (type === 'boolean') return onSet({ [key]: value === 'true' });
+    if (type === 'date' && !/^\d{4}-\d{2}-\d{2}$/.test(value)) return refuse('attributeValue', 'Choose a date.');
+    onSet({ [key]: value });
+  };
+  const retype = (next: BulkType) => {
+    setType(next);
+    setValue(next === 'boolean' ? 'true' : '');
+  };
+  return (
+    <fieldset className="bulk-attribute">
+      <legend>Set an attribute on the selection</legend>
+      <Field
+        label="Attribute name"
+        field="attributes"
+        error={problem ?? error}
+        list={`${uid}-attributes`}
+        value={name}
+        maxLength={100}
+        onChange={(event) => {
+          setName(event.target.value);
+          const declared = known.data?.data.find((attribute) => attribute.name === event.target.value.trim());
+          if (declared && declared.type !== type) retype(declared.type);
+        }}
+      />
+      <datalist id={`${uid}-attributes`}>
+        {known.data?.data.map((attribute) => <option key={attribute.name} value={attribute.name} />)}
+      </datalist>
+      <SelectField label="Type" field="attributeType" error={undefined} value={type} onChange={(event) => retype(event.target.value as BulkType)}>
+        {Object.entries(BULK_TYPES).map(([key, label]) => (
+          <option key={key} value={key}>
+            {label}
+          </option>
+        ))}
+      </SelectField>
+      {type === 'boolean' ? (
+        <SelectField label="Value" field="attributeValue" error={undefined} value={value} onChange={(event) => setValue(event.target.value)}>
+          <option value="true">Yes</option>
+          <option value="false">No</option>
+        </SelectField>
+      ) : (
+        <Field
+          label="Value"
+          field="attributeValue"
+          error={problem}
+          type={type === 'date' ? 'date' : 'text'}
+          inputMode={type === 'number' ? 'decimal' : undefined}
+          value={value}
+          onChange={(event) => setValue(event.target.value)}
+        />
+      )}
+      <div className="actions">
+        <button type="button" onClick={() => submit(false)} disabled={pending}>
+          Set attribute
+        </button>
+        <button type="button" onClick={() => submit(true)} disabled={pending}>
+          Remove attribute
+        </button>
+      </div>
+    </fieldset>
   );
 }
 

@@ -1224,7 +1224,7 @@ export interface PropertyCondition {
 export type EntryRule = { filters: Record<string, unknown> } | { savedSegmentId: string };
 
 export type AutomationTrigger =
-  | { type: 'subscriber_added' }
+  | { type: 'subscriber_added'; segment?: EntryRule | undefined }
   | { type: 'subscriber_inactive'; inactiveDays: number; segment?: EntryRule | undefined }
   | { type: 'event'; eventName: string; conditions?: PropertyCondition[] | undefined; segment?: EntryRule | undefined }
   | { type: 'schedule'; cron: string; defaultTimezone?: string | undefined; segment?: EntryRule | undefined };

@@ -12374,8 +12374,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Tag, untag or delete subscribers in bulk: a list of ids or every subscriber matching the list filters
-         * @description One transaction: all of the selection is changed or none. Only subscribers the caller can see are matched (a test key its sandbox ones; ids of another project match nothing). `matched` counts the selection, `changed` the rows changed: a tag is added where missing (existing tags kept, in order), removed where present; a deletion removes each subscriber as DELETE /subscribers/:id does. Refused to a VIEWER (403).
+         * Tag, untag, set attributes of or delete subscribers in bulk: a list of ids or every subscriber matching the list filters
+         * @description One transaction: all of the selection is changed or none. Only subscribers the caller can see are matched (a test key its sandbox ones; ids of another project match nothing). `matched` counts the selection, `changed` the rows changed: a tag is added where missing (existing tags kept, in order), removed where present; `set_attributes` merges `attributes` into each one as PATCH /subscribers/{id} does (null removes a key; a new name joins the project's attribute list with the type of its value; a result over the size cap is a 422 and nothing is written); a deletion removes each subscriber as DELETE /subscribers/:id does. Refused to a VIEWER (403).
          */
         post: {
             parameters: {
@@ -12390,10 +12390,14 @@ export interface paths {
                 content: {
                     "application/json": {
                         /**
-                         * @description tag: add the tags; untag: remove them; delete: delete the subscribers and their personal data
+                         * @description tag: add the tags; untag: remove them; delete: delete the subscribers and their personal data; set_attributes: merge `attributes` into each one
                          * @enum {string}
                          */
-                        action: "tag" | "untag" | "delete";
+                        action: "tag" | "untag" | "delete" | "set_attributes";
+                        /** @description set_attributes only (required there): merged key by key into each selected subscriber's attributes, a null value removing the key, as PATCH /subscribers/{id} does; each result is capped at 16384 bytes of JSON */
+                        attributes?: {
+                            [key: string]: unknown;
+                        };
                         /** @description Every subscriber the list would show with these filters (`{}`: all of them); instead of ids */
                         filter?: {
                             /** @enum {string} */
@@ -12418,7 +12422,7 @@ export interface paths {
                         };
                         /** @description The subscribers to act on, at most 1000; ids the caller cannot see (another project, a live row for a test key) are not matched */
                         ids?: string[];
-                        /** @description The tags to add or remove: required for tag and untag, refused for delete */
+                        /** @description The tags to add or remove: required for tag and untag, refused otherwise */
                         tags?: string[];
                     };
                 };
@@ -18371,6 +18375,13 @@ export interface components {
         };
         /** @description What enrolls a subscriber (spec 6.2) */
         AutomationTrigger: {
+            /** @description Entry rule: only people matching these filters (or in this saved segment) when the trigger fires are enrolled */
+            segment?: {
+                filters: components["schemas"]["SegmentFilters"];
+            } | {
+                /** @description A saved segment of the automation's project and environment */
+                savedSegmentId: string;
+            };
             /** @constant */
             type: "subscriber_added";
         } | {
@@ -18416,6 +18427,13 @@ export interface components {
         };
         /** @description What enrolls a subscriber (spec 6.2) */
         AutomationTriggerInput: {
+            /** @description Entry rule: only people matching these filters (or in this saved segment) when the trigger fires are enrolled */
+            segment?: {
+                filters: components["schemas"]["SegmentFiltersInput"];
+            } | {
+                /** @description A saved segment of the automation's project and environment */
+                savedSegmentId: string;
+            };
             /** @constant */
             type: "subscriber_added";
         } | {
@@ -21272,13 +21290,13 @@ export interface components {
             }[];
         };
         SubscriberBulkResult: {
-            /** @description Of them, those changed: tagged or untagged (a row already so is not), or deleted */
+            /** @description Of them, those changed: tagged or untagged (a row already so is not), deleted, or whose attributes the merge changed */
             changed: number;
             /** @description Subscribers the selection matched (among those the caller can see) */
             matched: number;
         };
         SubscriberBulkResultInput: {
-            /** @description Of them, those changed: tagged or untagged (a row already so is not), or deleted */
+            /** @description Of them, those changed: tagged or untagged (a row already so is not), deleted, or whose attributes the merge changed */
             changed: number;
             /** @description Subscribers the selection matched (among those the caller can see) */
             matched: number;

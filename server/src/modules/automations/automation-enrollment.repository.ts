@@ -1,32 +1,65 @@
 // Enrollments' SQL: set-based enrollment by each trigger, the executor's locked claim, and its fenced write-back.
 import { sql, type SQL } from 'drizzle-orm';
-import { alias } from 'drizzle-orm/pg-core';
+import { alias, PgDialect } from 'drizzle-orm/pg-core';
 import type pg from 'pg';
 import type { Db } from '../../db/database.js';
-import { subscribers, type AutomationGoal, type AutomationStep, type AutomationTrigger, type EnrollmentState } from '../../db/schema.js';
+import { subscribers, type AutomationGoal, type AutomationStep, type AutomationTrigger, type EnrollmentState, type EntryRule } from '../../db/schema.js';
 import { type ConsentChannel, emailStatusOf, marketingConsentOf, reachableOnSome } from '../segments/index.js';
 
-// Prepared once per connection, like the registration statement it follows in the same transaction.
+// Prepared once per connection, like the registration statement it follows in the same transaction. Automations
+// with an entry rule are only returned, with the people each may take: their rule is compiled per automation.
 const ENROLL_REGISTERED = {
   name: 'automation_enrollments_enroll_registered',
-  text: `insert into automation_enrollments (project_id, automation_id, version, subscriber_id, step_id)
-         select i.project_id, a.id, a.version, i.id, v.steps->0->>'id'
-         from unnest($1::text[], $2::text[], $3::boolean[]) as i(id, project_id, sandbox)
-         join automations a on a.project_id = i.project_id and a.sandbox = i.sandbox and a.state = 'active' and a.trigger_type = 'subscriber_added'
-         join automation_versions v on v.automation_id = a.id and v.version = a.version
-         on conflict do nothing`,
+  text: `with candidates as (
+           select i.project_id, i.sandbox, i.id, a.id as automation_id, a.version, v.steps->0->>'id' as step_id, v.trigger->'segment' as rule
+           from unnest($1::text[], $2::text[], $3::boolean[]) as i(id, project_id, sandbox)
+           join automations a on a.project_id = i.project_id and a.sandbox = i.sandbox and a.state = 'active' and a.trigger_type = 'subscriber_added'
+           join automation_versions v on v.automation_id = a.id and v.version = a.version),
+         enrolled as (
+           insert into automation_enrollments (project_id, automation_id, version, subscriber_id, step_id)
+           select project_id, automation_id, version, id, step_id from candidates where rule is null
+           on conflict do nothing)
+         select automation_id, project_id, sandbox, version, step_id, rule, array_agg(id) as ids
+         from candidates where rule is not null
+         group by automation_id, project_id, sandbox, version, step_id, rule`,
 } as const;
 
+/** An active `subscriber_added` automation with an entry rule, and the people just registered it may take. */
+export interface RuledRegistration {
+  automationId: string;
+  projectId: string;
+  sandbox: boolean;
+  version: number;
+  stepId: string;
+  rule: EntryRule;
+  ids: string[];
+}
+
 /**
- * Enrolls subscribers just registered in their project's active `subscriber_added` automations of their environment,
- * on the registration's own connection and transaction, so that it commits with it.
+ * Enrolls subscribers just registered in their project's active `subscriber_added` automations of their environment
+ * that have no entry rule, on the registration's own connection and transaction, so that it commits with it; returns
+ * those with a rule, for `enrollRegisteredMembers`.
  */
-export async function enrollRegistered(client: pg.ClientBase, registered: readonly { id: string; projectId: string; sandbox: boolean }[]): Promise<void> {
-  if (registered.length === 0) return;
-  await client.query({
+export async function enrollRegistered(
+  client: pg.ClientBase,
+  registered: readonly { id: string; projectId: string; sandbox: boolean }[],
+): Promise<RuledRegistration[]> {
+  if (registered.length === 0) return [];
+  const { rows } = await client.query<{ automation_id: string; project_id: string; sandbox: boolean; version: number; step_id: string; rule: EntryRule; ids: string[] }>({
     ...ENROLL_REGISTERED,
     values: [registered.map((r) => r.id), registered.map((r) => r.projectId), registered.map((r) => r.sandbox)],
   });
+  return rows.map((r) => ({ automationId: r.automation_id, projectId: r.project_id, sandbox: r.sandbox, version: r.version, stepId: r.step_id, rule: r.rule, ids: r.ids }));
+}
+
+/** Enrolls, in the registration's transaction, those of `automation.ids` among `members` (a subquery of subscriber ids). */
+export async function enrollRegisteredMembers(client: pg.ClientBase, automation: RuledRegistration, members: SQL): Promise<void> {
+  const query = new PgDialect().sqlToQuery(sql`
+    INSERT INTO automation_enrollments (project_id, automation_id, version, subscriber_id, step_id)
+    SELECT ${automation.projectId}, ${automation.automationId}, ${automation.version}, i.id, ${automation.stepId}
+    FROM unnest(${sql.param(automation.ids)}::text[]) AS i(id) WHERE i.id IN ${members}
+    ON CONFLICT DO NOTHING`);
+  await client.query(query.sql, query.params);
 }
 
 /** An active automation as a trigger reads it: its current version's trigger. */

@@ -65,7 +65,9 @@ const entryRule = z
 
 export const trigger = z
   .discriminatedUnion('type', [
-    z.strictObject({ type: z.literal('subscriber_added') }).describe('A new subscriber registers on the project (POST /subscribers)'),
+    z
+      .strictObject({ type: z.literal('subscriber_added'), segment: entryRule })
+      .describe('A new subscriber registers on the project (POST /subscribers); an entry rule is read as the registration commits'),
     z
       .strictObject({
         type: z.literal('subscriber_inactive'),

@@ -88,10 +88,14 @@ export class AutomationService {
 
   /**
    * Enrolls subscribers just registered in their `subscriber_added` automations, on the registration's connection and
-   * transaction (handed to the subscribers module as its `onRegistered`).
+   * transaction (handed to the subscribers module as its `onRegistered`); one with an entry rule takes only those
+   * matching it, read in that transaction.
    */
-  enrollRegistered(client: pg.ClientBase, registered: readonly { id: string; projectId: string; sandbox: boolean }[]): Promise<void> {
-    return enrollments.enrollRegistered(client, registered);
+  async enrollRegistered(client: pg.ClientBase, registered: readonly { id: string; projectId: string; sandbox: boolean }[]): Promise<void> {
+    for (const ruled of await enrollments.enrollRegistered(client, registered)) {
+      // The rule's references (saved segments, attribute types) are committed rows; the people are this transaction's.
+      await enrollments.enrollRegisteredMembers(client, ruled, await entryRuleMembers(this.db, ruled, ruled.rule));
+    }
   }
 
   starters(): { data: Starter[] } {
@@ -305,7 +309,7 @@ export class AutomationService {
     let enrolled = 0;
     for (const automation of await enrollments.findTickAutomations(this.db)) {
       const { trigger } = automation;
-      const rule = trigger.type !== 'subscriber_added' && trigger.segment ? await entryRuleMembers(this.db, automation, trigger.segment) : undefined;
+      const rule = trigger.segment ? await entryRuleMembers(this.db, automation, trigger.segment) : undefined;
       const admitted = (who: SQL) => (rule ? sql`(${who}) AND s.id IN ${rule}` : who);
       if (trigger.type === 'subscriber_inactive') {
         const threshold = sql`now() - make_interval(days => ${trigger.inactiveDays})`;
@@ -344,7 +348,7 @@ export class AutomationService {
    */
   /** A trigger's entry rule must hold filters that fit the attribute list, or name a saved segment of the environment (422). */
   private async checkEntryRule(scope: ProjectScope, trigger: AutomationTrigger): Promise<void> {
-    if (trigger.type !== 'subscriber_added' && trigger.segment) await checkEntryRule(this.db, scope, trigger.segment, 'trigger.segment');
+    if (trigger.segment) await checkEntryRule(this.db, scope, trigger.segment, 'trigger.segment');
   }
 
   private async checkedFlow(scope: ProjectScope, steps: StepInput[], sending: boolean): Promise<AutomationStep[]> {

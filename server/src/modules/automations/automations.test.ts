@@ -1,5 +1,5 @@
 // Automations through HTTP and the real executor: flows checked at save, states, versions, starters, events enrolling
-// once, subscriber_added and subscriber_inactive and schedule triggers, conditions on both branches, delays with the
+// once, subscriber_added (with and without an entry rule) and subscriber_inactive and schedule triggers, conditions on both branches, delays with the
 // clock advanced, pushes through the local push service, per-step stats, enrollments deleted, locks fenced, tenancy.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHROME_UA, createTenant, type Tenant } from '../../../test/fixtures.js';
@@ -182,6 +182,48 @@ describe('starters', () => {
     await advance(draft.id, 3 * 86_400);
     await runDue();
     expect((await pushesTo(b, 2)).map((p) => (p.payload as { title: string }).title)).toEqual(['Welcome!', 'Did you know?']);
+  });
+});
+
+describe('a subscriber_added entry rule', () => {
+  const FIREFOX_UA = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 14.1; rv:121.0) Gecko/20100101 Firefox/121.0';
+  const enrolled = async (who: Tenant, id: string) =>
+    (await request('GET', `/automations/${id}/enrollments`, who.jwt)).json<{ data: { subscriber: { id: string } }[] }>().data.map((e) => e.subscriber.id).sort();
+
+  it('enrolls only the registered people matching it at registration, beside a flow without a rule that takes both', async () => {
+    const who = await createTenant(t);
+    const declared = await t.app.inject({ method: 'PUT', url: `/projects/${who.projectId}/attributes/plan`, headers: who.jwt, payload: { type: 'text' } });
+    expect(declared.statusCode, declared.body).toBe(200);
+    const misfit = await request('POST', '/automations', who.jwt, {
+      projectId: who.projectId,
+      name: 'Bad',
+      trigger: { type: 'subscriber_added', segment: { filters: { all: [{ attribute: 'plan', operator: 'gt', value: 1 }] } } },
+      steps: [pushStep('p', 'x', null)],
+    });
+    expect(misfit.statusCode).toBe(422);
+    expect(misfit.json().details).toEqual([{ field: 'trigger.segment.filters.all.0.operator', error: expect.any(String) }]);
+
+    const ruled = await create(who, { type: 'subscriber_added', segment: { filters: { any: [{ browser: 'Firefox' }, { tags: ['never'] }] } } }, [pushStep('p', 'Firefox only', null)]);
+    const everyone = await create(who, { type: 'subscriber_added' }, [pushStep('p', 'Everyone', null)]);
+    await activate(who, ruled.id);
+    await activate(who, everyone.id);
+    const register = async (userAgent: string) => {
+      const b = createFakeBrowser();
+      const res = await request('POST', '/subscribers', who.live, { projectId: who.projectId, endpoint: push.endpointFor(b), p256dh: b.p256dh, auth: b.auth, userAgent });
+      expect(res.statusCode, res.body).toBe(201);
+      return res.json<{ id: string }>().id;
+    };
+    const [chrome, firefox] = await Promise.all([register(CHROME_UA), register(FIREFOX_UA)]);
+    expect(await enrolled(who, ruled.id)).toEqual([firefox]);
+    expect(await enrolled(who, everyone.id)).toEqual([chrome, firefox].sort());
+
+    // A saved segment as the rule, read at each registration: the segment's filters now let Chrome in.
+    const segment = await request('POST', '/segments', who.jwt, { projectId: who.projectId, name: 'Chrome', filters: { browser: 'Chrome' } });
+    expect(segment.statusCode, segment.body).toBe(201);
+    const saved = await create(who, { type: 'subscriber_added', segment: { savedSegmentId: segment.json<{ id: string }>().id } }, [pushStep('p', 'Chrome only', null)]);
+    await activate(who, saved.id);
+    const [later] = await Promise.all([register(CHROME_UA), register(FIREFOX_UA)]);
+    expect(await enrolled(who, saved.id)).toEqual([later]);
   });
 });
 

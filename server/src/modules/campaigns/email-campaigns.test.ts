@@ -1,6 +1,6 @@
 // Email campaigns through HTTP with the real moving parts — graphile-worker dispatches, the engine sends through a
 // real SMTP peer that DKIM-verifies — : validation, the audience, UTM and tracked links, counters, the status machine
-// shared with push, duplicate, and channel and tenant isolation.
+// shared with push, duplicate, an audience given as a filters tree, and channel and tenant isolation.
 import { DateTime } from 'luxon';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DnsServer } from '../../../test/dns-server.js';
@@ -279,6 +279,52 @@ describe('sending an email campaign', () => {
     expect((await request('POST', `/email-campaigns/${scheduled.id}/cancel`, tenant.jwt)).statusCode).toBe(409);
     const rows = await query('SELECT 1 FROM deliveries d JOIN messages m ON m.id = d.message_id WHERE m.campaign_id = $1', [scheduled.id]);
     expect(rows).toEqual([]);
+  });
+});
+
+describe('an email campaign to a filters tree', () => {
+  it('snapshots exactly the people an any-group of an attribute and an event condition matches, and mails exactly them', async () => {
+    const person = async (attributes: Record<string, unknown>, events: { name: string; occurredAt?: string }[] = []) => {
+      const email = `tree${++contacts}-${Date.now()}@example.org`;
+      const res = await request('POST', '/contacts', tenant.live, { projectId: tenant.projectId, email, attributes });
+      expect(res.statusCode, res.body).toBe(201);
+      const id = res.json<{ id: string }>().id;
+      for (const event of events) {
+        const sent = await request('POST', '/events', tenant.live, { subscriberId: id, ...event });
+        expect(sent.statusCode, sent.body).toBe(202);
+      }
+      return { id, email };
+    };
+    const longAgo = DateTime.utc().minus({ days: 60 }).toISO();
+    const byPlan = await person({ tree_plan: 'pro' });
+    const byTrial = await person({ tree_plan: 'free' }, [{ name: 'tree.trial' }]);
+    const both = await person({ tree_plan: 'pro' }, [{ name: 'tree.trial' }]);
+    const matching = [byPlan, byTrial, both];
+    const others = [
+      await person({ tree_plan: 'free' }, [{ name: 'tree.other' }]),
+      // The trial outside the window, and a plan that only starts with "pro".
+      await person({ tree_plan: 'professional' }, [{ name: 'tree.trial', occurredAt: longAgo }]),
+      await person({}),
+    ];
+    const filters = {
+      any: [
+        { attribute: 'tree_plan', operator: 'eq', value: 'pro' },
+        { event: 'tree.trial', withinLastDays: 30 },
+      ],
+    };
+    const reach = await request('POST', '/segments/reach', tenant.live, { projectId: tenant.projectId, filters, channel: 'email' });
+    expect(reach.json().count).toBe(matching.length);
+
+    const campaign = await create(tenant, { schedule: { mode: 'immediate' }, segment: { filters } });
+    const done = await settled(campaign.id);
+    expect(done.stats).toMatchObject({ totalTargeted: matching.length, sent: matching.length, failed: 0 });
+    const snapshot = await query<{ subscriber_id: string }>(
+      'SELECT d.subscriber_id FROM deliveries d JOIN messages m ON m.id = d.message_id WHERE m.campaign_id = $1 ORDER BY d.subscriber_id',
+      [campaign.id],
+    );
+    expect(snapshot.map((row) => row.subscriber_id)).toEqual(matching.map((p) => p.id).sort());
+    for (const { email } of matching) expect(peer.received(email)).toHaveLength(1);
+    for (const { email } of others) expect(peer.received(email)).toEqual([]);
   });
 });
 

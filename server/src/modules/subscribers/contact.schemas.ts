@@ -4,24 +4,13 @@ import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import { z } from 'zod';
 import { ATTRIBUTE_TYPES, MARKETING_CONSENTS } from '../../db/schema.js';
 import { jsonQueryParam, timezone } from '../../http/schemas.js';
+import { attributes } from './attributes.schemas.js';
 import { language, tag } from './subscriber.schemas.js';
 import { canonicalLanguage } from './user-agent.js';
 
-/** Serialized size cap of a subscriber's attributes (after a merge), in bytes of JSON. */
-export const ATTRIBUTES_MAX_BYTES = 16 * 1024;
 export const IMPORT_MAX_ROWS = 10_000;
 /** Body limit of the import route (JSON or CSV). */
 export const IMPORT_MAX_BYTES = 20 * 1024 * 1024;
-
-/** The size of a value as JSON; Infinity for one nested too deep to write, which no cap admits. */
-export function jsonBytes(value: unknown): number {
-  try {
-    return Buffer.byteLength(JSON.stringify(value), 'utf8');
-  } catch (error) {
-    if (error instanceof RangeError) return Infinity;
-    throw error;
-  }
-}
 
 export const email = z
   .string()
@@ -48,14 +37,6 @@ export const phone = z
 const contactLanguage = language.transform((tag) => canonicalLanguage(tag) ?? tag).describe('BCP 47 language');
 
 export const externalId = z.string().trim().min(1).max(255).describe("Your own user id");
-
-export const attributes = z
-  .record(z.string().min(1).max(100), z.unknown())
-  .refine((value) => jsonBytes(value) <= ATTRIBUTES_MAX_BYTES, `must be at most ${ATTRIBUTES_MAX_BYTES} bytes of JSON`)
-  .describe(
-    'Free JSON object (merge tags). Merged key by key into the stored attributes; a null value removes the key. ' +
-      `The stored result is capped at ${ATTRIBUTES_MAX_BYTES} bytes of JSON.`,
-  );
 
 export const preferences = z
   .strictObject({

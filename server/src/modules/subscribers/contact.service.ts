@@ -9,7 +9,8 @@ import type { ProjectScope, Reach } from '../tenancy.js';
 import { upsertKeyOf, validateRows } from './contact-import.js';
 import * as repo from './contact.repository.js';
 import { type AttributeListService, CONSENT_CHANNELS, type ConsentChannel } from '../segments/index.js';
-import { ATTRIBUTES_MAX_BYTES, jsonBytes, type ContactInput, type ContactUpdate, type CsvTypes, type MarketingConsentInput, type UpsertKey } from './contact.schemas.js';
+import { ATTRIBUTES_MAX_BYTES, jsonBytes } from './attributes.schemas.js';
+import { type ContactInput, type ContactUpdate, type CsvTypes, type MarketingConsentInput, type UpsertKey } from './contact.schemas.js';
 import type { SubscriberRow } from './subscriber.repository.js';
 import { withConsents, type Subscriber } from './subscriber.service.js';
 

@@ -1,4 +1,4 @@
-// The people list through HTTP: partial search, sort, names and reaching channels, bulk tag/untag/delete and the CSV export.
+// The people list through HTTP: partial search, sort, names and reaching channels, bulk tag/untag/set attributes/delete and the CSV export.
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addMember, CHROME_UA, createTenant, pushSubscription, startWithTwoTenants, type Tenant } from '../../../test/fixtures.js';
@@ -284,6 +284,68 @@ describe('bulk actions', () => {
     expect(fields(tooMany)).toEqual(['ids']);
     const badFilter = await bulk(who, { action: 'delete', filter: { status: 'gone', q: '' } });
     expect(fields(badFilter)).toEqual(['filter.q', 'filter.status']);
+  });
+});
+
+describe('bulk set_attributes', () => {
+  let who: Tenant;
+  let ids: string[];
+  beforeAll(async () => {
+    who = await createTenant(t);
+    ids = [];
+    for (let i = 0; i < 3; i++) ids.push(await contact(who, { email: `attr-${i}@x.test`, attributes: { keep: i } }));
+  });
+  const attributesOf = async (id: string) =>
+    (await t.app.inject({ method: 'GET', url: `/subscribers/${id}`, headers: who.jwt })).json<{ attributes: Record<string, unknown> }>().attributes;
+  const reach = async (filters: Record<string, unknown>) => {
+    const res = await t.app.inject({ method: 'POST', url: '/segments/reach', headers: who.jwt, payload: { projectId: who.projectId, filters } });
+    expect(res.statusCode, res.body).toBe(200);
+    return res.json<{ count: number }>().count;
+  };
+  const listed = async () => {
+    const res = await t.app.inject({ method: 'GET', url: `/projects/${who.projectId}/attributes`, headers: who.jwt });
+    return res.json<{ data: { name: string; type: string; source: string }[] }>().data;
+  };
+
+  it('merges the attributes into the selected people, lists their types, and segments reach exactly them', async () => {
+    const set = await bulk(who, { action: 'set_attributes', attributes: { score: 42, plan: 'pro' }, ids: ids.slice(0, 2) });
+    expect(set.statusCode, set.body).toBe(200);
+    expect(set.json()).toEqual({ matched: 2, changed: 2 });
+    expect(await attributesOf(ids[0]!)).toEqual({ keep: 0, score: 42, plan: 'pro' });
+    expect(await attributesOf(ids[2]!)).toEqual({ keep: 2 });
+    expect(await listed()).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ name: 'score', type: 'number', source: 'inferred' }),
+        expect.objectContaining({ name: 'plan', type: 'text', source: 'inferred' }),
+      ]),
+    );
+    expect(await reach({ all: [{ attribute: 'score', operator: 'gte', value: 40 }] })).toBe(2);
+
+    const again = await bulk(who, { action: 'set_attributes', attributes: { score: 42 }, filter: { q: 'attr-' } });
+    expect(again.json()).toEqual({ matched: 3, changed: 1 });
+    expect(await reach({ all: [{ attribute: 'score', operator: 'eq', value: 42 }] })).toBe(3);
+
+    const removed = await bulk(who, { action: 'set_attributes', attributes: { score: null }, ids: [ids[0]!, ids[1]!] });
+    expect(removed.json()).toEqual({ matched: 2, changed: 2 });
+    expect(await attributesOf(ids[0]!)).toEqual({ keep: 0, plan: 'pro' });
+    // Another tree than above (the reach is cached 30 s per tree): those removed no longer match.
+    expect(await reach({ any: [{ attribute: 'score', operator: 'gte', value: 40 }] })).toBe(1);
+    expect(await reach({ all: [{ attribute: 'score', operator: 'exists' }] })).toBe(1);
+  });
+
+  it('writes nothing when one merged result outgrows the cap, and names the field of a malformed request', async () => {
+    await bulk(who, { action: 'set_attributes', attributes: { big: 'x'.repeat(15_000) }, ids: [ids[2]!] });
+    const over = await bulk(who, { action: 'set_attributes', attributes: { other: 'y'.repeat(2_000) }, ids });
+    expect(over.statusCode).toBe(422);
+    expect(fields(over)).toEqual(['attributes']);
+    expect(await attributesOf(ids[0]!)).not.toHaveProperty('other');
+    expect((await listed()).map((a) => a.name)).not.toContain('other');
+
+    expect(fields(await bulk(who, { action: 'set_attributes', ids }))).toEqual(['attributes']);
+    expect(fields(await bulk(who, { action: 'set_attributes', attributes: {}, ids }))).toEqual(['attributes']);
+    expect(fields(await bulk(who, { action: 'set_attributes', attributes: { ['n'.repeat(101)]: 1 }, ids }))).toEqual([`attributes.${'n'.repeat(101)}`]);
+    expect(fields(await bulk(who, { action: 'set_attributes', attributes: { a: 1 }, tags: ['x'], ids }))).toEqual(['tags']);
+    expect(fields(await bulk(who, { action: 'tag', tags: ['x'], attributes: { a: 1 }, ids }))).toEqual(['attributes']);
   });
 });
 

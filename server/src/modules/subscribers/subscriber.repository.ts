@@ -451,6 +451,29 @@ export function tagSelection(db: Db, scope: ProjectScope, selection: Selection, 
 }
 
 /**
+ * Merges `set` into the attributes of every selected row and removes the keys `remove`, in the caller's transaction:
+ * `matched` rows were selected, `changed` of them got other attributes; `largest` is the biggest result in bytes of
+ * JSON text (for the caller's cap, which rolls the transaction back).
+ */
+export async function setAttributesOfSelection(
+  tx: Db,
+  scope: ProjectScope,
+  selection: Selection,
+  set: Record<string, unknown>,
+  remove: string[],
+) {
+  const where = selected(tx, scope, selection);
+  const [matched] = await tx.select({ total: count() }).from(subscribers).where(where);
+  const merged = sql`(${subscribers.attributes} || ${JSON.stringify(set)}::jsonb) - ${sql.param(remove)}::text[]`;
+  const changed = await tx
+    .update(subscribers)
+    .set({ attributes: merged, updatedAt: new Date() })
+    .where(and(where, sql`${subscribers.attributes} is distinct from ${merged}`))
+    .returning({ bytes: sql<number>`octet_length(${subscribers.attributes}::text)` });
+  return { matched: matched?.total ?? 0, changed: changed.length, largest: Math.max(0, ...changed.map((row) => Number(row.bytes))) };
+}
+
+/**
  * Deletes every selected row as `deleteById` deletes one, in one transaction: the rows, their deliveries (by cascade)
  * and their names in the transactional send log once no remaining row of the project carries them.
  */

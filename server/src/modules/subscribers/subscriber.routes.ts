@@ -224,21 +224,27 @@ export async function subscriberRoutes(app: App, subscribers: SubscriberService,
       config: { access: { auth: 'project', project: 'params.projectId' } },
       schema: {
         tags,
-        summary: 'Tag, untag or delete subscribers in bulk: a list of ids or every subscriber matching the list filters',
+        summary: 'Tag, untag, set attributes of or delete subscribers in bulk: a list of ids or every subscriber matching the list filters',
         description:
           'One transaction: all of the selection is changed or none. Only subscribers the caller can see are matched ' +
           "(a test key its sandbox ones; ids of another project match nothing). `matched` counts the selection, `changed` " +
-          'the rows changed: a tag is added where missing (existing tags kept, in order), removed where present; a ' +
-          'deletion removes each subscriber as DELETE /subscribers/:id does. Refused to a VIEWER (403).',
+          'the rows changed: a tag is added where missing (existing tags kept, in order), removed where present; ' +
+          '`set_attributes` merges `attributes` into each one as PATCH /subscribers/{id} does (null removes a key; a new ' +
+          "name joins the project's attribute list with the type of its value; a result over the size cap is a 422 and " +
+          'nothing is written); a deletion removes each subscriber as DELETE /subscribers/:id does. Refused to a VIEWER (403).',
         params: projectParams,
         body: s.bulkBody,
         response: { 200: s.bulkResult, ...commonErrors },
       },
     },
     (request) => {
-      const { action, tags: actionTags, ids, filter } = request.body;
+      const { action, tags: actionTags, attributes, ids, filter } = request.body;
       const selection = ids !== undefined ? { ids } : { filter: filter ?? {} };
-      return subscribers.bulk(projectOf(request), selection, action === 'delete' ? { action } : { action, tags: actionTags ?? [] });
+      return subscribers.bulk(
+        projectOf(request),
+        selection,
+        action === 'delete' ? { action } : action === 'set_attributes' ? { action, attributes: attributes ?? {} } : { action, tags: actionTags ?? [] },
+      );
     },
   );
 

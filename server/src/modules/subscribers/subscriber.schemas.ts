@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { CHANNELS, DELIVERY_EVENTS, DELIVERY_STATUSES, EMAIL_STATUSES, MARKETING_CONSENTS, SUBSCRIBER_BROWSERS, SUBSCRIBER_OSES, SUBSCRIBER_PLATFORMS, SUBSCRIBER_STATUSES } from '../../db/schema.js';
 import { createOutboundGuard } from '../../delivery/index.js';
 import { errorEnvelope, instant, paginationQuery, timestamp, timezone } from '../../http/schemas.js';
+import { attributes, ATTRIBUTES_MAX_BYTES } from './attributes.schemas.js';
 import { authSecretProblem, endpointProblem, p256dhProblem } from './push-keys.js';
 import { LIST_SORTS } from './subscriber.repository.js';
 import { canonicalLanguage } from './user-agent.js';
@@ -217,24 +218,46 @@ const oneSelection = (value: { ids?: unknown; filter?: unknown }, ctx: z.core.$R
 
 export const bulkBody = z
   .strictObject({
-    action: z.enum(['tag', 'untag', 'delete']).describe('tag: add the tags; untag: remove them; delete: delete the subscribers and their personal data'),
-    tags: z.array(tag).min(1).max(100).optional().describe('The tags to add or remove: required for tag and untag, refused for delete'),
+    action: z
+      .enum(['tag', 'untag', 'delete', 'set_attributes'])
+      .describe(
+        'tag: add the tags; untag: remove them; delete: delete the subscribers and their personal data; set_attributes: ' +
+          'merge `attributes` into each one',
+      ),
+    tags: z.array(tag).min(1).max(100).optional().describe('The tags to add or remove: required for tag and untag, refused otherwise'),
+    attributes: attributes
+      .refine((value) => Object.keys(value).length > 0, 'must set or remove at least one attribute')
+      .optional()
+      .describe(
+        'set_attributes only (required there): merged key by key into each selected subscriber\'s attributes, a null ' +
+          `value removing the key, as PATCH /subscribers/{id} does; each result is capped at ${ATTRIBUTES_MAX_BYTES} bytes of JSON`,
+      ),
     ...selectionFields,
   })
   .superRefine((value, ctx) => {
     oneSelection(value, ctx);
-    if (value.action !== 'delete' && value.tags === undefined) {
+    const takesTags = value.action === 'tag' || value.action === 'untag';
+    if (takesTags && value.tags === undefined) {
       ctx.addIssue({ code: 'custom', path: ['tags'], message: `required to ${value.action}` });
     }
-    if (value.action === 'delete' && value.tags !== undefined) {
-      ctx.addIssue({ code: 'custom', path: ['tags'], message: 'not taken by delete' });
+    if (!takesTags && value.tags !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['tags'], message: `not taken by ${value.action}` });
+    }
+    if (value.action === 'set_attributes' && value.attributes === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['attributes'], message: 'required to set_attributes' });
+    }
+    if (value.action !== 'set_attributes' && value.attributes !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['attributes'], message: `not taken by ${value.action}` });
     }
   });
 
 export const bulkResult = z
   .object({
     matched: z.number().int().describe('Subscribers the selection matched (among those the caller can see)'),
-    changed: z.number().int().describe('Of them, those changed: tagged or untagged (a row already so is not), or deleted'),
+    changed: z
+      .number()
+      .int()
+      .describe('Of them, those changed: tagged or untagged (a row already so is not), deleted, or whose attributes the merge changed'),
   })
   .meta({ id: 'SubscriberBulkResult' });
 

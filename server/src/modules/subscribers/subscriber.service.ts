@@ -7,6 +7,8 @@ import { identityHashMatches, identityVerification } from '../projects/index.js'
 import { newId } from '../../shared/ids.js';
 import { randomToken } from '../../shared/secrets.js';
 import type { ProjectScope, Reach } from '../tenancy.js';
+import type { AttributeListService } from '../segments/index.js';
+import { ATTRIBUTES_MAX_BYTES } from './attributes.schemas.js';
 import type { GeoLookup } from './geo.js';
 import { SubscriberInsertBatcher } from './subscriber-insert-batcher.js';
 import { decodeCursor, encodeCursor, toTimelineItem } from './person-timeline.js';
@@ -48,7 +50,10 @@ export interface Subscriber {
   channels?: repo.PersonChannel[];
 }
 
-export type BulkAction = { action: 'tag' | 'untag'; tags: string[] } | { action: 'delete' };
+export type BulkAction =
+  | { action: 'tag' | 'untag'; tags: string[] }
+  | { action: 'delete' }
+  | { action: 'set_attributes'; attributes: Record<string, unknown> };
 export type ExportedPerson = Awaited<ReturnType<typeof repo.pageSelection>>[number];
 const EXPORT_BATCH = 1000;
 
@@ -154,6 +159,7 @@ export class SubscriberService {
   constructor(
     private readonly db: Db,
     pool: pg.Pool,
+    private readonly attributes: AttributeListService,
     private readonly geo: GeoLookup = noGeo,
     /** What a registration also writes in its transaction: the composition root enrolls `subscriber_added` automations. */
     onRegistered?: repo.OnRegistered,
@@ -332,7 +338,25 @@ export class SubscriberService {
   /** A bulk action on a selection of the people list, in one transaction: how many rows it selected and changed. */
   async bulk(scope: ProjectScope, selection: repo.Selection, action: BulkAction): Promise<{ matched: number; changed: number }> {
     if (action.action === 'delete') return repo.deleteSelection(this.db, scope, selection);
+    if (action.action === 'set_attributes') return this.setAttributes(scope, selection, action.attributes);
     return repo.tagSelection(this.db, scope, selection, action.action, action.tags);
+  }
+
+  /** As a single attributes write, for every selected person: all or none, the names then listed with their types. */
+  private async setAttributes(scope: ProjectScope, selection: repo.Selection, attributes: Record<string, unknown>) {
+    const entries = Object.entries(attributes);
+    const set = Object.fromEntries(entries.filter(([, v]) => v !== null));
+    const remove = entries.filter(([, v]) => v === null).map(([k]) => k);
+    const { matched, changed } = await this.db.transaction(async (tx) => {
+      const result = await repo.setAttributesOfSelection(tx, scope, selection, set, remove);
+      if (result.largest > ATTRIBUTES_MAX_BYTES) {
+        throw validationFailed([{ field: 'attributes', error: `the merged attributes would exceed ${ATTRIBUTES_MAX_BYTES} bytes of JSON` }]);
+      }
+      return result;
+    });
+    // After the commit, as single writes do, so the list is never ahead of the people.
+    if (changed > 0) await this.attributes.recordWritten(scope, [attributes]);
+    return { matched, changed };
   }
 
   /** The selected rows with the list's columns, read by keyset pages (by id) of 1,000 as the CSV stream asks for them. */
