@@ -3,7 +3,6 @@ import { sql, type SQL } from 'drizzle-orm';
 import { z } from 'zod';
 import { subscribers } from '../../db/schema.js';
 import { compareSql, misfit, shapeProblem, testSql, typeOfTest, VALUE_OPERATORS, type AttributeType, type AudienceScope, type ValueTest } from './filter-values.js';
-import type { FilterContext } from './segment-filter.js';
 
 /** A condition value as documented: a string, number or boolean, or a list of them (`in`, `between`). */
 const conditionValue = z
@@ -28,6 +27,14 @@ export const attributeConditionSchema = z
 
 export type AttributeCondition = z.output<typeof attributeConditionSchema>;
 
+/** What attribute conditions need to know of the project beyond the tree (`SegmentService.resolveContext`). */
+export interface AttributeContext {
+  /** The project's attribute list: an attribute not in it is read as the type of the condition's value. */
+  attributeTypes: ReadonlyMap<string, AttributeType>;
+  /** The attributes of which some person of the environment holds a text longer than `attribute_values` keeps. */
+  longTexts: ReadonlySet<string>;
+}
+
 /** The type a condition reads its attribute as: the attribute list's, else the condition's own value's. */
 export const attributeTypeOf = (condition: AttributeCondition, types: ReadonlyMap<string, AttributeType>): AttributeType =>
   types.get(condition.attribute) ?? typeOfTest(condition);
@@ -37,7 +44,7 @@ export const attributeTypeOf = (condition: AttributeCondition, types: ReadonlyMa
  * nobody. For an audience (`scope` given) it is a set of people read from `attribute_values` (docs/TARGETING.md,
  * "Storage"): `neq` and `not_exists` as the people outside the set of `eq` and `exists`.
  */
-export function attributeConditionSql(condition: AttributeCondition, context: Pick<FilterContext, 'attributeTypes' | 'longTexts'>, now: Date | undefined, scope?: AudienceScope): SQL {
+export function attributeConditionSql(condition: AttributeCondition, context: AttributeContext, now: Date | undefined, scope?: AudienceScope): SQL {
   const type = attributeTypeOf(condition, context.attributeTypes);
   if (misfit(type, condition)) return sql`false`;
   const stored = (attributes: SQL) => sql`(${attributes} -> ${condition.attribute}::text)`;

@@ -4,10 +4,10 @@ import { and, eq, gte, inArray, lt, lte, not, or, sql, type SQL } from 'drizzle-
 import type { PgColumn } from 'drizzle-orm/pg-core';
 import { z } from 'zod';
 import { EMAIL_STATUSES, MARKETING_CONSENTS, type EmailStatus, SUBSCRIBER_BROWSERS, SUBSCRIBER_OSES, SUBSCRIBER_PLATFORMS, subscribers } from '../../db/schema.js';
-import { attributeConditionSchema, attributeConditionSql, type AttributeCondition } from './attribute-condition.js';
+import { attributeConditionSchema, attributeConditionSql, type AttributeCondition, type AttributeContext } from './attribute-condition.js';
 import { dateRangeSchema, isDateOnly, rangeAfter, rangeEnd, rangeStart } from './date-range.js';
 import { eventConditionSchema, eventConditionSql, type EventCondition } from './event-condition.js';
-import type { AttributeType, AudienceScope } from './filter-values.js';
+import type { AudienceScope } from './filter-values.js';
 
 /** A value, or a non-empty array meaning "any of". */
 const oneOrMany = <T extends z.ZodType>(item: T) => z.union([item, z.array(item).min(1).max(500)]);
@@ -198,11 +198,7 @@ export interface FilterableSubscriber {
 }
 
 /** What a filters tree refers to, resolved before it is compiled (`SegmentService.resolveContext`). */
-export interface FilterContext {
-  /** The project's attribute list: an attribute not in it is read as the type of the condition's value. */
-  attributeTypes: ReadonlyMap<string, AttributeType>;
-  /** The attributes of which some person of the environment holds a text longer than `attribute_values` keeps. */
-  longTexts: ReadonlySet<string>;
+export interface FilterContext extends AttributeContext {
   /** The saved segments the tree names, directly or through others; one not here matches nobody. */
   segments: ReadonlyMap<string, SegmentFilter>;
 }
