@@ -1,5 +1,6 @@
 // The delivery engine: claims due deliveries in batches under a lease, sends them through their channel's adapter,
 // records each outcome, retries what may succeed later, and deactivates subscriptions that are gone or refused.
+import { allowAudienceSets } from '../db/audience-memory.js';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
@@ -370,6 +371,7 @@ export class DeliveryEngine {
   async queueAudience(tx: Db, message: MessageRecord, audience: SnapshotAudience, localDue?: LocalDue): Promise<number> {
     await repo.insertMessage(tx, message);
     await repo.insertMessageStats(tx, message.id);
+    await allowAudienceSets(tx);
     return repo.snapshotDeliveries(tx, message, audience, localDue);
   }
 

@@ -1,4 +1,5 @@
 // Saved segments and audience queries; every function is confined to the caller's project(s).
+import { allowAudienceSets } from '../../db/audience-memory.js';
 import { and, asc, count, desc, eq, gt, inArray, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/database.js';
 import { isForeignKeyViolation } from '../../db/pg-errors.js';
@@ -129,46 +130,48 @@ export function channelAudience(scope: ProjectScope, channel: Channel, filter: S
 
 /** The size of the `audience`, or of a channel's send audience (its recipients) when one is named. */
 export async function countAudience(db: Db, scope: ProjectScope, filter: SQL | undefined, channel?: Channel): Promise<number> {
+  const counted = (where: SQL, total: SQL<number> = count()) =>
+    db.transaction(async (tx) => {
+      await allowAudienceSets(tx);
+      const [row] = await tx.select({ total }).from(subscribers).where(where);
+      return row?.total ?? 0;
+    });
   if (!channel) {
     // `activePerson` as two disjoint counts run side by side: the active rows, from the covering indexes alone as
     // before (docs/PERFORMANCE.md), plus the few retired devices whose person an address still reaches (a retired row
     // has no push, so its address channels alone: subscribers_project_retired_idx serves it without the table).
     const environment = and(eq(subscribers.projectId, scope.projectId), eq(subscribers.sandbox, scope.sandbox), filter);
-    const [[active], [elsewhere]] = await Promise.all([
-      db.select({ total: count() }).from(subscribers).where(and(environment, eq(subscribers.status, 'active'))),
-      db
-        .select({ total: count() })
-        .from(subscribers)
-        .where(and(environment, inArray(subscribers.status, ['inactive', 'unsubscribed']), reachableAtSomeAddress())),
+    const [active, elsewhere] = await Promise.all([
+      counted(and(environment, eq(subscribers.status, 'active'))!),
+      counted(and(environment, inArray(subscribers.status, ['inactive', 'unsubscribed']), reachableAtSomeAddress())!),
     ]);
-    return (active?.total ?? 0) + (elsewhere?.total ?? 0);
+    return active + elsewhere;
   }
   const { where, address } = channelAudience(scope, channel, filter);
-  const [row] = await db
-    .select({ total: address ? sql<number>`count(DISTINCT ${address})::int` : count() })
-    .from(subscribers)
-    .where(where);
-  return row?.total ?? 0;
+  return counted(where, address ? sql<number>`count(DISTINCT ${address})::int` : count());
 }
 
 /** Keyset page (by id) of the audience, with the export columns: exports stream batch by batch in constant memory. */
 export function pageAudience(db: Db, scope: ProjectScope, filter: SQL | undefined, afterId: string | undefined, limit: number) {
-  return db
-    .select({
-      id: subscribers.id,
-      externalId: subscribers.externalId,
-      token: subscribers.token,
-      email: subscribers.email,
-      country: subscribers.country,
-      platform: subscribers.platform,
-      tags: subscribers.tags,
-      subscribedAt: subscribers.subscribedAt,
-      lastSeenAt: subscribers.lastSeenAt,
-    })
-    .from(subscribers)
-    .where(and(audience(scope, filter), afterId !== undefined ? gt(subscribers.id, afterId) : undefined))
-    .orderBy(asc(subscribers.id))
-    .limit(limit);
+  return db.transaction(async (tx) => {
+    await allowAudienceSets(tx);
+    return tx
+      .select({
+        id: subscribers.id,
+        externalId: subscribers.externalId,
+        token: subscribers.token,
+        email: subscribers.email,
+        country: subscribers.country,
+        platform: subscribers.platform,
+        tags: subscribers.tags,
+        subscribedAt: subscribers.subscribedAt,
+        lastSeenAt: subscribers.lastSeenAt,
+      })
+      .from(subscribers)
+      .where(and(audience(scope, filter), afterId !== undefined ? gt(subscribers.id, afterId) : undefined))
+      .orderBy(asc(subscribers.id))
+      .limit(limit);
+  });
 }
 
 /** The stored filters of the named segments of one project and environment (those that exist). */
