@@ -35,43 +35,59 @@ export async function resolveSubscribers(
   return found;
 }
 
+/** An event to store, as the service builds it. */
+export interface NewEvent {
+  id: string;
+  projectId: string;
+  sandbox: boolean;
+  name: string;
+  subscriberId: string | null;
+  identity: Record<string, string>;
+  properties: Record<string, unknown>;
+  occurredAt: Date;
+  eventKey: string | null;
+}
+
 /**
  * Inserts the events; one whose eventId the project already has (or an earlier one of the batch has) is skipped.
  * Returns the rows inserted, and for each eventId skipped the id of the event recorded with it. The inserted events
- * that name someone are added to event_totals in the caller's transaction.
+ * that name someone are added to event_totals by the same statement: one upsert per batch, in key order so that two
+ * batches naming the same people lock their rows in the same order (no deadlock).
  */
-export async function insertEvents(db: Db, rows: (typeof events.$inferInsert)[]): Promise<{ inserted: EventRow[]; existing: Map<string, string> }> {
-  const inserted = await db.insert(events).values(rows).onConflictDoNothing().returning();
-  await addToTotals(db, inserted);
-  const written = new Set(inserted.map((r) => r.id));
-  const skipped = rows.filter((r) => !written.has(r.id) && r.eventKey);
+export async function insertEvents<T extends NewEvent>(db: Db, rows: readonly T[]): Promise<{ inserted: T[]; existing: Map<string, string> }> {
+  if (rows.length === 0) return { inserted: [], existing: new Map() };
+  const { projectId, sandbox } = rows[0]!;
+  const column = <T>(pick: (row: (typeof rows)[number]) => T) => sql.param(rows.map(pick));
+  // The rows go as one array per column: a statement of 9 parameters whatever the batch's size.
+  const { rows: written } = await db.execute<{ id: string }>(sql`
+    WITH inserted AS (
+      INSERT INTO events (id, project_id, sandbox, name, subscriber_id, identity, properties, occurred_at, event_key)
+      SELECT e.id, ${projectId}, ${sandbox}, e.name, e.subscriber_id, e.identity, e.properties, e.occurred_at, e.event_key
+      FROM unnest(${column((r) => r.id)}::text[], ${column((r) => r.name)}::text[], ${column((r) => r.subscriberId)}::text[],
+        ${column((r) => JSON.stringify(r.identity))}::jsonb[], ${column((r) => JSON.stringify(r.properties))}::jsonb[],
+        ${column((r) => r.occurredAt.toISOString())}::timestamptz[], ${column((r) => r.eventKey)}::text[])
+        AS e(id, name, subscriber_id, identity, properties, occurred_at, event_key)
+      ON CONFLICT DO NOTHING
+      RETURNING id, name, subscriber_id, occurred_at),
+    totals AS (
+      INSERT INTO event_totals AS t (project_id, sandbox, name, subscriber_id, count, first_at, last_at)
+      SELECT ${projectId}, ${sandbox}, name, subscriber_id, count(*), min(occurred_at), max(occurred_at)
+      FROM inserted WHERE subscriber_id IS NOT NULL
+      GROUP BY name, subscriber_id ORDER BY name, subscriber_id
+      ON CONFLICT (project_id, sandbox, name, subscriber_id) DO UPDATE SET count = t.count + excluded.count,
+        first_at = least(t.first_at, excluded.first_at), last_at = greatest(t.last_at, excluded.last_at))
+    SELECT id FROM inserted`);
+  const ids = new Set(written.map((r) => r.id));
+  const inserted = rows.filter((r) => ids.has(r.id));
+  const skipped = rows.filter((r) => !ids.has(r.id) && r.eventKey);
   const existing = new Map<string, string>();
   if (skipped.length > 0) {
-    const { projectId, sandbox } = rows[0]!;
     const { rows: found } = await db.execute<{ id: string; event_key: string }>(sql`
       SELECT id, event_key FROM events WHERE project_id = ${projectId} AND sandbox = ${sandbox}
         AND event_key = ANY(${sql.param(skipped.map((r) => r.eventKey!))}::text[])`);
     for (const row of found) existing.set(row.event_key, row.id);
   }
   return { inserted, existing };
-}
-
-/**
- * Adds events to their people's totals: one upsert per batch, in key order so that two batches naming the same
- * people lock their rows in the same order (no deadlock).
- */
-async function addToTotals(db: Db, inserted: EventRow[]): Promise<void> {
-  const named = inserted.filter((e) => e.subscriberId !== null);
-  if (named.length === 0) return;
-  const { projectId, sandbox } = named[0]!;
-  await db.execute(sql`
-    INSERT INTO event_totals AS t (project_id, sandbox, name, subscriber_id, count, first_at, last_at)
-    SELECT ${projectId}, ${sandbox}, e.name, e.subscriber_id, count(*), min(e.occurred_at), max(e.occurred_at)
-    FROM unnest(${sql.param(named.map((e) => e.name))}::text[], ${sql.param(named.map((e) => e.subscriberId!))}::text[],
-                ${sql.param(named.map((e) => e.occurredAt.toISOString()))}::timestamptz[]) AS e(name, subscriber_id, occurred_at)
-    GROUP BY e.name, e.subscriber_id ORDER BY e.name, e.subscriber_id
-    ON CONFLICT (project_id, sandbox, name, subscriber_id) DO UPDATE SET count = t.count + excluded.count,
-      first_at = least(t.first_at, excluded.first_at), last_at = greatest(t.last_at, excluded.last_at)`);
 }
 
 export async function listEvents(db: Db, scope: ProjectScope, page: { limit: number; offset: number; name?: string | undefined; subscriberId?: string | undefined }) {
