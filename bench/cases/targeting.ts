@@ -38,8 +38,11 @@ const REACH_FILTERS: Record<string, Filters> = {
  * `run` (-1 the warm-up) never meets a cached answer. Within the 3 levels a tree may nest.
  */
 function variant(filters: Filters, run: number): Filters {
-  const wraps: ((f: Filters) => Filters)[] = [(f) => f, (f) => ({ all: [f] }), (f) => ({ any: [f] }), (f) => ({ all: [{ any: [f] }] }), (f) => ({ any: [{ all: [f] }] })];
-  return wraps[(run + 1) % wraps.length]!(filters);
+  const all = (f: Filters) => ({ all: [f] });
+  const any = (f: Filters) => ({ any: [f] });
+  const wraps: ((f: Filters) => Filters)[] = [(f) => f, all, any, (f) => all(any(f)), (f) => any(all(f)), (f) => all(all(f)), (f) => any(any(f))];
+  if (run + 1 >= wraps.length) throw new Error(`the reach cases have ${wraps.length - 1} uncached runs at most`);
+  return wraps[run + 1]!(filters);
 }
 
 export async function targetingCases(ctx: TargetingContext): Promise<CaseResult[]> {
