@@ -10,14 +10,35 @@ CREATE FUNCTION herald_attribute_number(value jsonb) RETURNS numeric LANGUAGE sq
     WHEN jsonb_typeof(value) = 'string' AND (value #>> '{}') ~ '^-?[0-9]{1,30}(\.[0-9]{1,30})?$' THEN (value #>> '{}')::numeric END
 $$;
 --> statement-breakpoint
-CREATE FUNCTION herald_attribute_at(value jsonb) RETURNS timestamptz LANGUAGE sql STABLE PARALLEL SAFE AS $$
-  SELECT herald_timestamptz_or_null(CASE
-    WHEN t ~ '^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$' THEN t || 'T00:00:00Z'
-    WHEN t ~ '^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\.[0-9]{1,3})?)?(Z|[+-](0[0-9]|1[0-4]):[0-5][0-9])$' THEN t
-    WHEN t ~ '^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\.[0-9]{1,3})?)?$' THEN t || 'Z'
-  END)
-  FROM (SELECT CASE WHEN jsonb_typeof(value) = 'string' THEN value #>> '{}' END AS t) s
+-- The grammar first, then the calendar (a day past its month's end, or the year 0000, is no date): no cast that may
+-- throw, so no subtransaction per value.
+CREATE FUNCTION herald_attribute_at(value jsonb) RETURNS timestamptz LANGUAGE plpgsql STABLE PARALLEL SAFE AS $$
+DECLARE
+  t text;
+  written text;
+BEGIN
+  IF jsonb_typeof(value) IS DISTINCT FROM 'string' THEN
+    RETURN NULL;
+  END IF;
+  t := value #>> '{}';
+  IF t ~ '^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$' THEN
+    written := t || 'T00:00:00Z';
+  ELSIF t ~ '^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\.[0-9]{1,3})?)?(Z|[+-](0[0-9]|1[0-4]):[0-5][0-9])$' THEN
+    written := t;
+  ELSIF t ~ '^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\.[0-9]{1,3})?)?$' THEN
+    written := t || 'Z';
+  ELSE
+    RETURN NULL;
+  END IF;
+  IF substr(written, 1, 4)::int < 1
+    OR substr(written, 9, 2)::int > extract(day from make_date(substr(written, 1, 4)::int, substr(written, 6, 2)::int, 1) + interval '1 month - 1 day') THEN
+    RETURN NULL;
+  END IF;
+  RETURN written::timestamptz;
+END
 $$;
+--> statement-breakpoint
+DROP FUNCTION herald_timestamptz_or_null(text);
 --> statement-breakpoint
 -- The rows of attribute_values for some people's attributes: one per scalar value, whose every reading is kept.
 -- Arguments: subscriber id, project id, sandbox, attribute name, value.
@@ -25,7 +46,7 @@ CREATE FUNCTION herald_attribute_rows(text, text, boolean, text, jsonb)
 RETURNS TABLE (subscriber_id text, project_id text, sandbox boolean, name text, text text, long boolean, number numeric, at timestamptz)
 LANGUAGE sql STABLE PARALLEL SAFE AS $$
   SELECT $1, $2, $3, $4, CASE WHEN octet_length(r.t) <= 1000 THEN r.t END, octet_length(r.t) > 1000,
-    herald_attribute_number($5), herald_attribute_at($5)
+    herald_attribute_number($5), CASE WHEN r.t ~ '^[0-9]{4}-' THEN herald_attribute_at($5) END
   FROM (SELECT herald_attribute_text($5) AS t) r
   WHERE r.t IS NOT NULL
 $$;

@@ -40,7 +40,7 @@ export interface ValueTest {
 
 const DAY_MS = 86_400_000;
 // The one grammar of a stored date, shared by SQL (POSIX regex) and memory: a date, or a date-time to the millisecond
-// with an optional Z or ±hh:mm offset; PostgreSQL then judges the calendar (herald_timestamptz_or_null, migration 0041), JavaScript the same.
+// with an optional Z or ±hh:mm offset, of a real day (no 02-30, no year 0000): herald_attribute_at in SQL (migration 0043).
 const DAY = '[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])';
 const TIME = 'T([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\\.[0-9]{1,3})?)?';
 const OFFSET = '(Z|[+-](0[0-9]|1[0-4]):[0-5][0-9])';
