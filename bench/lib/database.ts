@@ -188,7 +188,7 @@ export async function seedSubscribers(url: string, projectId: string, total: num
     // is flushed — and the seed commits asynchronously — so the checkpoint comes first: without it a third to two
     // thirds of the pages stayed unmarked, and analytics read the heap (443–637 ms instead of ~100 ms).
     await pool.query('checkpoint');
-    await pool.query('vacuum (analyze) subscribers');
+    await pool.query('vacuum (analyze) subscribers, attribute_values');
     await pool.query('checkpoint');
   } finally {
     await pool.end();
