@@ -97,7 +97,7 @@ export function readAsSql(type: AttributeType, json: SQL): SQL {
   }
 }
 
-/** The project and environment of a whole audience (a count, an export, a snapshot), whose conditions compile to sets. */
+/** The project and environment of a whole audience (a count, a campaign's snapshot), whose conditions compile to sets. */
 export interface AudienceScope {
   projectId: string;
   sandbox: boolean;

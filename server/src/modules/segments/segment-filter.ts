@@ -211,7 +211,7 @@ export interface CompileOptions {
   /** Attribute types, long texts and named segments; default: none known. */
   context?: FilterContext | undefined;
   /**
-   * The project and environment of a whole audience (a count, an export, a snapshot): attribute and event conditions
+   * The project and environment of a whole audience (a count, a campaign's snapshot): attribute and event conditions
    * then compile to sets of that environment's people, read from indexes. Without it, to a test of each person on its
    * own (one person's check).
    */

@@ -153,25 +153,22 @@ export async function countAudience(db: Db, scope: ProjectScope, filter: SQL | u
 
 /** Keyset page (by id) of the audience, with the export columns: exports stream batch by batch in constant memory. */
 export function pageAudience(db: Db, scope: ProjectScope, filter: SQL | undefined, afterId: string | undefined, limit: number) {
-  return db.transaction(async (tx) => {
-    await allowAudienceSets(tx);
-    return tx
-      .select({
-        id: subscribers.id,
-        externalId: subscribers.externalId,
-        token: subscribers.token,
-        email: subscribers.email,
-        country: subscribers.country,
-        platform: subscribers.platform,
-        tags: subscribers.tags,
-        subscribedAt: subscribers.subscribedAt,
-        lastSeenAt: subscribers.lastSeenAt,
-      })
-      .from(subscribers)
-      .where(and(audience(scope, filter), afterId !== undefined ? gt(subscribers.id, afterId) : undefined))
-      .orderBy(asc(subscribers.id))
-      .limit(limit);
-  });
+  return db
+    .select({
+      id: subscribers.id,
+      externalId: subscribers.externalId,
+      token: subscribers.token,
+      email: subscribers.email,
+      country: subscribers.country,
+      platform: subscribers.platform,
+      tags: subscribers.tags,
+      subscribedAt: subscribers.subscribedAt,
+      lastSeenAt: subscribers.lastSeenAt,
+    })
+    .from(subscribers)
+    .where(and(audience(scope, filter), afterId !== undefined ? gt(subscribers.id, afterId) : undefined))
+    .orderBy(asc(subscribers.id))
+    .limit(limit);
 }
 
 /** The stored filters of the named segments of one project and environment (those that exist). */

@@ -213,7 +213,10 @@ export class SegmentService {
 
   /** Checks the segment now (so a 404 comes before any CSV byte), then yields matching subscribers batch by batch. */
   async openExport(scope: ProjectScope, segmentId: string): Promise<AsyncGenerator<ExportRow>> {
-    const filter = await this.predicate(scope, await this.filtersOf(scope, segmentId));
+    // A page is the next people by id that match: each person's own check suits it, where sets would be built again
+    // for every page.
+    const filters = await this.filtersOf(scope, segmentId);
+    const filter = compileSegmentFilter(filters, { context: await this.resolveContext(scope, filters) });
     const db = this.db;
     return (async function* () {
       let after: string | undefined;
